@@ -1,0 +1,197 @@
+/* meta: conditions, owner references and metadata helpers (see meta.h). */
+#include "api/meta.h"
+
+#include <string.h>
+
+#include "util/jsonx.h"
+#include "util/timefmt.h"
+
+json_t *api_cond_get(const json_t *obj, const char *type)
+{
+    json_t *conds = JX_GET(obj, "status", "conditions");
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c) {
+        const char *t = JX_STR(c, "type");
+        if (t && !strcmp(t, type))
+            return c;
+    }
+    return NULL;
+}
+
+bool api_cond_is_true(const json_t *obj, const char *type)
+{
+    const char *s = api_cond_status(obj, type);
+    return s && !strcmp(s, "True");
+}
+
+const char *api_cond_status(const json_t *obj, const char *type)
+{
+    json_t *c = api_cond_get(obj, type);
+    return c ? JX_STR(c, "status") : NULL;
+}
+
+static bool set_str(json_t *o, const char *key, const char *val)
+{
+    const char *cur = JX_STR(o, key);
+    if (cur && !strcmp(cur, val))
+        return false;
+    json_object_set_new(o, key, json_string(val));
+    return true;
+}
+
+bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
+                  const char *message, int64_t now_ms)
+{
+    json_t *st = JX_OBJ(obj, "status");
+    json_t *conds = json_object_get(st, "conditions");
+    if (!json_is_array(conds)) {
+        conds = json_array();
+        json_object_set_new(st, "conditions", conds);
+    }
+    json_int_t gen = JX_INT(obj, 0, "metadata", "generation");
+    json_t *c = api_cond_get(obj, type);
+    bool changed = false;
+    char ts[TIMEFMT_LEN];
+    if (!c) {
+        c = json_object();
+        json_object_set_new(c, "type", json_string(type));
+        json_object_set_new(c, "status", json_string(status));
+        json_object_set_new(c, "lastTransitionTime",
+                            json_string(timefmt_rfc3339(now_ms, false, ts)));
+        json_array_append_new(conds, c);
+        changed = true;
+    } else if (set_str(c, "status", status)) {
+        json_object_set_new(c, "lastTransitionTime",
+                            json_string(timefmt_rfc3339(now_ms, false, ts)));
+        changed = true;
+    }
+    changed |= set_str(c, "reason", reason ? reason : "");
+    changed |= set_str(c, "message", message ? message : "");
+    if (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen) {
+        json_object_set_new(c, "observedGeneration", json_integer(gen));
+        changed = true;
+    }
+    return changed;
+}
+
+bool api_cond_remove(json_t *obj, const char *type)
+{
+    json_t *conds = JX_GET(obj, "status", "conditions");
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c) {
+        const char *t = JX_STR(c, "type");
+        if (t && !strcmp(t, type)) {
+            json_array_remove(conds, i);
+            return true;
+        }
+    }
+    return false;
+}
+
+int64_t api_cond_time_ms(const json_t *obj, const char *type)
+{
+    json_t *c = api_cond_get(obj, type);
+    int64_t ms = 0;
+    if (!c || timefmt_parse(JX_STR(c, "lastTransitionTime"), &ms) < 0)
+        return 0;
+    return ms;
+}
+
+json_t *api_owner_ref_new(const json_t *owner, bool controller)
+{
+    json_t *r = json_pack("{s:s, s:s, s:s, s:s}",
+        "apiVersion", jx_or_empty(JX_STR(owner, "apiVersion")),
+        "kind", jx_or_empty(JX_STR(owner, "kind")),
+        "name", jx_or_empty(api_name(owner)),
+        "uid", jx_or_empty(api_uid(owner)));
+    if (controller) {
+        json_object_set_new(r, "controller", json_true());
+        json_object_set_new(r, "blockOwnerDeletion", json_true());
+    }
+    return r;
+}
+
+void api_owner_ref_add(json_t *obj, json_t *ref)
+{
+    json_t *md = JX_OBJ(obj, "metadata");
+    json_t *refs = json_object_get(md, "ownerReferences");
+    if (!json_is_array(refs)) {
+        refs = json_array();
+        json_object_set_new(md, "ownerReferences", refs);
+    }
+    json_array_append_new(refs, ref);
+}
+
+const char *api_controller_uid(const json_t *obj)
+{
+    json_t *refs = JX_GET(obj, "metadata", "ownerReferences");
+    size_t i;
+    json_t *r;
+    json_array_foreach(refs, i, r) {
+        if (JX_BOOL(r, false, "controller"))
+            return JX_STR(r, "uid");
+    }
+    return NULL;
+}
+
+bool api_is_owned_by(const json_t *obj, const char *owner_uid)
+{
+    json_t *refs = JX_GET(obj, "metadata", "ownerReferences");
+    size_t i;
+    json_t *r;
+    json_array_foreach(refs, i, r) {
+        const char *u = JX_STR(r, "uid");
+        if (u && owner_uid && !strcmp(u, owner_uid))
+            return true;
+    }
+    return false;
+}
+
+const char *api_label(const json_t *obj, const char *key)
+{
+    return JX_STR(obj, "metadata", "labels", key);
+}
+
+const char *api_annotation(const json_t *obj, const char *key)
+{
+    return JX_STR(obj, "metadata", "annotations", key);
+}
+
+void api_set_label(json_t *obj, const char *key, const char *value)
+{
+    json_object_set_new(JX_OBJ(obj, "metadata", "labels"), key, json_string(value));
+}
+
+void api_set_annotation(json_t *obj, const char *key, const char *value)
+{
+    json_object_set_new(JX_OBJ(obj, "metadata", "annotations"), key, json_string(value));
+}
+
+const char *api_name(const json_t *obj) { return JX_STR(obj, "metadata", "name"); }
+const char *api_namespace(const json_t *obj) { return JX_STR(obj, "metadata", "namespace"); }
+const char *api_uid(const json_t *obj) { return JX_STR(obj, "metadata", "uid"); }
+
+int64_t api_creation_ms(const json_t *obj)
+{
+    int64_t ms = 0;
+    if (timefmt_parse(JX_STR(obj, "metadata", "creationTimestamp"), &ms) < 0)
+        return 0;
+    return ms;
+}
+
+bool api_is_deleting(const json_t *obj)
+{
+    return JX_STR(obj, "metadata", "deletionTimestamp") != NULL;
+}
+
+json_t *api_object_new(const char *api_version, const char *kind, const char *ns,
+                       const char *name)
+{
+    json_t *o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", api_version, "kind", kind,
+                          "metadata", "name", name);
+    if (ns && ns[0])
+        json_object_set_new(json_object_get(o, "metadata"), "namespace", json_string(ns));
+    return o;
+}

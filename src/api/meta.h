@@ -1,0 +1,60 @@
+/*
+ * meta: helpers for the parts every Kubernetes object shares: conditions
+ * (metav1.Condition semantics), owner references, labels and annotations.
+ * Pure object logic over jansson documents; no I/O, time passed in.
+ */
+#ifndef CUEUE_API_META_H
+#define CUEUE_API_META_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The condition of this type in obj.status.conditions, or NULL. Borrowed. */
+json_t *api_cond_get(const json_t *obj, const char *type);
+/* True when the condition exists with status "True". */
+bool api_cond_is_true(const json_t *obj, const char *type);
+/* The condition's status ("True"/"False"/"Unknown"), or NULL when absent. */
+const char *api_cond_status(const json_t *obj, const char *type);
+/* Set a condition as metav1's SetStatusCondition does: lastTransitionTime
+ * (RFC 3339, seconds) changes only when status changes; reason and message
+ * are replaced; observedGeneration = metadata.generation. obj must be a
+ * mutable object; status.conditions is created when absent. Returns true
+ * when anything changed. */
+bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
+                  const char *message, int64_t now_ms);
+/* Remove the condition of this type; true when one was removed. */
+bool api_cond_remove(json_t *obj, const char *type);
+/* lastTransitionTime of the condition in ms, or 0 when absent/unparseable. */
+int64_t api_cond_time_ms(const json_t *obj, const char *type);
+
+/* A new ownerReference object naming owner (apiVersion, kind, name, uid;
+ * controller and blockOwnerDeletion set when controller is true). */
+json_t *api_owner_ref_new(const json_t *owner, bool controller);
+/* Append an ownerReference to obj.metadata.ownerReferences (ref stolen). */
+void api_owner_ref_add(json_t *obj, json_t *ref);
+/* The uid of obj's controller ownerReference (controller: true), or NULL. */
+const char *api_controller_uid(const json_t *obj);
+/* True when obj has an ownerReference with this uid. */
+bool api_is_owned_by(const json_t *obj, const char *owner_uid);
+
+/* Label / annotation value or NULL (borrowed). */
+const char *api_label(const json_t *obj, const char *key);
+const char *api_annotation(const json_t *obj, const char *key);
+/* Set a label / annotation (creating metadata maps as needed). */
+void api_set_label(json_t *obj, const char *key, const char *value);
+void api_set_annotation(json_t *obj, const char *key, const char *value);
+
+/* metadata.name / namespace / uid / creationTimestamp (ms, 0 if absent). */
+const char *api_name(const json_t *obj);
+const char *api_namespace(const json_t *obj);
+const char *api_uid(const json_t *obj);
+int64_t api_creation_ms(const json_t *obj);
+/* True when metadata.deletionTimestamp is set. */
+bool api_is_deleting(const json_t *obj);
+
+/* A new minimal object {"apiVersion","kind","metadata":{"name"[,"namespace"]}}. */
+json_t *api_object_new(const char *api_version, const char *kind, const char *ns,
+                       const char *name);
+
+#endif

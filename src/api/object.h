@@ -1,0 +1,60 @@
+/*
+ * object: admission of incoming objects (strict decoding against each
+ * kind's schema, defaults, semantic validation) and the typed decoders
+ * that turn stored documents into the views of types.h.
+ *
+ * Behaviour follows the Kubernetes API server with fieldValidation=Strict
+ * plus each ecosystem's webhooks (Kueue's, KubeRay's): unknown fields and
+ * wrong JSON types are decode errors (400 BadRequest, "strict decoding
+ * error: unknown field \"spec.foo\""); rule violations are 422 Invalid with
+ * one cause per problem, every problem reported, each naming its field path.
+ */
+#ifndef CUEUE_API_OBJECT_H
+#define CUEUE_API_OBJECT_H
+
+#include <jansson.h>
+
+#include "api/kinds.h"
+#include "api/types.h"
+#include "util/diag.h"
+
+/* The kind named by doc's apiVersion and kind. On failure records a cause
+ * (missing apiVersion/kind, or "no matches for kind \"X\" in version \"Y\"")
+ * and returns NULL. */
+const struct api_kind *api_doc_kind(const json_t *doc, struct diag *d);
+
+/* Admit obj (mutable; defaults are applied in place) as a create (old ==
+ * NULL) or an update of old (immutable fields checked). ns is the request's
+ * namespace for namespaced kinds (a different metadata.namespace is an
+ * error; an absent one is filled in). status is ignored on create and
+ * update of the main resource. Returns 0, CU_EBADREQ (decode errors) or
+ * CU_EINVAL (validation), with every cause in d. */
+int api_admit(const struct api_kind *k, json_t *obj, const json_t *old, const char *ns,
+              struct diag *d);
+
+/* The message Kubernetes prints for a rejected object, e.g.
+ * `ClusterQueue.kueue.x-k8s.io "cq" is invalid: [spec...: Invalid value: ...]`
+ * or, for decode errors, `ClusterQueue in version "v1beta1" cannot be handled
+ * as a ClusterQueue: strict decoding error: unknown field "spec.x"`.
+ * Caller frees. */
+char *api_error_message(const struct api_kind *k, const char *name, int rc,
+                        const struct diag *d);
+
+/* Typed decoders for stored (already admitted) documents. Each fills *out
+ * (released with the matching _release) and returns 0, or CU_EINVAL if the
+ * document is not of the expected shape. */
+int api_resource_flavor_from_json(const json_t *obj, struct api_resource_flavor *out);
+int api_cluster_queue_from_json(const json_t *obj, struct api_cluster_queue *out);
+int api_cohort_from_json(const json_t *obj, struct api_cohort *out);
+int api_local_queue_from_json(const json_t *obj, struct api_local_queue *out);
+int api_priority_class_from_json(const json_t *obj, struct api_priority_class *out);
+int api_workload_from_json(const json_t *obj, struct api_workload *out);
+
+/* The scheduling view of a PodTemplateSpec ({metadata, spec}) as Kueue
+ * computes it: per-pod requests = max(max(initContainers), sum(containers))
+ * + overhead, with limits filling absent requests; nodeSelector; required
+ * node affinity terms; tolerations. name and count are copied into out. */
+int api_podset_from_template(const json_t *tmpl, const char *name, int32_t count,
+                             struct api_podset *out);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * quantity: Kubernetes resource.Quantity syntax ("500m", "2", "4Gi",
+ * "1e3", "1000000000Gi", "0.5") to int64 in Kueue's units: milli-units for
+ * cpu, whole units (bytes for memory) for every other resource, fractional
+ * values rounded up as Quantity.Value() does.
+ */
+#ifndef CUEUE_API_QUANTITY_H
+#define CUEUE_API_QUANTITY_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/diag.h"
+
+/* True when the resource is counted in milli-units (only "cpu"). */
+bool api_resource_is_milli(const char *resource);
+/* Parse text as a quantity of resource. Returns 0 and sets *out, or
+ * CU_EINVAL with a reason ("quantities must match the regular expression
+ * ...", "value too large") in err[0..errlen). Negative values parse (the
+ * caller decides whether they are allowed). */
+int api_quantity_parse(const char *text, const char *resource, int64_t *out, char *err,
+                       size_t errlen);
+/* Parse a JSON string or number as a quantity. On failure records a
+ * DIAG_INVALID cause at `field` in d and returns CU_EINVAL. */
+int api_quantity_from_json(const json_t *v, const char *resource, const char *field,
+                           int64_t *out, struct diag *d);
+/* Canonical text for value in resource's units: cpu 1500 -> "1500m",
+ * 2000 -> "2"; memory 4294967296 -> "4Gi"; 1000 -> "1k". Caller frees. */
+char *api_quantity_format(int64_t value, const char *resource);
+
+#endif

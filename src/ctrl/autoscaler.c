@@ -1,0 +1,7 @@
+/* autoscaler: reconciler (not yet implemented; registered by ctrl_new). */
+#include "ctrl/ctrl-int.h"
+
+void ctrl__autoscaler_register(struct ctrl *c)
+{
+    (void)c;
+}

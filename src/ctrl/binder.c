@@ -1,0 +1,7 @@
+/* binder: reconciler (not yet implemented; registered by ctrl_new). */
+#include "ctrl/ctrl-int.h"
+
+void ctrl__binder_register(struct ctrl *c)
+{
+    (void)c;
+}

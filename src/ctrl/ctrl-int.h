@@ -1,0 +1,22 @@
+/*
+ * ctrl-int: declarations shared by the ctrl module's files only. Each
+ * reconciler file exposes one ctrl__<name>_register(), called by ctrl_new()
+ * in the documented order.
+ */
+#ifndef CUEUE_CTRL_CTRL_INT_H
+#define CUEUE_CTRL_CTRL_INT_H
+
+#include "ctrl/ctrl.h"
+
+void ctrl__gc_register(struct ctrl *c);
+void ctrl__nodepool_register(struct ctrl *c);
+void ctrl__job_register(struct ctrl *c);
+void ctrl__rayjob_register(struct ctrl *c);
+void ctrl__workload_register(struct ctrl *c);
+void ctrl__scheduler_register(struct ctrl *c);
+void ctrl__provisioning_register(struct ctrl *c);
+void ctrl__autoscaler_register(struct ctrl *c);
+void ctrl__binder_register(struct ctrl *c);
+void ctrl__nodeagent_register(struct ctrl *c);
+
+#endif

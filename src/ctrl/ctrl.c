@@ -1,0 +1,551 @@
+/*
+ * ctrl: the loop framework (see ctrl.h). Work queues are FIFO lists of keys,
+ * deduplicated while queued; timers live in a red-black tree ordered by
+ * (time, sequence) so equal deadlines fire in the order they were set. One
+ * step drains: store events -> due timers -> reconcile queues ->
+ * after_round hooks, and repeats while anything happened, within a budget.
+ */
+#include "ctrl/ctrl.h"
+
+#ifndef __unused
+#define __unused __attribute__((unused)) /* used by libbsd tree.h */
+#endif
+#include <bsd/sys/tree.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <string.h>
+#include <uthash.h>
+#include <utlist.h>
+
+#include "api/kinds.h"
+#include "api/meta.h"
+#include "ctrl/ctrl-int.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/sbuf.h"
+#include "util/timefmt.h"
+#include "util/xalloc.h"
+
+#define MAX_RECONCILERS 32
+#define ROUND_BUDGET 100000
+
+struct wq_item {
+    char *key; /* "ns\x1fname" */
+    struct wq_item *prev, *next;
+    UT_hash_handle hh;
+};
+
+struct reconciler {
+    const struct ctrl_reconciler_ops *ops;
+    void *self;
+    struct wq_item *list; /* utlist DL list, FIFO */
+    struct wq_item *set;  /* uthash by key */
+};
+
+struct timer {
+    int64_t at_ms;
+    uint64_t seq;
+    int rid; /* -1 = plain wakeup */
+    char *ns;
+    char *name;
+    RB_ENTRY(timer) link;
+};
+
+static int timer_cmp(struct timer *a, struct timer *b)
+{
+    if (a->at_ms != b->at_ms)
+        return a->at_ms < b->at_ms ? -1 : 1;
+    return a->seq < b->seq ? -1 : (a->seq > b->seq);
+}
+
+RB_HEAD(timer_tree, timer);
+RB_GENERATE_STATIC(timer_tree, timer, link, timer_cmp)
+
+struct event_agg {
+    char *key; /* uid|reason|message */
+    char *ns;
+    char *name; /* Event object name */
+    UT_hash_handle hh;
+};
+
+struct call_req {
+    void (*fn)(struct ctrl *c, void *arg);
+    void *arg;
+    int done;
+    struct call_req *next;
+};
+
+struct ctrl {
+    struct store *store;
+    struct clk *clock;
+    struct rng *rng;
+    struct exec *exec;
+    struct prov *prov;
+    struct ctrl_config cfg;
+    struct reconciler rec[MAX_RECONCILERS];
+    int n_rec;
+    struct timer_tree timers;
+    uint64_t timer_seq;
+    uint64_t cursor_rv; /* last store event consumed */
+    bool need_resync;
+    struct event_agg *events;
+    void (*trace_fn)(void *ctx, json_t *rec);
+    void *trace_ctx;
+    int64_t trace_epoch_ms;
+    bool in_loop_thread; /* true while ctrl_run owns the loop */
+    pthread_mutex_t call_mu;
+    pthread_cond_t call_cv;
+    struct call_req *calls;
+};
+
+void ctrl_config_defaults(struct ctrl_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->scale_down_unneeded_ms = 10 * 60 * 1000;
+    cfg->provisioning_max_wait_ms = 7LL * 24 * 3600 * 1000;
+    cfg->booking_duration_ms = 10 * 60 * 1000;
+    cfg->wait_for_pods_ready = true;
+    cfg->pods_ready_timeout_ms = 30 * 60 * 1000;
+    cfg->pods_ready_block_admission = false;
+    cfg->requeue_backoff_base_ms = 60 * 1000;
+    cfg->requeue_backoff_max_ms = 3600 * 1000;
+    cfg->requeue_backoff_limit = -1;
+    cfg->flavor_fallback = false;
+    cfg->fallback_node_wait_ms = 15 * 60 * 1000;
+    cfg->fallback_provreq_timeout_ms = 0;
+    cfg->fallback_flavor_backoff_ms = 10 * 60 * 1000;
+}
+
+int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
+{
+    struct ctrl *c = xcalloc(1, sizeof(*c));
+    c->store = opts->store;
+    c->clock = opts->clock;
+    c->rng = opts->rng;
+    c->exec = opts->exec;
+    c->prov = opts->prov;
+    c->cfg = opts->config;
+    RB_INIT(&c->timers);
+    c->cursor_rv = 0;
+    c->need_resync = true; /* first step: every stored object is "new" */
+    c->trace_epoch_ms = clk_now(c->clock);
+    pthread_mutex_init(&c->call_mu, NULL);
+    pthread_cond_init(&c->call_cv, NULL);
+    ctrl__gc_register(c);
+    ctrl__nodepool_register(c);
+    ctrl__job_register(c);
+    ctrl__rayjob_register(c);
+    ctrl__workload_register(c);
+    ctrl__scheduler_register(c);
+    ctrl__provisioning_register(c);
+    ctrl__autoscaler_register(c);
+    ctrl__binder_register(c);
+    ctrl__nodeagent_register(c);
+    *out = c;
+    return 0;
+}
+
+static void wq_clear(struct reconciler *r)
+{
+    struct wq_item *it, *tmp;
+    HASH_ITER(hh, r->set, it, tmp) {
+        HASH_DEL(r->set, it);
+        DL_DELETE(r->list, it);
+        xfree(it->key);
+        xfree(it);
+    }
+}
+
+void ctrl_free(struct ctrl *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < c->n_rec; i++) {
+        wq_clear(&c->rec[i]);
+        if (c->rec[i].ops->free)
+            c->rec[i].ops->free(c->rec[i].self);
+    }
+    struct timer *t, *nt;
+    RB_FOREACH_SAFE(t, timer_tree, &c->timers, nt) {
+        RB_REMOVE(timer_tree, &c->timers, t);
+        xfree(t->ns);
+        xfree(t->name);
+        xfree(t);
+    }
+    struct event_agg *e, *et;
+    HASH_ITER(hh, c->events, e, et) {
+        HASH_DEL(c->events, e);
+        xfree(e->key);
+        xfree(e->ns);
+        xfree(e->name);
+        xfree(e);
+    }
+    pthread_mutex_destroy(&c->call_mu);
+    pthread_cond_destroy(&c->call_cv);
+    xfree(c);
+}
+
+int ctrl_register(struct ctrl *c, const struct ctrl_reconciler_ops *ops, void *self)
+{
+    if (c->n_rec >= MAX_RECONCILERS)
+        return -1;
+    c->rec[c->n_rec].ops = ops;
+    c->rec[c->n_rec].self = self;
+    return c->n_rec++;
+}
+
+int ctrl_find(struct ctrl *c, const char *name, void **self_out)
+{
+    for (int i = 0; i < c->n_rec; i++) {
+        if (!strcmp(c->rec[i].ops->name, name)) {
+            if (self_out)
+                *self_out = c->rec[i].self;
+            return i;
+        }
+    }
+    return -1;
+}
+
+static char *make_key(const char *ns, const char *name)
+{
+    return xasprintf("%s\x1f%s", ns ? ns : "", name ? name : "");
+}
+
+void ctrl_enqueue(struct ctrl *c, int rid, const char *ns, const char *name)
+{
+    if (rid < 0 || rid >= c->n_rec)
+        return;
+    struct reconciler *r = &c->rec[rid];
+    char *key = make_key(ns, name);
+    struct wq_item *it;
+    HASH_FIND_STR(r->set, key, it);
+    if (it) {
+        xfree(key);
+        return;
+    }
+    it = xcalloc(1, sizeof(*it));
+    it->key = key;
+    HASH_ADD_KEYPTR(hh, r->set, it->key, strlen(it->key), it);
+    DL_APPEND(r->list, it);
+}
+
+static void add_timer(struct ctrl *c, int rid, const char *ns, const char *name, int64_t at_ms)
+{
+    struct timer *t = xcalloc(1, sizeof(*t));
+    t->at_ms = at_ms;
+    t->seq = ++c->timer_seq;
+    t->rid = rid;
+    t->ns = xstrdup(ns);
+    t->name = xstrdup(name);
+    RB_INSERT(timer_tree, &c->timers, t);
+}
+
+void ctrl_enqueue_at(struct ctrl *c, int rid, const char *ns, const char *name, int64_t at_ms)
+{
+    if (at_ms <= ctrl_now(c)) {
+        ctrl_enqueue(c, rid, ns, name);
+        return;
+    }
+    add_timer(c, rid, ns, name, at_ms);
+}
+
+void ctrl_wake_at(struct ctrl *c, int64_t at_ms)
+{
+    add_timer(c, -1, NULL, NULL, at_ms);
+}
+
+int64_t ctrl_next_deadline(struct ctrl *c)
+{
+    struct timer *t = RB_MIN(timer_tree, &c->timers);
+    int64_t d = t ? t->at_ms : INT64_MAX;
+    if (c->exec && c->exec->ops->next_deadline) {
+        int64_t e = c->exec->ops->next_deadline(c->exec);
+        if (e < d)
+            d = e;
+    }
+    return d;
+}
+
+static int fire_timers(struct ctrl *c)
+{
+    int n = 0;
+    int64_t now = ctrl_now(c);
+    struct timer *t;
+    while ((t = RB_MIN(timer_tree, &c->timers)) && t->at_ms <= now) {
+        RB_REMOVE(timer_tree, &c->timers, t);
+        if (t->rid >= 0)
+            ctrl_enqueue(c, t->rid, t->ns, t->name);
+        xfree(t->ns);
+        xfree(t->name);
+        xfree(t);
+        n++;
+    }
+    return n;
+}
+
+static void dispatch_event(struct ctrl *c, const struct store_event *ev)
+{
+    for (int i = 0; i < c->n_rec; i++)
+        if (c->rec[i].ops->on_event)
+            c->rec[i].ops->on_event(c, c->rec[i].self, ev);
+}
+
+/* Replay every stored object as ADDED: at start, and when the event log no
+ * longer reaches back to our cursor (level-triggered reconcilers make this
+ * safe). */
+static int resync(struct ctrl *c)
+{
+    uint64_t rv = 0;
+    int n = 0;
+    for (int k = 0; k < KIND__COUNT; k++) {
+        json_t *list = store_list(c->store, (enum api_kind_id)k, NULL, &rv);
+        size_t i;
+        json_t *obj;
+        json_array_foreach(list, i, obj) {
+            struct store_event ev = {STORE_ADDED, (enum api_kind_id)k, rv, obj};
+            dispatch_event(c, &ev);
+            n++;
+        }
+        json_decref(list);
+    }
+    c->cursor_rv = rv;
+    c->need_resync = false;
+    return n;
+}
+
+static int consume_events(struct ctrl *c)
+{
+    if (c->need_resync) {
+        /* cursor first, so events racing with the listing are seen again */
+        uint64_t before = store_rv(c->store);
+        int n = resync(c);
+        c->cursor_rv = before;
+        return n + 1;
+    }
+    struct store_events evs = {0};
+    int n = store_events_since(c->store, c->cursor_rv, -1, NULL, 0, &evs);
+    if (n == CU_EGONE) {
+        c->need_resync = true;
+        store_events_release(&evs);
+        return 1;
+    }
+    for (size_t i = 0; i < evs.n; i++) {
+        dispatch_event(c, &evs.items[i]);
+        c->cursor_rv = evs.items[i].rv;
+    }
+    store_events_release(&evs);
+    return n > 0 ? n : 0;
+}
+
+static int drain_queues(struct ctrl *c)
+{
+    int n = 0;
+    bool any = true;
+    while (any && n < ROUND_BUDGET) {
+        any = false;
+        for (int i = 0; i < c->n_rec; i++) {
+            struct reconciler *r = &c->rec[i];
+            /* take the current batch; keys queued meanwhile wait their turn */
+            while (r->list && n < ROUND_BUDGET) {
+                struct wq_item *it = r->list;
+                DL_DELETE(r->list, it);
+                HASH_DEL(r->set, it);
+                char *sep = strchr(it->key, '\x1f');
+                *sep = '\0';
+                const char *ns = it->key[0] ? it->key : NULL;
+                if (r->ops->reconcile)
+                    r->ops->reconcile(c, r->self, ns, sep + 1);
+                xfree(it->key);
+                xfree(it);
+                n++;
+                any = true;
+            }
+        }
+    }
+    return n;
+}
+
+static void run_calls(struct ctrl *c)
+{
+    pthread_mutex_lock(&c->call_mu);
+    while (c->calls) {
+        struct call_req *r = c->calls;
+        c->calls = r->next;
+        pthread_mutex_unlock(&c->call_mu);
+        r->fn(c, r->arg);
+        pthread_mutex_lock(&c->call_mu);
+        r->done = 1;
+        pthread_cond_broadcast(&c->call_cv);
+    }
+    pthread_mutex_unlock(&c->call_mu);
+}
+
+int ctrl_step(struct ctrl *c)
+{
+    int total = 0;
+    for (int round = 0; round < 1000; round++) {
+        int n = consume_events(c);
+        n += fire_timers(c);
+        n += drain_queues(c);
+        for (int i = 0; i < c->n_rec; i++)
+            if (c->rec[i].ops->after_round && c->rec[i].ops->after_round(c, c->rec[i].self))
+                n++;
+        total += n;
+        if (n == 0)
+            break;
+    }
+    store_flush(c->store);
+    return total;
+}
+
+void ctrl_run(struct ctrl *c, volatile int *stop)
+{
+    c->in_loop_thread = true;
+    while (!*stop) {
+        run_calls(c);
+        ctrl_step(c);
+        run_calls(c);
+        int64_t now = ctrl_now(c);
+        int64_t d = ctrl_next_deadline(c);
+        int64_t wait = d == INT64_MAX ? 1000 : d - now;
+        if (wait > 1000)
+            wait = 1000;
+        if (wait < 0)
+            wait = 0;
+        pthread_mutex_lock(&c->call_mu);
+        bool pending_calls = c->calls != NULL;
+        pthread_mutex_unlock(&c->call_mu);
+        if (!pending_calls && wait > 0)
+            store_wait(c->store, c->cursor_rv, (int)wait);
+    }
+    run_calls(c);
+    c->in_loop_thread = false;
+}
+
+void ctrl_call(struct ctrl *c, void (*fn)(struct ctrl *c, void *arg), void *arg)
+{
+    if (!c->in_loop_thread) {
+        fn(c, arg);
+        return;
+    }
+    struct call_req r = {fn, arg, 0, NULL};
+    pthread_mutex_lock(&c->call_mu);
+    struct call_req **pp = &c->calls;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = &r;
+    pthread_mutex_unlock(&c->call_mu);
+    store_wakeup(c->store);
+    pthread_mutex_lock(&c->call_mu);
+    while (!r.done)
+        pthread_cond_wait(&c->call_cv, &c->call_mu);
+    pthread_mutex_unlock(&c->call_mu);
+}
+
+struct store *ctrl_store(struct ctrl *c) { return c->store; }
+int64_t ctrl_now(struct ctrl *c) { return clk_now(c->clock); }
+struct rng *ctrl_rng(struct ctrl *c) { return c->rng; }
+struct exec *ctrl_exec(struct ctrl *c) { return c->exec; }
+struct prov *ctrl_prov(struct ctrl *c) { return c->prov; }
+const struct ctrl_config *ctrl_cfg(struct ctrl *c) { return &c->cfg; }
+
+void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char *reason,
+                const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    struct sbuf sb;
+    sbuf_init(&sb, 1 << 16);
+    sbuf_vaddf(&sb, fmt, ap);
+    va_end(ap);
+    char *msg = sbuf_take(&sb);
+    sbuf_release(&sb);
+
+    const char *ns = api_namespace(obj);
+    if (!ns || !ns[0])
+        ns = "default";
+    const char *uid = jx_or_empty(api_uid(obj));
+    char *key = xasprintf("%s|%s|%s", uid, reason, msg);
+    char ts[TIMEFMT_LEN];
+    timefmt_rfc3339(ctrl_now(c), false, ts);
+
+    struct event_agg *agg;
+    HASH_FIND_STR(c->events, key, agg);
+    if (agg) {
+        json_t *cur = store_get(c->store, KIND_EVENT, agg->ns, agg->name);
+        if (cur) {
+            json_t *ev = json_deep_copy(cur);
+            json_decref(cur);
+            json_object_set_new(ev, "count", json_integer(JX_INT(ev, 1, "count") + 1));
+            json_object_set_new(ev, "lastTimestamp", json_string(ts));
+            store_update(c->store, KIND_EVENT, agg->ns, ev, STORE_UPDATE_ALL, NULL);
+            json_decref(ev);
+            xfree(key);
+            xfree(msg);
+            return;
+        }
+        HASH_DEL(c->events, agg);
+        xfree(agg->key);
+        xfree(agg->ns);
+        xfree(agg->name);
+        xfree(agg);
+    }
+    char suffix[17];
+    snprintf(suffix, sizeof(suffix), "%016llx", (unsigned long long)rng_next(c->rng));
+    char *name = xasprintf("%s.%s", jx_or_empty(api_name(obj)), suffix);
+    json_t *ev = api_object_new("v1", "Event", ns, name);
+    json_t *io = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion",
+                           jx_or_empty(JX_STR(obj, "apiVersion")), "kind",
+                           jx_or_empty(JX_STR(obj, "kind")), "name",
+                           jx_or_empty(api_name(obj)), "uid", uid);
+    if (api_namespace(obj))
+        json_object_set_new(io, "namespace", json_string(api_namespace(obj)));
+    json_object_set_new(ev, "involvedObject", io);
+    json_object_set_new(ev, "type", json_string(type));
+    json_object_set_new(ev, "reason", json_string(reason));
+    json_object_set_new(ev, "message", json_string(msg));
+    json_object_set_new(ev, "source", json_pack("{s:s}", "component", "cueue"));
+    json_object_set_new(ev, "reportingComponent", json_string("cueue"));
+    json_object_set_new(ev, "count", json_integer(1));
+    json_object_set_new(ev, "firstTimestamp", json_string(ts));
+    json_object_set_new(ev, "lastTimestamp", json_string(ts));
+    if (store_create(c->store, KIND_EVENT, ns, ev, NULL) == 0) {
+        agg = xcalloc(1, sizeof(*agg));
+        agg->key = key;
+        agg->ns = xstrdup(ns);
+        agg->name = name;
+        HASH_ADD_KEYPTR(hh, c->events, agg->key, strlen(agg->key), agg);
+        key = NULL;
+        name = NULL;
+    }
+    json_decref(ev);
+    xfree(key);
+    xfree(name);
+    xfree(msg);
+}
+
+void ctrl_set_trace(struct ctrl *c, void (*fn)(void *ctx, json_t *rec), void *ctx)
+{
+    c->trace_fn = fn;
+    c->trace_ctx = ctx;
+}
+
+bool ctrl_tracing(struct ctrl *c) { return c->trace_fn != NULL; }
+
+void ctrl_set_trace_epoch(struct ctrl *c, int64_t epoch_ms) { c->trace_epoch_ms = epoch_ms; }
+
+void ctrl_trace(struct ctrl *c, const char *event, json_t *fields)
+{
+    if (!c->trace_fn) {
+        json_decref(fields);
+        return;
+    }
+    json_t *rec = json_object();
+    double t = (double)(ctrl_now(c) - c->trace_epoch_ms) / 1000.0;
+    json_object_set_new(rec, "time", json_real(t));
+    json_object_set_new(rec, "event", json_string(event));
+    if (fields)
+        json_object_update(rec, fields);
+    json_decref(fields);
+    c->trace_fn(c->trace_ctx, rec);
+}

@@ -1,0 +1,144 @@
+/*
+ * ctrl: the control plane's loop and its reconcilers. One thread (or the
+ * simulator's single thread) calls ctrl_step(), which consumes the store's
+ * event log, fires due timers, and runs every reconciler over the keys that
+ * changed, until nothing is left to do; then the caller waits for the next
+ * store change or timer (server: ctrl_run) or advances virtual time (sim).
+ *
+ * Reconcilers are level-triggered, as in Kubernetes controllers: each gets
+ * (namespace, name) keys and reads the current state from the store, so a
+ * missed or repeated event is harmless. Everything that waits (backoff,
+ * provisioning delays, grace periods, the 7-day limit, scale-down after
+ * idleness) is a timer on the clock, never a sleep.
+ *
+ * Reconcilers, in the order they run each round (ctrl_new registers them):
+ *   gc          deletes objects whose owner is gone (ownerReferences)
+ *   nodepool    NodePool status; local provider; Node objects
+ *   job         batch/v1 Job -> Workload; start/stop on admission; Pods; status
+ *   rayjob      ray.io/v1 RayJob -> Workload (head, worker groups, submitter)
+ *   workload    Workload conditions, eviction/requeue/backoff, Finished
+ *   scheduler   feeds the admission engine and applies its decisions
+ *   provisioning Kueue's ProvisioningRequest admission check
+ *   autoscaler  ProvisioningRequest fulfilment and pool scale up/down
+ *   binder      Pod -> Node (nodeSelector, taints, free resources)
+ *   nodeagent   runs bound pods through the executor, reports their status
+ */
+#ifndef CUEUE_CTRL_CTRL_H
+#define CUEUE_CTRL_CTRL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "exec/exec.h"
+#include "store/store.h"
+#include "util/clock.h"
+#include "util/rng.h"
+
+struct ctrl;
+struct prov; /* provider/provider.h */
+
+struct ctrl_config {
+    const char *state_dir;             /* pod sandboxes and logs; NULL in sim */
+    int64_t scale_down_unneeded_ms;    /* idle time before a node is removed
+                                          (cluster autoscaler: 10 min) */
+    int64_t provisioning_max_wait_ms;  /* queued ProvisioningRequest limit (7 days) */
+    int64_t booking_duration_ms;       /* Provisioned -> BookingExpired (10 min) */
+    bool wait_for_pods_ready;          /* Kueue waitForPodsReady (default on) */
+    int64_t pods_ready_timeout_ms;     /* 30 min */
+    bool pods_ready_block_admission;   /* blockAdmission (default false) */
+    int64_t requeue_backoff_base_ms;   /* requeuingStrategy.backoffBaseSeconds (60 s) */
+    int64_t requeue_backoff_max_ms;    /* backoffMaxSeconds (3600 s) */
+    int32_t requeue_backoff_limit;     /* backoffLimitCount (-1 = unlimited) */
+    /* Beyond Kueue: fall back to the next flavor when capacity does not come */
+    bool flavor_fallback;              /* enabled */
+    int64_t fallback_node_wait_ms;     /* admitted pods without nodes this long */
+    int64_t fallback_provreq_timeout_ms; /* ProvisioningRequest not provisioned this long */
+    int64_t fallback_flavor_backoff_ms;  /* avoid the failed flavor this long */
+    struct eng_config engine;
+};
+
+/* Kueue's and the cluster autoscaler's defaults. */
+void ctrl_config_defaults(struct ctrl_config *cfg);
+
+struct ctrl_opts {
+    struct store *store; /* borrowed */
+    struct clk *clock;   /* borrowed */
+    struct rng *rng;     /* borrowed */
+    struct exec *exec;   /* borrowed; NULL = pods are bound but never run */
+    struct prov *prov;   /* borrowed; NULL = the built-in local provider */
+    struct ctrl_config config;
+};
+
+/* Create the control plane and register every reconciler. Free with ctrl_free. */
+int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out);
+void ctrl_free(struct ctrl *c);
+
+/* Process store events, due timers and reconciler work at the clock's
+ * current time until quiescent or the round budget is spent. Returns the
+ * number of work items processed (0 = nothing to do). */
+int ctrl_step(struct ctrl *c);
+/* Earliest timer (ms) that needs a step without any store change; INT64_MAX
+ * when none. */
+int64_t ctrl_next_deadline(struct ctrl *c);
+/* Server loop: step, then wait for a store change, an executor report or
+ * the next deadline; until *stop becomes non-zero. */
+void ctrl_run(struct ctrl *c, volatile int *stop);
+/* Run fn(c, arg) on the loop thread and wait for it (from an HTTP thread).
+ * In single-threaded use (sim) it runs at once. */
+void ctrl_call(struct ctrl *c, void (*fn)(struct ctrl *c, void *arg), void *arg);
+
+/* ---- for reconcilers ---- */
+
+struct ctrl_reconciler_ops {
+    const char *name;
+    /* Map a store event to keys (ctrl_enqueue). May be NULL. */
+    void (*on_event)(struct ctrl *c, void *self, const struct store_event *ev);
+    /* Reconcile one key (the object may no longer exist). */
+    void (*reconcile)(struct ctrl *c, void *self, const char *ns, const char *name);
+    /* Called once per round after the queues drained; returns true when it
+     * did work (another round follows). May be NULL. */
+    bool (*after_round)(struct ctrl *c, void *self);
+    /* Free self. May be NULL. */
+    void (*free)(void *self);
+};
+
+/* Register a reconciler (self is owned by ctrl from here, freed with
+ * ops->free). Returns its id for ctrl_enqueue. */
+int ctrl_register(struct ctrl *c, const struct ctrl_reconciler_ops *ops, void *self);
+/* The reconciler registered under this name, or -1; *self_out gets its self. */
+int ctrl_find(struct ctrl *c, const char *name, void **self_out);
+/* Queue (ns, name) for reconciler rid (deduplicated while queued). ns may be
+ * NULL for cluster-scoped objects. */
+void ctrl_enqueue(struct ctrl *c, int rid, const char *ns, const char *name);
+/* Queue (ns, name) for reconciler rid at time at_ms (a timer). */
+void ctrl_enqueue_at(struct ctrl *c, int rid, const char *ns, const char *name, int64_t at_ms);
+/* Ask for another round at at_ms even without store changes (e.g. the
+ * scheduler's backoff wakeup). */
+void ctrl_wake_at(struct ctrl *c, int64_t at_ms);
+
+struct store *ctrl_store(struct ctrl *c);
+int64_t ctrl_now(struct ctrl *c);
+struct rng *ctrl_rng(struct ctrl *c);
+struct exec *ctrl_exec(struct ctrl *c);
+struct prov *ctrl_prov(struct ctrl *c);
+const struct ctrl_config *ctrl_cfg(struct ctrl *c);
+
+/* Record a v1 Event about obj (type "Normal"/"Warning"), aggregating repeats
+ * (count, lastTimestamp) as Kubernetes does. */
+void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char *reason,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Trace sink for `cueue sim`: every trace record is handed to fn (ownership
+ * of rec passes to fn). NULL disables tracing. */
+void ctrl_set_trace(struct ctrl *c, void (*fn)(void *ctx, json_t *rec), void *ctx);
+/* True when a trace sink is set. */
+bool ctrl_tracing(struct ctrl *c);
+/* Emit one trace record: {"time": <s since start>, "event": event, ...fields}
+ * (fields stolen; NULL = none). No-op without a sink. */
+void ctrl_trace(struct ctrl *c, const char *event, json_t *fields);
+/* Simulation start (ms) for trace times; defaults to the clock at ctrl_new. */
+void ctrl_set_trace_epoch(struct ctrl *c, int64_t epoch_ms);
+
+#endif

@@ -1,0 +1,7 @@
+/* job: reconciler (not yet implemented; registered by ctrl_new). */
+#include "ctrl/ctrl-int.h"
+
+void ctrl__job_register(struct ctrl *c)
+{
+    (void)c;
+}

@@ -1,0 +1,7 @@
+/* rayjob: reconciler (not yet implemented; registered by ctrl_new). */
+#include "ctrl/ctrl-int.h"
+
+void ctrl__rayjob_register(struct ctrl *c)
+{
+    (void)c;
+}

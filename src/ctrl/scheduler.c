@@ -1,0 +1,7 @@
+/* scheduler: reconciler (not yet implemented; registered by ctrl_new). */
+#include "ctrl/ctrl-int.h"
+
+void ctrl__scheduler_register(struct ctrl *c)
+{
+    (void)c;
+}

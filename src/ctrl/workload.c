@@ -1,0 +1,7 @@
+/* workload: reconciler (not yet implemented; registered by ctrl_new). */
+#include "ctrl/ctrl-int.h"
+
+void ctrl__workload_register(struct ctrl *c)
+{
+    (void)c;
+}

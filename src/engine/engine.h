@@ -1,0 +1,190 @@
+/*
+ * engine: the admission engine. Pure: no I/O, no clock, no globals, no
+ * logging. It keeps Kueue's scheduling state (ResourceFlavors, Cohorts,
+ * ClusterQueues with their quotas and usage, LocalQueues, namespaces, and
+ * every pending or quota-holding Workload in per-ClusterQueue queues) and,
+ * given `now`, runs scheduling cycles that return decisions. The control
+ * plane (ctrl/scheduler.c) feeds it object changes and applies its
+ * decisions to the store; `cueue sim` and the unit tests drive the very
+ * same code with a virtual clock.
+ *
+ * Behaviour is Kueue's (shared/spec/kueue.md §2, default feature gates):
+ * BestEffortFIFO/StrictFIFO queues ordered by priority then queue-order
+ * timestamp then creation order; flavor assignment per pod set in the
+ * ClusterQueue's flavor order with node label / taint matching and
+ * flavorFungibility; nominalQuota, cohorts (flat and hierarchical) with
+ * borrowingLimit and lendingLimit; preemption (withinClusterQueue,
+ * reclaimWithinCohort, borrowWithinCohort) with Kueue's candidate order and
+ * minimal victim sets; fair sharing; partial admission; elastic workload
+ * slices. Beyond Kueue: one cycle admits every head that fits, in Kueue's
+ * order (not one head per ClusterQueue per cycle).
+ *
+ * Units: quantities are int64 (cpu in milli-CPU, memory in bytes, other
+ * resources in units); times are ms since the epoch.
+ *
+ * Ownership: every input struct is borrowed (the engine copies what it
+ * keeps); every output struct is owned by the caller and released with its
+ * _release function. Engine state is not thread-safe: one caller at a time.
+ */
+#ifndef CUEUE_ENGINE_ENGINE_H
+#define CUEUE_ENGINE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/types.h"
+
+struct eng;
+
+enum eng_fair_strategy {
+    FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE,
+    FS_LESS_THAN_INITIAL_SHARE,
+};
+
+struct eng_config {
+    bool fair_sharing;                       /* Kueue config fairSharing.enable */
+    enum eng_fair_strategy fs_strategies[2]; /* used when fair_sharing */
+    int n_fs_strategies;                     /* 0 = Kueue default (both, in order) */
+    bool ignore_undeclared_resources;        /* quotaCheckStrategy IgnoreUndeclared */
+    bool kueue_one_head_per_cq;              /* true = Kueue's one admission per
+                                                ClusterQueue per cycle (for
+                                                comparisons); false = cueue default */
+};
+
+/* A new engine (cfg may be NULL for defaults). Free with eng_free. */
+struct eng *eng_new(const struct eng_config *cfg);
+/* Free the engine and everything it holds. NULL is a no-op. */
+void eng_free(struct eng *e);
+
+/* ---- inputs: objects as they change (idempotent upserts) ---- */
+
+void eng_upsert_flavor(struct eng *e, const struct api_resource_flavor *rf);
+void eng_delete_flavor(struct eng *e, const char *name);
+void eng_upsert_cohort(struct eng *e, const struct api_cohort *c);
+void eng_delete_cohort(struct eng *e, const char *name);
+/* inactive_message: NULL when the ClusterQueue's admission checks exist and
+ * are active; otherwise the part of Kueue's inactive message the engine cannot
+ * know ("references missing AdmissionCheck(s): [x]"). The engine adds its
+ * own reasons (missing flavors, stopPolicy). */
+void eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *cq,
+                              const char *inactive_message);
+void eng_delete_cluster_queue(struct eng *e, const char *name);
+void eng_upsert_local_queue(struct eng *e, const struct api_local_queue *lq);
+void eng_delete_local_queue(struct eng *e, const char *ns, const char *name);
+void eng_upsert_namespace(struct eng *e, const char *name, const struct api_labels *labels);
+void eng_delete_namespace(struct eng *e, const char *name);
+/* A Workload in any state. Pending (no admission) workloads are queued when
+ * eligible (active, not finished, not parked by Requeued=False, requeueAt
+ * passed, no admission gate); workloads with status.admission hold quota
+ * until they are upserted without it or deleted. Finished workloads hold
+ * nothing. */
+void eng_upsert_workload(struct eng *e, const struct api_workload *wl);
+void eng_delete_workload(struct eng *e, const char *ns, const char *name);
+/* Expected end of an admitted workload (ms), used only by eng_explain's
+ * admission-time estimate. 0 = unknown. */
+void eng_set_expected_end(struct eng *e, const char *ns, const char *name, int64_t end_ms);
+
+/* ---- outputs ---- */
+
+struct eng_wl_ref {
+    char *ns;
+    char *name;
+    char *uid;
+};
+
+enum eng_decision_type {
+    ENG_RESERVE, /* write status.admission + QuotaReserved=True */
+    ENG_PREEMPT, /* evict `wl` (Evicted=True/Preempted, Preempted=True/<reason>) */
+    ENG_PENDING, /* write QuotaReserved=False/<reason> <message> (only on change) */
+};
+
+struct eng_decision {
+    enum eng_decision_type type;
+    struct eng_wl_ref wl;
+    char *cluster_queue;
+    /* ENG_RESERVE */
+    struct api_admission admission; /* podSetAssignments with counts, flavors, usage */
+    bool borrowing;                 /* the admission borrows from the cohort */
+    char *event_message;            /* "Quota reserved in ClusterQueue cq, wait time
+                                       since queued was 3s; Flavors considered: ..." */
+    struct eng_wl_ref replaces;     /* elastic slice replaced (ns NULL when none) */
+    /* ENG_PREEMPT */
+    struct eng_wl_ref preemptor;
+    char *reason;  /* ENG_PREEMPT: InClusterQueue|InCohortReclamation|...;
+                      ENG_PENDING: WaitingForQuota|NoMatchingFlavor|... */
+    char *message; /* Kueue's message text */
+};
+
+struct eng_result {
+    struct eng_decision *items; /* in the order they were decided */
+    size_t n, cap;
+    int64_t next_wakeup_ms;     /* earliest time a parked workload becomes
+                                   eligible (backoff), 0 = none */
+    uint64_t cycles;            /* scheduling cycles run by this call */
+};
+
+/* Run scheduling cycles at time now_ms until no more workloads can be
+ * admitted or preempted for (bounded by max_decisions, 0 = no bound), and
+ * append decisions to *out (initialise with {0}). Reserved workloads are
+ * assumed immediately (their usage counts at once); a caller that fails to
+ * apply a reservation upserts the workload's real state to undo it.
+ * Returns the number of decisions appended. */
+int eng_schedule(struct eng *e, int64_t now_ms, size_t max_decisions, struct eng_result *out);
+/* Release the decisions (the result may be reused). */
+void eng_result_release(struct eng_result *r);
+
+/* ---- observability ---- */
+
+struct eng_flavor_usage {
+    char *flavor;
+    struct api_reslist total;    /* quota reserved by workloads, per resource */
+    struct api_reslist borrowed; /* part above nominal */
+};
+
+struct eng_cq_status {
+    bool active;
+    char *inactive_reason;  /* "FlavorNotFound", "Stopped", ... or NULL */
+    char *inactive_message; /* Kueue's "Can't admit new workloads: ..." or NULL */
+    int32_t pending;        /* pendingWorkloads */
+    int32_t reserving;      /* reservingWorkloads */
+    int32_t admitted;       /* admittedWorkloads */
+    struct eng_flavor_usage *reservation; /* flavorsReservation (quota-reserving) */
+    size_t n_reservation;
+    struct eng_flavor_usage *usage;       /* flavorsUsage (admitted) */
+    size_t n_usage;
+    int64_t weighted_share;               /* fairSharing.weightedShare */
+};
+
+/* Status figures for a ClusterQueue. Returns 0 or CU_ENOTFOUND. */
+int eng_cq_status(struct eng *e, const char *name, struct eng_cq_status *out);
+void eng_cq_status_release(struct eng_cq_status *s);
+
+struct eng_blocker {
+    char *flavor;
+    char *resource;
+    int64_t needed;   /* how much more is needed */
+    struct eng_wl_ref *holders; /* admitted workloads holding that quota */
+    size_t n_holders;
+};
+
+struct eng_explanation {
+    int32_t position;         /* 0-based position in its ClusterQueue's queue; -1 if not queued */
+    char *reason;             /* current pending reason */
+    char *message;            /* current pending message */
+    struct eng_blocker *blockers;
+    size_t n_blockers;
+    int64_t estimated_admission_ms; /* 0 = unknown (no expected ends) */
+};
+
+/* Why a pending workload is pending and when it may be admitted: its
+ * position, the quota that blocks it and who holds it, and an estimate from
+ * running the engine forward over a copy of the state with the admitted
+ * workloads' expected ends. Returns 0 or CU_ENOTFOUND. */
+int eng_explain(struct eng *e, const char *ns, const char *name, int64_t now_ms,
+                struct eng_explanation *out);
+void eng_explanation_release(struct eng_explanation *x);
+
+void eng_wl_ref_release(struct eng_wl_ref *r);
+
+#endif

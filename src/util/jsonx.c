@@ -1,0 +1,106 @@
+/* jsonx: path helpers over jansson (see jsonx.h). */
+#include "util/jsonx.h"
+
+#include <stdlib.h>
+
+#include "util/xalloc.h"
+
+json_t *jx_get_(const json_t *root, const char *const *keys)
+{
+    const json_t *cur = root;
+    for (; *keys; keys++) {
+        if (!json_is_object(cur))
+            return NULL;
+        cur = json_object_get(cur, *keys);
+    }
+    return (json_t *)cur;
+}
+
+const char *jx_str_(const json_t *root, const char *const *keys)
+{
+    json_t *v = jx_get_(root, keys);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int64_t jx_int_(const json_t *root, const char *const *keys, int64_t def)
+{
+    json_t *v = jx_get_(root, keys);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
+}
+
+bool jx_bool_(const json_t *root, const char *const *keys, bool def)
+{
+    json_t *v = jx_get_(root, keys);
+    return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+json_t *jx_obj_(json_t *root, const char *const *keys)
+{
+    json_t *cur = root;
+    for (; *keys; keys++) {
+        json_t *next = json_object_get(cur, *keys);
+        if (!json_is_object(next)) {
+            next = json_object();
+            json_object_set_new(cur, *keys, next);
+        }
+        cur = next;
+    }
+    return cur;
+}
+
+void jx_set_new_(json_t *root, json_t *v, const char *const *keys)
+{
+    const char *const *last = keys;
+    while (last[1])
+        last++;
+    json_t *cur = root;
+    for (const char *const *k = keys; k != last; k++) {
+        json_t *next = json_object_get(cur, *k);
+        if (!json_is_object(next)) {
+            next = json_object();
+            json_object_set_new(cur, *k, next);
+        }
+        cur = next;
+    }
+    json_object_set_new(cur, *last, v);
+}
+
+void jx_del_(json_t *root, const char *const *keys)
+{
+    const char *const *last = keys;
+    while (last[1])
+        last++;
+    json_t *cur = root;
+    for (const char *const *k = keys; k != last; k++) {
+        cur = json_object_get(cur, *k);
+        if (!json_is_object(cur))
+            return;
+    }
+    json_object_del(cur, *last);
+}
+
+static char *dup_and_free(char *s)
+{
+    if (!s)
+        return xstrdup("null");
+    char *out = xstrdup(s);
+    free(s); /* jansson's allocation */
+    return out;
+}
+
+char *jx_dumps(const json_t *v)
+{
+    return dup_and_free(json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT));
+}
+
+char *jx_dumps_sorted(const json_t *v)
+{
+    return dup_and_free(json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS));
+}
+
+bool jx_equal(const json_t *a, const json_t *b)
+{
+    if (!a || !b)
+        return a == b;
+    return json_equal(a, b);
+}

@@ -1,0 +1,44 @@
+/* rng: splitmix64, UUIDs and Kubernetes-style name suffixes (see rng.h). */
+#include "util/rng.h"
+
+#include <stdio.h>
+#include <sys/random.h>
+#include <time.h>
+
+void rng_seed(struct rng *r, uint64_t seed) { r->state = seed; }
+
+void rng_seed_os(struct rng *r)
+{
+    uint64_t s = 0;
+    if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s))
+        s = (uint64_t)time(NULL) ^ (uint64_t)clock();
+    r->state = s;
+}
+
+uint64_t rng_next(struct rng *r)
+{
+    uint64_t z = (r->state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+uint64_t rng_below(struct rng *r, uint64_t n) { return rng_next(r) % n; }
+
+void rng_uuid(struct rng *r, char out[37])
+{
+    uint64_t a = rng_next(r), b = rng_next(r);
+    a = (a & 0xffffffffffff0fffULL) | 0x4000ULL;             /* version 4 */
+    b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; /* variant */
+    snprintf(out, 37, "%08x-%04x-%04x-%04x-%012llx", (unsigned)(a >> 32),
+             (unsigned)((a >> 16) & 0xffff), (unsigned)(a & 0xffff),
+             (unsigned)(b >> 48), (unsigned long long)(b & 0xffffffffffffULL));
+}
+
+void rng_suffix(struct rng *r, char *out, int n)
+{
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    for (int i = 0; i < n; i++)
+        out[i] = alphabet[rng_below(r, sizeof(alphabet) - 1)];
+    out[n] = '\0';
+}

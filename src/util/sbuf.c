@@ -1,0 +1,92 @@
+/* sbuf: capped growable string buffer (see sbuf.h for invariants). */
+#include "util/sbuf.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "util/err.h"
+#include "util/xalloc.h"
+
+void sbuf_init(struct sbuf *sb, size_t max)
+{
+    sb->cap = 64;
+    sb->buf = xmalloc(sb->cap);
+    sb->buf[0] = '\0';
+    sb->len = 0;
+    sb->max = max ? max : SBUF_DEFAULT_MAX;
+}
+
+void sbuf_release(struct sbuf *sb)
+{
+    XFREE(sb->buf);
+    sb->len = sb->cap = 0;
+}
+
+void sbuf_reset(struct sbuf *sb)
+{
+    sb->len = 0;
+    sb->buf[0] = '\0';
+}
+
+static int grow(struct sbuf *sb, size_t extra)
+{
+    if (extra > sb->max - sb->len)
+        return CU_ELIMIT;
+    size_t need = sb->len + extra + 1;
+    if (need <= sb->cap)
+        return 0;
+    size_t ncap = sb->cap * 2;
+    while (ncap < need)
+        ncap *= 2;
+    sb->buf = xrealloc(sb->buf, ncap);
+    sb->cap = ncap;
+    return 0;
+}
+
+int sbuf_add(struct sbuf *sb, const void *p, size_t n)
+{
+    int rc = grow(sb, n);
+    if (rc < 0)
+        return rc;
+    memcpy(sb->buf + sb->len, p, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
+    return 0;
+}
+
+int sbuf_adds(struct sbuf *sb, const char *s) { return sbuf_add(sb, s, strlen(s)); }
+
+int sbuf_addc(struct sbuf *sb, char c) { return sbuf_add(sb, &c, 1); }
+
+int sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n < 0)
+        return CU_EINTERNAL;
+    int rc = grow(sb, (size_t)n);
+    if (rc < 0)
+        return rc;
+    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    sb->len += (size_t)n;
+    return 0;
+}
+
+int sbuf_addf(struct sbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = sbuf_vaddf(sb, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+char *sbuf_take(struct sbuf *sb)
+{
+    char *s = sb->buf;
+    size_t max = sb->max;
+    sbuf_init(sb, max);
+    return s;
+}

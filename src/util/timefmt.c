@@ -1,0 +1,115 @@
+/* timefmt: RFC 3339 formatting and parsing, kubectl-style ages. */
+#include "util/timefmt.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/err.h"
+
+char *timefmt_rfc3339(int64_t ms, bool with_ms, char out[TIMEFMT_LEN])
+{
+    time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+    int frac = (int)(ms - (int64_t)secs * 1000);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    size_t n = strftime(out, TIMEFMT_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (with_ms)
+        snprintf(out + n, TIMEFMT_LEN - n, ".%03dZ", frac);
+    else
+        snprintf(out + n, TIMEFMT_LEN - n, "Z");
+    return out;
+}
+
+static int digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)**p))
+            return -1;
+        v = v * 10 + (**p - '0');
+        (*p)++;
+    }
+    *out = v;
+    return 0;
+}
+
+int timefmt_parse(const char *s, int64_t *ms)
+{
+    if (!s)
+        return CU_EINVAL;
+    const char *p = s;
+    int Y, M, D, h, m, sec;
+    if (digits(&p, 4, &Y) || *p++ != '-' || digits(&p, 2, &M) || *p++ != '-' ||
+        digits(&p, 2, &D) || (*p != 'T' && *p != 't' && *p != ' '))
+        return CU_EINVAL;
+    p++;
+    if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &m) || *p++ != ':' ||
+        digits(&p, 2, &sec))
+        return CU_EINVAL;
+    if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+        return CU_EINVAL;
+    int frac_ms = 0;
+    if (*p == '.') {
+        p++;
+        int nd = 0;
+        while (isdigit((unsigned char)*p)) {
+            if (nd < 3)
+                frac_ms = frac_ms * 10 + (*p - '0');
+            nd++;
+            p++;
+        }
+        if (nd == 0)
+            return CU_EINVAL;
+        for (; nd < 3; nd++)
+            frac_ms *= 10;
+    }
+    int offset_min = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1, oh, om;
+        p++;
+        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om))
+            return CU_EINVAL;
+        offset_min = sign * (oh * 60 + om);
+    } else {
+        return CU_EINVAL;
+    }
+    if (*p)
+        return CU_EINVAL;
+    struct tm tm = {0};
+    tm.tm_year = Y - 1900;
+    tm.tm_mon = M - 1;
+    tm.tm_mday = D;
+    tm.tm_hour = h;
+    tm.tm_min = m;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    *ms = ((int64_t)t - (int64_t)offset_min * 60) * 1000 + frac_ms;
+    return 0;
+}
+
+char *timefmt_age(int64_t age_ms, char out[TIMEFMT_LEN])
+{
+    int64_t s = age_ms / 1000;
+    if (s < 0)
+        s = 0;
+    if (s < 120)
+        snprintf(out, TIMEFMT_LEN, "%llds", (long long)s);
+    else if (s < 600)
+        snprintf(out, TIMEFMT_LEN, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
+    else if (s < 3 * 3600)
+        snprintf(out, TIMEFMT_LEN, "%lldm", (long long)(s / 60));
+    else if (s < 8 * 3600)
+        snprintf(out, TIMEFMT_LEN, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
+    else if (s < 48 * 3600)
+        snprintf(out, TIMEFMT_LEN, "%lldh", (long long)(s / 3600));
+    else if (s < 8 * 86400)
+        snprintf(out, TIMEFMT_LEN, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+    else
+        snprintf(out, TIMEFMT_LEN, "%lldd", (long long)(s / 86400));
+    return out;
+}
