@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/clock.h"
+
 struct exec;
 
 /* One environment variable. */
@@ -95,5 +97,34 @@ struct exec {
 
 /* Release the reports (reusable after). */
 void exec_reports_release(struct exec_reports *r);
+
+/* ---- the simulated executor (`cueue sim`) ---- */
+
+/* What a simulated pod does: run for runtime_ms, then exit with exit_code
+ * (0 = EXEC_SUCCEEDED, else EXEC_FAILED). */
+struct exec_sim_outcome {
+    int64_t runtime_ms;
+    int exit_code;
+};
+
+struct exec_sim_opts {
+    struct clk *clock;        /* borrowed; the simulation's virtual clock */
+    /* Decide a pod's outcome from its Pod object (borrowed); *out arrives
+     * filled with the defaults below. NULL = defaults for every pod. */
+    void (*outcome)(void *ctx, const json_t *pod, struct exec_sim_outcome *out);
+    void *ctx;
+    int64_t default_runtime_ms; /* used when outcome is NULL or keeps it */
+    bool honor_grace;           /* stop(): terminate after grace_ms (true) or
+                                   at once (false) */
+};
+
+/* A simulated executor: start() reports EXEC_RUNNING at once and the final
+ * state runtime_ms later (virtual time); stop() ends a running pod with exit
+ * code 137 (128+SIGKILL) at once, or 143 (SIGTERM) after the grace period
+ * when honor_grace. next_deadline() is the earliest pending report, so the
+ * simulator can jump the clock straight to it. Reports come out of poll()
+ * in (time, order of scheduling) order, only once the clock reached them.
+ * Returns a new executor (opts copied); free with ops->free. */
+struct exec *exec_sim_new(const struct exec_sim_opts *opts);
 
 #endif

@@ -63,4 +63,39 @@ struct prov *prov_local_new(void);
 /* Release the events (reusable after). */
 void prov_events_release(struct prov_events *ev);
 
+/* ---- the simulator's capacity model (`cueue sim`) ---- */
+
+/* A stockout window [from_ms, to_ms): no capacity. to_ms = PROV_NEVER for a
+ * window that never ends. Times are absolute ms (the scenario's start plus
+ * its offsets). */
+struct prov_sim_window {
+    int64_t from_ms;
+    int64_t to_ms;
+};
+
+/* At at_ms the pool loses n_nodes nodes (0 = all of them). */
+struct prov_sim_revocation {
+    int64_t at_ms;
+    int n_nodes;
+};
+
+/* One node pool's capacity model. */
+struct prov_sim_pool {
+    const char *name;       /* NodePool name */
+    int64_t delay_ms;       /* provisioning delay: request -> nodes ready */
+    const struct prov_sim_window *stockouts;
+    size_t n_stockouts;
+    const struct prov_sim_revocation *revocations;
+    size_t n_revocations;
+};
+
+/* The simulator's provider (pools copied). A request for a listed pool made
+ * at t is served at the first instant >= t outside every stockout window,
+ * plus the pool's delay; a request inside a window without end gets
+ * PROV_NEVER. Pools not listed behave as their NodePool spec.capacity says
+ * (Immediate, Delayed by delaySeconds, Stockout = never), like the local
+ * provider. Revocations are reported by poll() once their time has come,
+ * as events with reason "CapacityRevoked". Free with ops->free. */
+struct prov *prov_sim_new(const struct prov_sim_pool *pools, size_t n_pools);
+
 #endif
