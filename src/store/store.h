@@ -62,40 +62,59 @@ json_t *store_list(struct store *s, enum api_kind_id kind, const char *ns, uint6
 size_t store_count(struct store *s, enum api_kind_id kind);
 
 enum store_update_mode {
-    STORE_UPDATE_MAIN,   /* spec/metadata from obj; existing status kept */
+    STORE_UPDATE_MAIN,   /* spec/metadata from obj; existing status kept (on a kind
+                          * without a status subresource, api_kind.has_status
+                          * false, status is an ordinary field: same as ALL) */
     STORE_UPDATE_STATUS, /* status from obj; everything else kept */
     STORE_UPDATE_ALL,    /* the whole object from obj (controllers) */
 };
 
 /* Create obj (borrowed; the store copies it). The store sets metadata.uid
  * (unless present), creationTimestamp, resourceVersion and generation 1,
- * and metadata.namespace from ns for namespaced kinds. A `metadata.generateName`
- * without a name gets a 5-character suffix. Returns 0 and the stored object
- * in *out (new reference; out may be NULL), or CU_EEXIST. */
+ * and metadata.namespace from ns for namespaced kinds (ns NULL/"": the
+ * object's own metadata.namespace; cluster-scoped kinds lose any
+ * namespace); deletionTimestamp/deletionGracePeriodSeconds are dropped. A
+ * `metadata.generateName` without a name gets a 5-character suffix (base cut
+ * to 58 characters; a colliding name is regenerated up to 8 times, as
+ * Kubernetes does). Returns 0 and the stored object in *out (new reference;
+ * out may be NULL), CU_EEXIST, CU_EINVAL (not an object, no name nor
+ * generateName, namespaced kind without a namespace) or CU_EIO (database
+ * write failed; nothing changed). */
 int store_create(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
                  json_t **out);
 
-/* Replace an object (see enum store_update_mode). If obj carries
- * metadata.resourceVersion it must equal the stored one, else CU_ECONFLICT.
+/* Replace an object (see enum store_update_mode), found by obj's
+ * metadata.name and ns (or obj's namespace when ns is NULL/""). If obj
+ * carries metadata.resourceVersion (other than "" or "0") it must equal the
+ * stored one, and a non-empty metadata.uid must equal the stored uid (both
+ * Kubernetes update preconditions), else CU_ECONFLICT. deletionTimestamp,
+ * deletionGracePeriodSeconds and generation are the server's: obj's values
+ * are ignored.
  * generation is incremented when anything outside metadata and status
  * changes. An update that changes nothing stores nothing and emits no event
  * (returns 0 with the current object). uid and creationTimestamp are kept.
  * If the object has metadata.deletionTimestamp and the update leaves
  * metadata.finalizers empty, the object is deleted (DELETED event).
- * Returns 0, CU_ENOTFOUND or CU_ECONFLICT. */
+ * Returns 0, CU_ENOTFOUND, CU_ECONFLICT, CU_EINVAL (obj not an object or
+ * without metadata.name) or CU_EIO (database write failed; nothing changed). */
 int store_update(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
                  enum store_update_mode mode, json_t **out);
 
 /* Delete. If the object has finalizers it is only marked
- * (metadata.deletionTimestamp = now, MODIFIED event) and removed once an
- * update clears the finalizers. uid_precondition (NULL = none) must match
+ * (metadata.deletionTimestamp = now, deletionGracePeriodSeconds = 0,
+ * generation + 1, MODIFIED event; deleting an already marked object changes
+ * nothing) and removed once an update clears the finalizers. Otherwise it
+ * is removed now; the DELETED event and *out carry its last state with the
+ * deletion's resourceVersion. uid_precondition (NULL = none) must match
  * metadata.uid, else CU_ECONFLICT. Returns 0 and the last state in *out
- * (new reference, may be NULL), or CU_ENOTFOUND. */
+ * (new reference, may be NULL), CU_ENOTFOUND or CU_EIO. */
 int store_delete(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
                  const char *uid_precondition, json_t **out);
 
-/* Commit pending writes to SQLite (no-op for a memory store).
- * Returns 0 or CU_EIO. */
+/* Commit pending writes to SQLite (no-op for a memory store), together
+ * with the resourceVersion counter. Returns 0 or CU_EIO (the failure is
+ * logged; if SQLite rolled the transaction back, those writes are lost from
+ * disk though still in memory). */
 int store_flush(struct store *s);
 
 /* The current (latest) resourceVersion. */
@@ -132,7 +151,18 @@ void store_events_release(struct store_events *ev);
 uint64_t store_wait(struct store *s, uint64_t since_rv, int timeout_ms);
 
 /* Wake every thread blocked in store_events_since or store_wait (shutdown,
- * or an executor report the control loop must see). */
+ * or an executor report the control loop must see). Only threads already
+ * blocked wake; use store_wakeup_seq/store_wait_seq to close the window
+ * between checking for work and blocking. */
 void store_wakeup(struct store *s);
+
+/* The number of store_wakeup calls so far (read it before checking for
+ * work, then pass it to store_wait_seq). */
+uint64_t store_wakeup_seq(struct store *s);
+/* store_wait that also returns at once when store_wakeup has been called
+ * since store_wakeup_seq returned seen_wakeups (no lost wakeups). Returns
+ * the current rv. */
+uint64_t store_wait_seq(struct store *s, uint64_t since_rv, uint64_t seen_wakeups,
+                        int timeout_ms);
 
 #endif

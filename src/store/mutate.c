@@ -1,0 +1,409 @@
+/*
+ * mutate: create, update and delete, with the metadata stamping the
+ * Kubernetes API server does (uid, creationTimestamp, resourceVersion,
+ * generation, generateName, deletionTimestamp and finalizers).
+ *
+ * Invariants: each mutation builds a complete new document, writes it to
+ * the database (if any) and only then swaps it into the index and appends
+ * its event, all under store.mu, so a failed write leaves memory, disk and
+ * the event log untouched. Documents share unchanged subtrees with their
+ * predecessors (json_copy): nothing ever modifies a stored document.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/meta.h"
+#include "store/store-int.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/timefmt.h"
+#include "util/xalloc.h"
+
+/* Kubernetes' name generator keeps at most 63 - 5 characters of the base
+ * and retries a colliding generated name (RetryGenerateName). */
+#define GENERATE_NAME_BASE_MAX 58
+#define GENERATE_NAME_SUFFIX_LEN 5
+#define GENERATE_NAME_ATTEMPTS 8
+
+/* Metadata only the server writes: kept from the stored object on update. */
+static const char *const SYSTEM_META[] = {
+    "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+    "generation", "resourceVersion", NULL,
+};
+
+static bool kind_ok(int kind) { return kind >= 0 && kind < KIND__COUNT; }
+
+/* The namespace key for obj: "" for cluster-scoped kinds, else ns or the
+ * object's own metadata.namespace. NULL when a namespaced kind has none. */
+static const char *resolve_ns(enum api_kind_id kind, const char *ns, const json_t *obj)
+{
+    if (!api_kind_get(kind)->namespaced)
+        return "";
+    if (ns && ns[0])
+        return ns;
+    const char *own = JX_STR(obj, "metadata", "namespace");
+    return own && own[0] ? own : NULL;
+}
+
+static void set_ns(json_t *meta, enum api_kind_id kind, const char *ns)
+{
+    if (api_kind_get(kind)->namespaced)
+        json_object_set_new(meta, "namespace", json_string(ns));
+    else
+        json_object_del(meta, "namespace");
+}
+
+static void set_rv(json_t *meta, uint64_t rv)
+{
+    char buf[24];
+    snprintf(buf, sizeof(buf), "%" PRIu64, rv);
+    json_object_set_new(meta, "resourceVersion", json_string(buf));
+}
+
+static json_int_t generation_of(const json_t *doc)
+{
+    return json_integer_value(JX_GET(doc, "metadata", "generation"));
+}
+
+static bool has_finalizers(const json_t *doc)
+{
+    return json_array_size(JX_GET(doc, "metadata", "finalizers")) > 0;
+}
+
+/* A new top-level object sharing old's children except for a fresh
+ * (shallow-copied) metadata map the caller may modify. */
+static json_t *copy_with_meta(const json_t *old)
+{
+    json_t *c = json_copy((json_t *)old);
+    json_t *m = json_object_get(old, "metadata");
+    json_object_set_new(c, "metadata", m ? json_copy(m) : json_object());
+    return c;
+}
+
+/* True when anything outside metadata and status differs (generation). */
+static bool spec_changed(const json_t *a, const json_t *b)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)a, key, v) {
+        if (strcmp(key, "metadata") == 0 || strcmp(key, "status") == 0)
+            continue;
+        if (!json_equal(v, json_object_get(b, key)))
+            return true;
+    }
+    json_object_foreach((json_t *)b, key, v) {
+        if (strcmp(key, "metadata") == 0 || strcmp(key, "status") == 0)
+            continue;
+        if (!json_object_get(a, key))
+            return true;
+    }
+    return false;
+}
+
+/* ---- create ---- */
+
+/* Pick the name (generateName + suffix, retried on collision). Returns a
+ * new string or NULL when every generated name collided. mu held. */
+static char *choose_name(struct store *s, enum api_kind_id kind, const char *ns,
+                         const json_t *meta)
+{
+    const char *name = json_string_value(json_object_get(meta, "name"));
+    if (name && name[0])
+        return xstrdup(name);
+    const char *base = json_string_value(json_object_get(meta, "generateName"));
+    size_t blen = strlen(base);
+    if (blen > GENERATE_NAME_BASE_MAX)
+        blen = GENERATE_NAME_BASE_MAX;
+    for (int i = 0; i < GENERATE_NAME_ATTEMPTS; i++) {
+        char suffix[GENERATE_NAME_SUFFIX_LEN + 1];
+        rng_suffix(s->rng, suffix, GENERATE_NAME_SUFFIX_LEN);
+        char *cand = xasprintf("%.*s%s", (int)blen, base, suffix);
+        if (!store__idx_find(s, kind, ns, cand))
+            return cand;
+        xfree(cand);
+    }
+    return NULL;
+}
+
+/* Stamp the server-set metadata of a new object. mu held. */
+static void stamp_new(struct store *s, json_t *meta, const char *name)
+{
+    json_object_set_new(meta, "name", json_string(name));
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    if (!uid || !uid[0]) {
+        char buf[37];
+        rng_uuid(s->rng, buf);
+        json_object_set_new(meta, "uid", json_string(buf));
+    }
+    char ts[TIMEFMT_LEN];
+    json_object_set_new(meta, "creationTimestamp",
+                        json_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
+    set_rv(meta, s->rv + 1);
+    json_object_set_new(meta, "generation", json_integer(1));
+}
+
+int store_create(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
+                 json_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!kind_ok((int)kind) || !json_is_object(obj))
+        return CU_EINVAL;
+    const json_t *meta_in = json_object_get(obj, "metadata");
+    const char *name = JX_STR(obj, "metadata", "name");
+    const char *gen = JX_STR(obj, "metadata", "generateName");
+    const char *nsk = resolve_ns(kind, ns, obj);
+    if ((meta_in && !json_is_object(meta_in)) || !nsk ||
+        ((!name || !name[0]) && (!gen || !gen[0])))
+        return CU_EINVAL;
+
+    json_t *doc = json_deep_copy(obj);
+    json_t *meta = JX_OBJ(doc, "metadata");
+    set_ns(meta, kind, nsk);
+    json_object_del(meta, "deletionTimestamp");
+    json_object_del(meta, "deletionGracePeriodSeconds");
+
+    pthread_mutex_lock(&s->mu);
+    int rc = 0;
+    char *final = choose_name(s, kind, nsk, meta);
+    if (!final || store__idx_find(s, kind, nsk, final)) {
+        rc = CU_EEXIST;
+    } else {
+        stamp_new(s, meta, final);
+        rc = store__db_put(s, kind, nsk, final, doc);
+    }
+    if (rc == 0) {
+        store__idx_insert(s, kind, nsk, final, json_incref(doc));
+        store__log_append(s, STORE_ADDED, kind, json_incref(doc));
+    }
+    pthread_mutex_unlock(&s->mu);
+    xfree(final);
+    if (rc == 0 && out)
+        *out = doc;
+    else
+        json_decref(doc);
+    return rc;
+}
+
+/* ---- update ---- */
+
+/* The part of obj an update takes, deep-copied before locking: the status
+ * alone (STATUS), everything but status (MAIN on a kind with a status
+ * subresource) or everything (ALL, or MAIN on a kind without one, where
+ * status is an ordinary field as in Kubernetes). May be NULL for STATUS. */
+static json_t *incoming_part(enum api_kind_id kind, const json_t *obj,
+                             enum store_update_mode mode)
+{
+    if (mode == STORE_UPDATE_STATUS) {
+        json_t *st = json_object_get(obj, "status");
+        return st ? json_deep_copy(st) : NULL;
+    }
+    if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status) {
+        json_t *c = json_object();
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *)obj, key, v) {
+            if (strcmp(key, "status") != 0)
+                json_object_set_new(c, key, json_deep_copy(v));
+        }
+        return c;
+    }
+    return json_deep_copy(obj);
+}
+
+/* The candidate document: incoming merged with the stored one, with the
+ * server-managed metadata of the stored one. Takes incoming. mu held. */
+static json_t *merge_update(enum api_kind_id kind, const char *ns, const json_t *old,
+                            json_t *incoming, enum store_update_mode mode)
+{
+    if (mode == STORE_UPDATE_STATUS) {
+        json_t *cand = copy_with_meta(old);
+        if (incoming)
+            json_object_set_new(cand, "status", incoming);
+        else
+            json_object_del(cand, "status");
+        return cand;
+    }
+    json_t *cand = incoming;
+    json_t *old_status = json_object_get(old, "status");
+    if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status && old_status)
+        json_object_set(cand, "status", old_status);
+    json_t *meta = JX_OBJ(cand, "metadata");
+    const json_t *ometa = json_object_get(old, "metadata");
+    for (int i = 0; SYSTEM_META[i]; i++) {
+        json_t *v = json_object_get(ometa, SYSTEM_META[i]);
+        if (v)
+            json_object_set(meta, SYSTEM_META[i], v);
+        else
+            json_object_del(meta, SYSTEM_META[i]);
+    }
+    set_ns(meta, kind, ns);
+    return cand;
+}
+
+/* Preconditions carried by the update's own metadata: resourceVersion
+ * (absent, "" or "0" = unconditional) and uid (Kubernetes takes a non-empty
+ * metadata.uid as a UID precondition). */
+static int check_preconditions(const json_t *obj, const json_t *old)
+{
+    const json_t *meta = json_object_get(obj, "metadata");
+    const json_t *rvj = json_object_get(meta, "resourceVersion");
+    if (rvj && !json_is_null(rvj)) {
+        const char *rv = json_string_value(rvj);
+        if (!rv)
+            return CU_ECONFLICT;
+        if (rv[0] && strcmp(rv, "0") != 0 &&
+            strcmp(rv, jx_or_empty(JX_STR(old, "metadata", "resourceVersion"))) != 0)
+            return CU_ECONFLICT;
+    }
+    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    if (uid && uid[0] && strcmp(uid, jx_or_empty(api_uid(old))) != 0)
+        return CU_ECONFLICT;
+    return 0;
+}
+
+/* Store cand (reference taken) over o, or delete o when cand is a deleting
+ * object whose finalizers are now empty. *res gets the resulting document
+ * (new reference). mu held. */
+static int commit_update(struct store *s, enum api_kind_id kind, struct store_obj *o,
+                         json_t *cand, json_t **res)
+{
+    if (json_equal(cand, o->doc)) {
+        json_decref(cand);
+        *res = json_incref(o->doc);
+        return 0;
+    }
+    json_t *meta = json_object_get(cand, "metadata");
+    set_rv(meta, s->rv + 1);
+    int rc;
+    if (api_is_deleting(o->doc) && !has_finalizers(cand)) {
+        rc = store__db_del(s, kind, o->ns, o->name);
+        if (rc == 0) {
+            store__idx_remove(s, kind, o);
+            store__log_append(s, STORE_DELETED, kind, json_incref(cand));
+        }
+    } else {
+        if (spec_changed(cand, o->doc))
+            json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
+        rc = store__db_put(s, kind, o->ns, o->name, cand);
+        if (rc == 0) {
+            json_decref(o->doc);
+            o->doc = json_incref(cand);
+            store__log_append(s, STORE_MODIFIED, kind, json_incref(cand));
+        }
+    }
+    if (rc == 0)
+        *res = cand;
+    else
+        json_decref(cand);
+    return rc;
+}
+
+int store_update(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
+                 enum store_update_mode mode, json_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!kind_ok((int)kind) || !json_is_object(obj) || mode < STORE_UPDATE_MAIN ||
+        mode > STORE_UPDATE_ALL)
+        return CU_EINVAL;
+    const char *name = JX_STR(obj, "metadata", "name");
+    const char *nsk = resolve_ns(kind, ns, obj);
+    if (!name || !name[0] || !nsk)
+        return CU_EINVAL;
+    json_t *incoming = incoming_part(kind, obj, mode);
+
+    pthread_mutex_lock(&s->mu);
+    json_t *res = NULL;
+    int rc = CU_ENOTFOUND;
+    struct store_obj *o = store__idx_find(s, kind, nsk, name);
+    if (o)
+        rc = check_preconditions(obj, o->doc);
+    if (rc == 0) {
+        json_t *cand = merge_update(kind, nsk, o->doc, incoming, mode);
+        incoming = NULL;
+        rc = commit_update(s, kind, o, cand, &res);
+    }
+    pthread_mutex_unlock(&s->mu);
+    json_decref(incoming);
+    if (out)
+        *out = res;
+    else
+        json_decref(res);
+    return rc;
+}
+
+/* ---- delete ---- */
+
+/* Mark o as deleting (Kubernetes' markAsDeleting: deletionTimestamp = now,
+ * deletionGracePeriodSeconds = 0, generation + 1). mu held. */
+static int mark_deleting(struct store *s, enum api_kind_id kind, struct store_obj *o,
+                         json_t **res)
+{
+    json_t *cand = copy_with_meta(o->doc);
+    json_t *meta = json_object_get(cand, "metadata");
+    char ts[TIMEFMT_LEN];
+    json_object_set_new(meta, "deletionTimestamp",
+                        json_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
+    json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
+    json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
+    set_rv(meta, s->rv + 1);
+    int rc = store__db_put(s, kind, o->ns, o->name, cand);
+    if (rc < 0) {
+        json_decref(cand);
+        return rc;
+    }
+    json_decref(o->doc);
+    o->doc = json_incref(cand);
+    store__log_append(s, STORE_MODIFIED, kind, json_incref(cand));
+    *res = cand;
+    return 0;
+}
+
+/* Remove o; the DELETED event carries its last state with the deletion's
+ * resourceVersion, as a Kubernetes watch does. mu held. */
+static int remove_now(struct store *s, enum api_kind_id kind, struct store_obj *o,
+                      json_t **res)
+{
+    json_t *last = copy_with_meta(o->doc);
+    set_rv(json_object_get(last, "metadata"), s->rv + 1);
+    int rc = store__db_del(s, kind, o->ns, o->name);
+    if (rc < 0) {
+        json_decref(last);
+        return rc;
+    }
+    store__idx_remove(s, kind, o);
+    store__log_append(s, STORE_DELETED, kind, json_incref(last));
+    *res = last;
+    return 0;
+}
+
+int store_delete(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
+                 const char *uid_precondition, json_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!kind_ok((int)kind) || !name)
+        return CU_ENOTFOUND;
+    pthread_mutex_lock(&s->mu);
+    json_t *res = NULL;
+    int rc = 0;
+    struct store_obj *o = store__idx_find(s, kind, ns, name);
+    if (!o)
+        rc = CU_ENOTFOUND;
+    else if (uid_precondition && strcmp(uid_precondition, jx_or_empty(api_uid(o->doc))) != 0)
+        rc = CU_ECONFLICT;
+    else if (has_finalizers(o->doc) && api_is_deleting(o->doc))
+        res = json_incref(o->doc); /* already marked: nothing changes */
+    else if (has_finalizers(o->doc))
+        rc = mark_deleting(s, kind, o, &res);
+    else
+        rc = remove_now(s, kind, o, &res);
+    pthread_mutex_unlock(&s->mu);
+    if (out)
+        *out = res;
+    else
+        json_decref(res);
+    return rc;
+}

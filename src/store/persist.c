@@ -1,0 +1,327 @@
+/*
+ * persist: the store's SQLite file. One row per object in `objects`
+ * (kind as "plural.group" or the bare plural for the core group, namespace
+ * ("" when cluster-scoped), name, the document as compact JSON text), and
+ * the resourceVersion counter and schema version in `meta`. WAL journal,
+ * synchronous=NORMAL. Mutations run inside one open transaction that
+ * store__db_flush commits, so a burst of writes costs one commit.
+ *
+ * Invariants: statements are prepared once at open; in_tx mirrors whether
+ * this connection holds an open write transaction; nothing here takes
+ * store.mu (callers hold it).
+ */
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store-int.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+#define STORE_SCHEMA_VERSION 1
+
+struct store_db {
+    sqlite3 *db;
+    char *path;
+    sqlite3_stmt *put;
+    sqlite3_stmt *del;
+    sqlite3_stmt *set_meta;
+    bool in_tx;
+    char *buf; /* reusable serialisation buffer */
+    size_t buf_cap;
+};
+
+static const char *const SCHEMA =
+    "CREATE TABLE IF NOT EXISTS objects ("
+    " kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+    " doc TEXT NOT NULL, PRIMARY KEY (kind, namespace, name));"
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES ('schemaVersion', 1);"
+    "INSERT OR IGNORE INTO meta(key, value) VALUES ('resourceVersion', 0);";
+
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static int fail(struct store_db *d, char *err, size_t errlen, const char *what)
+{
+    seterr(err, errlen, "database %s: %s: %s", d->path, what,
+           d->db ? sqlite3_errmsg(d->db) : "out of memory");
+    return CU_EIO;
+}
+
+static int exec_sql(struct store_db *d, const char *sql, char *err, size_t errlen,
+                    const char *what)
+{
+    if (sqlite3_exec(d->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return fail(d, err, errlen, what);
+    return 0;
+}
+
+static int prepare(struct store_db *d, const char *sql, sqlite3_stmt **st, char *err,
+                   size_t errlen)
+{
+    if (sqlite3_prepare_v3(d->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK)
+        return fail(d, err, errlen, "preparing statements");
+    return 0;
+}
+
+static void db_free(struct store_db *d)
+{
+    sqlite3_finalize(d->put);
+    sqlite3_finalize(d->del);
+    sqlite3_finalize(d->set_meta);
+    sqlite3_close(d->db);
+    xfree(d->path);
+    xfree(d->buf);
+    xfree(d);
+}
+
+static int kind_from_qualified(const char *q)
+{
+    for (int k = 0; k < KIND__COUNT; k++)
+        if (strcmp(api_kind_qualified(api_kind_get((enum api_kind_id)k)), q) == 0)
+            return k;
+    return -1;
+}
+
+static int read_meta(struct store_db *d, const char *key, int64_t *val, char *err,
+                     size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(d->db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) !=
+        SQLITE_OK)
+        return fail(d, err, errlen, "reading meta");
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *val = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return fail(d, err, errlen, "reading meta");
+    return 0;
+}
+
+/* Parse one row into the index; the row's resourceVersion raises *max_rv. */
+static int load_row(struct store *s, sqlite3_stmt *st, uint64_t *max_rv, char *err,
+                    size_t errlen)
+{
+    const char *kq = (const char *)sqlite3_column_text(st, 0);
+    const char *ns = (const char *)sqlite3_column_text(st, 1);
+    const char *name = (const char *)sqlite3_column_text(st, 2);
+    const char *text = (const char *)sqlite3_column_text(st, 3);
+    if (!kq || !ns || !name || !text) {
+        seterr(err, errlen, "database %s: a row of table objects has a NULL column",
+                 s->db->path);
+        return CU_EIO;
+    }
+    int kind = kind_from_qualified(kq);
+    if (kind < 0) {
+        log_warn("store", "database %s: skipping %s %s%s%s: unknown kind", s->db->path, kq, ns,
+                 ns[0] ? "/" : "", name);
+        return 0;
+    }
+    json_error_t jerr;
+    json_t *doc = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc || !json_is_object(doc)) {
+        seterr(err, errlen, "database %s: %s %s%s%s: stored document is not a JSON object: %s",
+               s->db->path, kq, ns, ns[0] ? "/" : "", name, doc ? "wrong type" : jerr.text);
+        json_decref(doc);
+        return CU_EIO;
+    }
+    if (store__idx_find(s, (enum api_kind_id)kind, ns, name)) {
+        seterr(err, errlen, "database %s: %s %s%s%s stored twice", s->db->path, kq, ns,
+               ns[0] ? "/" : "", name);
+        json_decref(doc);
+        return CU_EIO;
+    }
+    json_t *rvj = json_object_get(json_object_get(doc, "metadata"), "resourceVersion");
+    if (json_is_string(rvj)) {
+        uint64_t rv = strtoull(json_string_value(rvj), NULL, 10);
+        if (rv > *max_rv)
+            *max_rv = rv;
+    }
+    store__idx_insert(s, (enum api_kind_id)kind, ns, name, doc);
+    return 0;
+}
+
+static int load_all(struct store *s, char *err, size_t errlen)
+{
+    struct store_db *d = s->db;
+    int64_t schema = 0, rv = 0;
+    int rc = read_meta(d, "schemaVersion", &schema, err, errlen);
+    if (rc == 0)
+        rc = read_meta(d, "resourceVersion", &rv, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (schema != STORE_SCHEMA_VERSION) {
+        seterr(err, errlen, "database %s: schema version %lld, this cueue reads version %d",
+                 d->path, (long long)schema, STORE_SCHEMA_VERSION);
+        return CU_EIO;
+    }
+    uint64_t max_rv = rv > 0 ? (uint64_t)rv : 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(d->db, "SELECT kind, namespace, name, doc FROM objects", -1, &st,
+                           NULL) != SQLITE_OK)
+        return fail(d, err, errlen, "reading objects");
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (load_row(s, st, &max_rv, err, errlen) < 0) {
+            sqlite3_finalize(st);
+            return CU_EIO;
+        }
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE)
+        return fail(d, err, errlen, "reading objects");
+    s->rv = max_rv;
+    return 0;
+}
+
+int store__db_open(struct store *s, const char *path, char *err, size_t errlen)
+{
+    struct store_db *d = xcalloc(1, sizeof(*d));
+    d->path = xstrdup(path);
+    int rc = 0;
+    if (sqlite3_open_v2(path, &d->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK)
+        rc = fail(d, err, errlen, "cannot open");
+    if (rc == 0)
+        sqlite3_busy_timeout(d->db, 5000);
+    /* the first statement that reads the file: a non-database fails here */
+    if (rc == 0)
+        rc = exec_sql(d, "PRAGMA journal_mode=WAL", err, errlen, "cannot read");
+    if (rc == 0)
+        rc = exec_sql(d, "PRAGMA synchronous=NORMAL", err, errlen, "cannot configure");
+    if (rc == 0)
+        rc = exec_sql(d, SCHEMA, err, errlen, "cannot create tables");
+    if (rc == 0)
+        rc = prepare(d,
+                     "INSERT INTO objects(kind, namespace, name, doc) VALUES (?, ?, ?, ?)"
+                     " ON CONFLICT(kind, namespace, name) DO UPDATE SET doc = excluded.doc",
+                     &d->put, err, errlen);
+    if (rc == 0)
+        rc = prepare(d, "DELETE FROM objects WHERE kind = ? AND namespace = ? AND name = ?",
+                     &d->del, err, errlen);
+    if (rc == 0)
+        rc = prepare(d, "UPDATE meta SET value = ? WHERE key = 'resourceVersion'", &d->set_meta,
+                     err, errlen);
+    s->db = d;
+    if (rc == 0)
+        rc = load_all(s, err, errlen);
+    if (rc < 0) {
+        s->db = NULL;
+        db_free(d);
+    }
+    return rc;
+}
+
+static int begin(struct store_db *d)
+{
+    if (d->in_tx)
+        return 0;
+    if (sqlite3_exec(d->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        log_error("store", "database %s: BEGIN: %s", d->path, sqlite3_errmsg(d->db));
+        return CU_EIO;
+    }
+    d->in_tx = true;
+    return 0;
+}
+
+static int step_done(struct store_db *d, sqlite3_stmt *st, const char *what)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE) {
+        log_error("store", "database %s: %s: %s", d->path, what, sqlite3_errmsg(d->db));
+        return CU_EIO;
+    }
+    return 0;
+}
+
+/* Serialise doc into d->buf (compact JSON, NUL-terminated); length out. */
+static size_t dump(struct store_db *d, const json_t *doc)
+{
+    size_t n = json_dumpb(doc, d->buf, d->buf_cap, JSON_COMPACT);
+    if (n >= d->buf_cap) {
+        d->buf_cap = n + 1 > 2 * d->buf_cap ? n + 1 : 2 * d->buf_cap;
+        d->buf = xrealloc(d->buf, d->buf_cap);
+        n = json_dumpb(doc, d->buf, d->buf_cap, JSON_COMPACT);
+    }
+    d->buf[n] = '\0';
+    return n;
+}
+
+static void bind_key(sqlite3_stmt *st, enum api_kind_id kind, const char *ns, const char *name)
+{
+    sqlite3_bind_text(st, 1, api_kind_qualified(api_kind_get(kind)), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, ns ? ns : "", -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+}
+
+int store__db_put(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
+                  const json_t *doc)
+{
+    struct store_db *d = s->db;
+    if (!d)
+        return 0;
+    if (begin(d) < 0)
+        return CU_EIO;
+    size_t n = dump(d, doc);
+    if (n == 0) {
+        log_error("store", "database %s: cannot serialise %s", d->path, name);
+        return CU_EIO;
+    }
+    bind_key(d->put, kind, ns, name);
+    sqlite3_bind_text(d->put, 4, d->buf, (int)n, SQLITE_STATIC);
+    return step_done(d, d->put, "writing an object");
+}
+
+int store__db_del(struct store *s, enum api_kind_id kind, const char *ns, const char *name)
+{
+    struct store_db *d = s->db;
+    if (!d)
+        return 0;
+    if (begin(d) < 0)
+        return CU_EIO;
+    bind_key(d->del, kind, ns, name);
+    return step_done(d, d->del, "deleting an object");
+}
+
+int store__db_flush(struct store *s)
+{
+    struct store_db *d = s->db;
+    if (!d || !d->in_tx)
+        return 0;
+    sqlite3_bind_int64(d->set_meta, 1, (sqlite3_int64)s->rv);
+    int rc = step_done(d, d->set_meta, "writing the resourceVersion");
+    if (rc == 0 && sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        log_error("store", "database %s: COMMIT: %s", d->path, sqlite3_errmsg(d->db));
+        rc = CU_EIO;
+    }
+    /* a failed COMMIT may leave the transaction open (SQLITE_BUSY) or roll
+     * it back; autocommit mode tells which */
+    d->in_tx = !sqlite3_get_autocommit(d->db);
+    return rc;
+}
+
+void store__db_close(struct store *s)
+{
+    if (!s->db)
+        return;
+    if (store__db_flush(s) < 0 && s->db->in_tx)
+        sqlite3_exec(s->db->db, "ROLLBACK", NULL, NULL, NULL);
+    db_free(s->db);
+    s->db = NULL;
+}

@@ -1,0 +1,94 @@
+/*
+ * store-int: declarations shared by the store module's files only (the
+ * index, the event log, the SQLite persistence and the mutations). Nothing
+ * outside src/store includes this.
+ *
+ * Invariants (all under store.mu):
+ *  - idx[k] holds every live object of kind k exactly once, ordered by
+ *    (namespace, name); ns is "" for cluster-scoped kinds.
+ *  - rv is the last resourceVersion handed out; the event log holds the
+ *    events with resourceVersions (rv - log.n, rv], one per value, so the
+ *    event with resourceVersion v sits at offset v - (rv - log.n + 1).
+ *  - db is NULL for a memory-only store; otherwise every mutation already
+ *    applied in memory has been written into db's open transaction.
+ */
+#ifndef CUEUE_STORE_STORE_INT_H
+#define CUEUE_STORE_STORE_INT_H
+
+#ifndef __unused
+#define __unused __attribute__((unused)) /* used by libbsd tree.h */
+#endif
+#include <bsd/sys/tree.h>
+#include <pthread.h>
+
+#include "store/store.h"
+
+struct store_obj {
+    RB_ENTRY(store_obj) link;
+    char *ns;    /* owned; "" for cluster-scoped kinds */
+    char *name;  /* owned */
+    json_t *doc; /* owned reference to the immutable stored document */
+};
+
+RB_HEAD(store_tree, store_obj);
+
+struct store_index {
+    struct store_tree tree;
+    size_t n;
+};
+
+/* Ring of the last `cap` events. While n < cap the ring has not wrapped
+ * and items grows on demand; head is the oldest event's slot. */
+struct store_log {
+    struct store_event *items;
+    size_t alloc; /* slots allocated */
+    size_t cap;   /* slots kept at most (opts.history) */
+    size_t head;
+    size_t n;
+};
+
+struct store_db; /* persist.c */
+
+struct store {
+    pthread_mutex_t mu;
+    pthread_cond_t cv; /* broadcast on every event and on store_wakeup */
+    uint64_t rv;
+    uint64_t wakeups; /* store_wakeup calls so far */
+    struct clk *clock;
+    struct rng *rng;
+    struct rng own_rng;
+    struct store_index idx[KIND__COUNT];
+    struct store_log log;
+    struct store_db *db;
+};
+
+/* index (store.c) */
+struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const char *ns,
+                                  const char *name);
+/* Insert a new entry taking the doc reference; the key must be absent. */
+struct store_obj *store__idx_insert(struct store *s, enum api_kind_id kind, const char *ns,
+                                    const char *name, json_t *doc);
+/* Remove and free an entry (drops its doc reference). */
+void store__idx_remove(struct store *s, enum api_kind_id kind, struct store_obj *o);
+
+/* Block on store.cv (mu held); see store_wait_seq. */
+void store__wait_locked(struct store *s, uint64_t since_rv, uint64_t seen_wakeups,
+                        int timeout_ms);
+
+/* event log (events.c) */
+void store__log_init(struct store_log *log, size_t cap);
+void store__log_release(struct store_log *log);
+/* Take the next resourceVersion and append its event (obj: new reference
+ * taken by the log); wakes waiters. */
+void store__log_append(struct store *s, enum store_event_type type, enum api_kind_id kind,
+                       json_t *obj);
+
+/* persistence (persist.c); all return 0 or CU_EIO */
+int store__db_open(struct store *s, const char *path, char *err, size_t errlen);
+int store__db_put(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
+                  const json_t *doc);
+int store__db_del(struct store *s, enum api_kind_id kind, const char *ns, const char *name);
+int store__db_flush(struct store *s);
+void store__db_close(struct store *s);
+
+#endif

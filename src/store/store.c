@@ -1,0 +1,253 @@
+/*
+ * store: lifecycle, the per-kind ordered index, reads (get/list/count) and
+ * blocking waits. Mutations are in mutate.c, the event log in events.c and
+ * SQLite in persist.c.
+ *
+ * Invariants: every function takes store.mu for its whole duration (except
+ * while blocked on store.cv); documents handed out are new references to
+ * immutable JSON, so callers may keep them after the lock is dropped.
+ */
+#include "store/store-int.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/err.h"
+#include "util/xalloc.h"
+
+static int obj_cmp(struct store_obj *a, struct store_obj *b)
+{
+    int c = strcmp(a->ns, b->ns);
+    return c ? c : strcmp(a->name, b->name);
+}
+
+RB_GENERATE_STATIC(store_tree, store_obj, link, obj_cmp)
+
+static const char *ns_key(enum api_kind_id kind, const char *ns)
+{
+    if (!api_kind_get(kind)->namespaced || !ns)
+        return "";
+    return ns;
+}
+
+struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const char *ns,
+                                  const char *name)
+{
+    struct store_obj key = {.ns = (char *)ns_key(kind, ns), .name = (char *)name};
+    return RB_FIND(store_tree, &s->idx[kind].tree, &key);
+}
+
+struct store_obj *store__idx_insert(struct store *s, enum api_kind_id kind, const char *ns,
+                                    const char *name, json_t *doc)
+{
+    struct store_obj *o = xcalloc(1, sizeof(*o));
+    o->ns = xstrdup(ns_key(kind, ns));
+    o->name = xstrdup(name);
+    o->doc = doc;
+    RB_INSERT(store_tree, &s->idx[kind].tree, o);
+    s->idx[kind].n++;
+    return o;
+}
+
+static void obj_free(struct store_obj *o)
+{
+    json_decref(o->doc);
+    xfree(o->ns);
+    xfree(o->name);
+    xfree(o);
+}
+
+void store__idx_remove(struct store *s, enum api_kind_id kind, struct store_obj *o)
+{
+    RB_REMOVE(store_tree, &s->idx[kind].tree, o);
+    s->idx[kind].n--;
+    obj_free(o);
+}
+
+static bool kind_ok(int kind) { return kind >= 0 && kind < KIND__COUNT; }
+
+static void store_free(struct store *s)
+{
+    for (int k = 0; k < KIND__COUNT; k++) {
+        struct store_obj *o, *next;
+        RB_FOREACH_SAFE(o, store_tree, &s->idx[k].tree, next) {
+            RB_REMOVE(store_tree, &s->idx[k].tree, o);
+            obj_free(o);
+        }
+    }
+    store__log_release(&s->log);
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    xfree(s);
+}
+
+int store_open(const struct store_opts *opts, struct store **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (err && errlen)
+        err[0] = '\0';
+    struct store *s = xcalloc(1, sizeof(*s));
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    s->clock = opts->clock ? opts->clock : clk_real();
+    if (opts->rng) {
+        s->rng = opts->rng;
+    } else {
+        rng_seed_os(&s->own_rng);
+        s->rng = &s->own_rng;
+    }
+    for (int k = 0; k < KIND__COUNT; k++)
+        RB_INIT(&s->idx[k].tree);
+    store__log_init(&s->log, opts->history ? opts->history : 100000);
+    if (opts->db_path) {
+        int rc = store__db_open(s, opts->db_path, err, errlen);
+        if (rc < 0) {
+            store_free(s);
+            return rc;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+void store_close(struct store *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->mu);
+    store__db_close(s); /* flushes */
+    pthread_mutex_unlock(&s->mu);
+    store_free(s);
+}
+
+json_t *store_get(struct store *s, enum api_kind_id kind, const char *ns, const char *name)
+{
+    if (!kind_ok((int)kind) || !name)
+        return NULL;
+    pthread_mutex_lock(&s->mu);
+    struct store_obj *o = store__idx_find(s, kind, ns, name);
+    json_t *doc = o ? json_incref(o->doc) : NULL;
+    pthread_mutex_unlock(&s->mu);
+    return doc;
+}
+
+json_t *store_list(struct store *s, enum api_kind_id kind, const char *ns, uint64_t *rv_out)
+{
+    json_t *arr = json_array();
+    pthread_mutex_lock(&s->mu);
+    if (rv_out)
+        *rv_out = s->rv;
+    if (!kind_ok((int)kind)) {
+        pthread_mutex_unlock(&s->mu);
+        return arr;
+    }
+    struct store_tree *t = &s->idx[kind].tree;
+    const char *want = ns_key(kind, ns);
+    struct store_obj *o;
+    if (want[0]) {
+        /* the first entry of the namespace, then walk while it matches */
+        struct store_obj key = {.ns = (char *)want, .name = (char *)""};
+        for (o = RB_NFIND(store_tree, t, &key); o && strcmp(o->ns, want) == 0;
+             o = RB_NEXT(store_tree, t, o))
+            json_array_append(arr, o->doc);
+    } else {
+        RB_FOREACH(o, store_tree, t)
+            json_array_append(arr, o->doc);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return arr;
+}
+
+size_t store_count(struct store *s, enum api_kind_id kind)
+{
+    if (!kind_ok((int)kind))
+        return 0;
+    pthread_mutex_lock(&s->mu);
+    size_t n = s->idx[kind].n;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+uint64_t store_rv(struct store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t rv = s->rv;
+    pthread_mutex_unlock(&s->mu);
+    return rv;
+}
+
+int store_flush(struct store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    int rc = store__db_flush(s);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* Wait on s->cv (mu held) until rv passes since_rv, the wakeup counter
+ * differs from seen_wakeups, or timeout_ms passes (<0 = forever, 0 = no
+ * wait). The deadline is on CLOCK_MONOTONIC: this is a real blocking wait,
+ * not simulated time. */
+void store__wait_locked(struct store *s, uint64_t since_rv, uint64_t seen_wakeups,
+                        int timeout_ms)
+{
+    if (timeout_ms == 0)
+        return;
+    struct timespec deadline;
+    if (timeout_ms > 0) {
+        clock_gettime(CLOCK_MONOTONIC, &deadline);
+        deadline.tv_sec += timeout_ms / 1000;
+        deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+        if (deadline.tv_nsec >= 1000000000L) {
+            deadline.tv_sec++;
+            deadline.tv_nsec -= 1000000000L;
+        }
+    }
+    while (s->rv <= since_rv && s->wakeups == seen_wakeups) {
+        if (timeout_ms < 0) {
+            pthread_cond_wait(&s->cv, &s->mu);
+        } else if (pthread_cond_timedwait(&s->cv, &s->mu, &deadline) == ETIMEDOUT) {
+            break;
+        }
+    }
+}
+
+uint64_t store_wakeup_seq(struct store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t n = s->wakeups;
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
+uint64_t store_wait_seq(struct store *s, uint64_t since_rv, uint64_t seen_wakeups,
+                        int timeout_ms)
+{
+    pthread_mutex_lock(&s->mu);
+    store__wait_locked(s, since_rv, seen_wakeups, timeout_ms);
+    uint64_t rv = s->rv;
+    pthread_mutex_unlock(&s->mu);
+    return rv;
+}
+
+uint64_t store_wait(struct store *s, uint64_t since_rv, int timeout_ms)
+{
+    pthread_mutex_lock(&s->mu);
+    store__wait_locked(s, since_rv, s->wakeups, timeout_ms);
+    uint64_t rv = s->rv;
+    pthread_mutex_unlock(&s->mu);
+    return rv;
+}
+
+void store_wakeup(struct store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->wakeups++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
