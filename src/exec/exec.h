@@ -51,7 +51,26 @@ enum exec_state {
     EXEC_FAILED,    /* a container exited non-zero, was killed, or could not start */
 };
 
-/* A state change of one pod. */
+/* One container's state inside a report (Kubernetes ContainerStatus). */
+enum exec_cstate { EXEC_C_WAITING, EXEC_C_RUNNING, EXEC_C_TERMINATED };
+
+struct exec_container_report {
+    char *name;
+    bool init;            /* an initContainer */
+    enum exec_cstate state;
+    int exit_code;        /* TERMINATED: exit status, 128+signal when killed */
+    char *reason;         /* TERMINATED: "Completed"/"Error"/"StartError";
+                             WAITING: "PodInitializing", "CrashLoopBackOff" */
+    char *message;        /* or NULL */
+    int64_t started_ms;   /* 0 = never started */
+    int64_t finished_ms;  /* TERMINATED only */
+    int restarts;         /* restartCount */
+};
+
+/* A state change of one pod. An executor may report EXEC_RUNNING again for
+ * a running pod: when a container restarts (restartPolicy OnFailure) or when
+ * the pod's metrics change (metrics then holds the new dict). Receivers
+ * treat a repeated EXEC_RUNNING as an update, never as a new start. */
 struct exec_report {
     char *uid;
     enum exec_state state;
@@ -60,6 +79,11 @@ struct exec_report {
     char *message;        /* human text, e.g. "ray: command not found" */
     int64_t at_ms;        /* when it happened */
     json_t *metrics;      /* last metrics dict the pod reported, or NULL (new ref) */
+    /* Per-container detail (owned), in spec order: initContainers then
+     * containers. n_containers 0 = not given (every container shares the
+     * pod's state; the simulated executor reports so). */
+    struct exec_container_report *containers;
+    size_t n_containers;
 };
 
 struct exec_reports {
@@ -97,6 +121,41 @@ struct exec {
 
 /* Release the reports (reusable after). */
 void exec_reports_release(struct exec_reports *r);
+
+/* The log file of one container: <state_dir>/pods/<pod_uid>/<container>.log
+ * (stdout and stderr appended, restarts included). The contract between
+ * the local executor (writer) and the server's log endpoint (reader).
+ * Caller frees. */
+char *exec_log_path(const char *state_dir, const char *pod_uid, const char *container);
+
+/* The metrics file name inside a pod's sandbox. A pod's processes find its
+ * full path in env CUEUE_METRICS_FILE and append one JSON object per line
+ * (what Ray Train's report() would record); the last valid line is the
+ * pod's metrics. */
+#define EXEC_METRICS_FILE "metrics.jsonl"
+#define EXEC_METRICS_ENV "CUEUE_METRICS_FILE"
+
+/* ---- the local executor (`cueue server`) ---- */
+
+/* Real processes on this machine. Each container's command+args runs in its
+ * own session/process group with env = the server's environment, the
+ * container's env (valueFrom already resolved by the node agent; $(VAR)
+ * references expanded as the kubelet does) and exec_pod.env, in the
+ * container's workingDir (default: the pod sandbox), stdout+stderr appended
+ * to exec_log_path(). Init containers run one after another first. A
+ * container without command, or whose program is not found, fails the pod
+ * with reason StartError (`exec: "ray": executable file not found in
+ * $PATH`). restartPolicy Never/OnFailure/Always as the kubelet applies it
+ * (restart backoff 10 s doubling to 5 min). A reaper thread waits on pidfds
+ * and inotify (no busy polling) and calls notify. state_dir is copied; pod
+ * sandboxes default to <state_dir>/pods/<uid>. Free with ops->free (kills
+ * every process group still running). Returns NULL (logged) when the system
+ * refuses an eventfd, an inotify instance or a thread. */
+struct exec *exec_local_new(const char *state_dir);
+/* Change the local executor's restart backoff base (ms; tests use small
+ * values). No-op on other executors' handles is not checked: pass only an
+ * exec_local_new() result. */
+void exec_local_set_restart_backoff(struct exec *x, int64_t base_ms);
 
 /* ---- the simulated executor (`cueue sim`) ---- */
 
