@@ -2,12 +2,59 @@
  * server: `cueue server`, the control plane process: the object store
  * (SQLite in a state directory), the control loop (ctrl) on its own thread,
  * and a Kubernetes-shaped HTTP API on loopback (libmicrohttpd).
+ *
+ * Two ways in: srv_main() is the whole process (flags, state directory,
+ * lock, store, control loop, signals); srv_start()/srv_stop() serve the API
+ * for a store somebody else owns (tests, an embedded dashboard, a future
+ * `cueue sim --serve`).
  */
 #ifndef CUEUE_SERVER_SERVER_H
 #define CUEUE_SERVER_SERVER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/clock.h"
+
+struct store;
+struct ctrl;
+struct sbuf;
+struct srv;
+
 /* Entry point of `cueue server [flags]` (argv[0] is "server"). Returns the
- * process exit status. */
+ * process exit status (0 after a clean SIGINT/SIGTERM shutdown, 1 on a
+ * startup error, 2 on a usage error). Prints `--help` text. */
 int srv_main(int argc, char **argv);
+
+struct srv_opts {
+    const char *listen_addr; /* IPv4 or IPv6 literal; NULL = "127.0.0.1" */
+    uint16_t port;           /* 0 = ephemeral (srv_port tells which) */
+    const char *state_dir;   /* pod logs live under it (exec_log_path); may be NULL */
+    struct store *store;     /* borrowed; must outlive the server */
+    struct clk *clock;       /* borrowed; NULL = clk_real() */
+};
+
+/* Bind, listen and start serving the API in background threads (one thread
+ * per connection, so watches and `logs -f` never block other requests).
+ * Returns 0, or CU_EIO with a message ("cannot listen on 127.0.0.1:6443:
+ * Address already in use") in err[0..errlen). Free with srv_stop. */
+int srv_start(const struct srv_opts *opts, struct srv **out, char *err, size_t errlen);
+/* The port actually bound (useful with port 0). */
+uint16_t srv_port(const struct srv *s);
+/* End every open watch and log stream, stop accepting, join the threads and
+ * free the server. NULL is a no-op. The store is not touched. */
+void srv_stop(struct srv *s);
+
+/* Add a source of Prometheus text lines to GET /metrics (e.g. admission
+ * metrics from the control plane). fn appends complete lines (with their
+ * # HELP / # TYPE headers) to out; it is called from HTTP threads, so it must
+ * be thread-safe. At most 16 sources; returns 0 or CU_ELIMIT. */
+int srv_add_metrics_source(struct srv *s, void (*fn)(void *ctx, struct sbuf *out), void *ctx);
+
+/* Parse a Go-style duration ("10m", "30s", "1h30m", "500ms", "7d", "0") into
+ * milliseconds. Units: ms, s, m, h, d; a bare number means seconds. Returns
+ * 0 or CU_EINVAL (empty, negative, unknown unit, overflow). Shared with the
+ * CLI's --timeout flags. */
+int srv_parse_duration_ms(const char *text, int64_t *out_ms);
 
 #endif

@@ -1,0 +1,131 @@
+/*
+ * openapi: /openapi/v3 (index) and /openapi/v3/<api/v1|apis/G/V> (one
+ * document per group-version), generated from the kind registry.
+ * kubectl ≥ 1.29 reads them before `apply`/`create -f` to learn that the
+ * server honours ?fieldValidation= for each kind: every kind gets its item
+ * path with a `patch` operation carrying the fieldValidation query
+ * parameter and x-kubernetes-group-version-kind (kubectl.md §3).
+ * Deliberately no components/schemas: kubectl would use a schema it finds
+ * for a built-in kind to compute strategic merge patches, and a partial
+ * schema without patch-merge keys would make it send wrong patches; without
+ * one it uses the type information compiled into it.
+ * /openapi/v2 is 404 (kubectl then falls back where it needs to).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "server/srv-int.h"
+#include "util/xalloc.h"
+
+static json_t *param(const char *name, const char *in, bool required)
+{
+    return json_pack("{s:s, s:s, s:b, s:{s:s}, s:s}", "name", name, "in", in, "required",
+                     required, "schema", "type", "string", "description",
+                     !strcmp(name, "fieldValidation")
+                         ? "fieldValidation instructs the server on how to handle objects "
+                           "containing unknown or duplicate fields: Ignore, Warn or Strict."
+                         : "");
+}
+
+static json_t *operation(const struct api_kind *k, const char *verb, const char *action)
+{
+    json_t *params = json_array();
+    if (strcmp(action, "get") && strcmp(action, "list")) {
+        json_array_append_new(params, param("dryRun", "query", false));
+        json_array_append_new(params, param("fieldManager", "query", false));
+        json_array_append_new(params, param("fieldValidation", "query", false));
+    }
+    char *opid = xasprintf("%s%s", verb, k->kind);
+    json_t *op = json_pack("{s:s, s:o, s:{s:{s:s}}, s:s, s:{s:s, s:s, s:s}}", "operationId", opid,
+                           "parameters", params, "responses", "200", "description", "OK",
+                           "x-kubernetes-action", action, "x-kubernetes-group-version-kind",
+                           "group", k->group, "version", k->version, "kind", k->kind);
+    xfree(opid);
+    return op;
+}
+
+static char *base_path(const struct api_kind *k)
+{
+    char *gv = k->group[0] ? xasprintf("/apis/%s/%s", k->group, k->version)
+                           : xasprintf("/api/%s", k->version);
+    char *p = k->namespaced ? xasprintf("%s/namespaces/{namespace}/%s", gv, k->plural)
+                            : xasprintf("%s/%s", gv, k->plural);
+    xfree(gv);
+    return p;
+}
+
+static json_t *gv_document(const char *group, const char *version)
+{
+    json_t *paths = json_object();
+    bool any = false;
+    for (int i = 0; i < KIND__COUNT; i++) {
+        const struct api_kind *k = api_kind_get((enum api_kind_id)i);
+        if (strcmp(k->group, group) || strcmp(k->version, version))
+            continue;
+        any = true;
+        char *coll = base_path(k);
+        char *item = xasprintf("%s/{name}", coll);
+        json_object_set_new(paths, coll,
+                            json_pack("{s:o, s:o}", "get", operation(k, "list", "list"), "post",
+                                      operation(k, "create", "post")));
+        json_object_set_new(paths, item,
+                            json_pack("{s:o, s:o, s:o, s:o}", "get", operation(k, "read", "get"),
+                                      "put", operation(k, "replace", "put"), "patch",
+                                      operation(k, "patch", "patch"), "delete",
+                                      operation(k, "delete", "delete")));
+        if (k->has_status) {
+            char *st = xasprintf("%s/status", item);
+            json_object_set_new(paths, st,
+                                json_pack("{s:o}", "patch", operation(k, "patchStatus", "patch")));
+            xfree(st);
+        }
+        xfree(coll);
+        xfree(item);
+    }
+    if (!any) {
+        json_decref(paths);
+        return NULL;
+    }
+    char *title = group[0] ? xasprintf("cueue %s/%s", group, version)
+                           : xasprintf("cueue %s", version);
+    json_t *doc = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:{}}}", "openapi", "3.0.0", "info",
+                            "title", title, "version", "v1.32.0", "paths", paths, "components",
+                            "schemas");
+    xfree(title);
+    return doc;
+}
+
+static void index_doc(struct srv_resp *r)
+{
+    json_t *paths = json_object();
+    for (int i = 0; i < KIND__COUNT; i++) {
+        const struct api_kind *k = api_kind_get((enum api_kind_id)i);
+        char *key = k->group[0] ? xasprintf("apis/%s/%s", k->group, k->version)
+                                : xasprintf("api/%s", k->version);
+        char *url = xasprintf("/openapi/v3/%s", key);
+        if (!json_object_get(paths, key))
+            json_object_set_new(paths, key, json_pack("{s:s}", "serverRelativeURL", url));
+        xfree(key);
+        xfree(url);
+    }
+    srv__resp_json(r, 200, json_pack("{s:o}", "paths", paths));
+}
+
+void srv__handle_openapi(struct srv_req *q, struct srv_resp *r, char **segs, int nsegs)
+{
+    (void)q;
+    json_t *doc = NULL;
+    if (nsegs == 2 && !strcmp(segs[1], "v3")) {
+        index_doc(r);
+        return;
+    }
+    if (nsegs == 4 && !strcmp(segs[1], "v3") && !strcmp(segs[2], "api"))
+        doc = gv_document("", segs[3]);
+    else if (nsegs == 5 && !strcmp(segs[1], "v3") && !strcmp(segs[2], "apis"))
+        doc = gv_document(segs[3], segs[4]);
+    if (doc)
+        srv__resp_json(r, 200, doc);
+    else
+        srv__resp_status(r, 404, "NotFound", "the server could not find the requested resource",
+                         json_object());
+}

@@ -1,0 +1,235 @@
+/*
+ * route: from a request path to its handler. The paths are the Kubernetes
+ * API's:
+ *   /version /healthz /readyz /livez /metrics
+ *   /api  /api/v1  /apis  /apis/G  /apis/G/V          discovery
+ *   /openapi/v3[/api/v1 | /apis/G/V]                  OpenAPI
+ *   /api/v1/...  /apis/G/V/...                        resources:
+ *       [namespaces/NS/]PLURAL[/NAME[/SUBRESOURCE]]
+ * plus the cluster-wide list of a namespaced kind (/apis/G/V/PLURAL).
+ * Unknown query parameters are ignored, as the API server does.
+ */
+#include <string.h>
+
+#include "server/srv-int.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+#define MAX_SEGS 16
+
+const char *srv__q(const struct srv_req *q, const char *name)
+{
+    return q->query ? json_string_value(json_object_get(q->query, name)) : NULL;
+}
+
+bool srv__qbool(const struct srv_req *q, const char *name)
+{
+    const char *v = srv__q(q, name);
+    return v && (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "True"));
+}
+
+void srv__uuid(struct srv *s, char out[37])
+{
+    pthread_mutex_lock(&s->rng_mu);
+    rng_uuid(&s->rng, out);
+    pthread_mutex_unlock(&s->rng_mu);
+}
+
+void srv__suffix(struct srv *s, char *out, int n)
+{
+    pthread_mutex_lock(&s->rng_mu);
+    rng_suffix(&s->rng, out, n);
+    pthread_mutex_unlock(&s->rng_mu);
+}
+
+bool srv__wants_table(const char *accept)
+{
+    return accept && strstr(accept, "as=Table") != NULL;
+}
+
+json_t *srv__with_type(const struct api_kind *k, json_t *obj)
+{
+    const char *av = JX_STR(obj, "apiVersion");
+    const char *kd = JX_STR(obj, "kind");
+    if (av && kd && !strcmp(kd, k->kind)) {
+        json_incref(obj);
+        return obj;
+    }
+    json_t *c = json_copy(obj);
+    json_object_set_new(c, "apiVersion", json_string(api_kind_api_version(k)));
+    json_object_set_new(c, "kind", json_string(k->kind));
+    return c;
+}
+
+void srv__route_release(struct srv_route *rt)
+{
+    XFREE(rt->ns);
+    XFREE(rt->name);
+    XFREE(rt->sub);
+    rt->kind = NULL;
+}
+
+int srv__route_parse(const char *group, char **segs, int nsegs, struct srv_route *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (nsegs >= 3 && !strcmp(segs[0], "namespaces")) {
+        const struct api_kind *k = api_kind_by_resource(group, segs[2]);
+        if (k && k->namespaced) {
+            if (nsegs > 5)
+                return CU_ENOTFOUND;
+            out->kind = k;
+            out->ns = xstrdup(segs[1]);
+            out->name = nsegs > 3 ? xstrdup(segs[3]) : NULL;
+            out->sub = nsegs > 4 ? xstrdup(segs[4]) : NULL;
+            return 0;
+        }
+    }
+    if (nsegs < 1 || nsegs > 3)
+        return CU_ENOTFOUND;
+    const struct api_kind *k = api_kind_by_resource(group, segs[0]);
+    if (!k)
+        return CU_ENOTFOUND;
+    out->kind = k;
+    /* a namespaced kind at the cluster path is only a collection (list,
+     * watch); an item needs its namespace */
+    if (k->namespaced && nsegs > 1)
+        return CU_ENOTFOUND;
+    out->name = nsegs > 1 ? xstrdup(segs[1]) : NULL;
+    out->sub = nsegs > 2 ? xstrdup(segs[2]) : NULL;
+    return 0;
+}
+
+static bool version_served(const struct api_kind *k, const char *version)
+{
+    if (!strcmp(k->version, version))
+        return true;
+    for (const char *const *a = k->alt_versions; a && *a; a++)
+        if (!strcmp(*a, version))
+            return true;
+    return false;
+}
+
+static void not_found(struct srv_resp *r)
+{
+    srv__resp_status(r, 404, "NotFound", "the server could not find the requested resource",
+                     json_object());
+}
+
+static void method_not_allowed(struct srv_req *q, struct srv_resp *r)
+{
+    srv__resp_statusf(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource (%s %s)",
+                      q->method, q->path);
+}
+
+/* GET/POST/... on a resource path. */
+static void dispatch_resource(struct srv_req *q, struct srv_resp *r, const char *group,
+                              const char *version, char **segs, int nsegs)
+{
+    struct srv_route rt;
+    if (srv__route_parse(group, segs, nsegs, &rt) || !version_served(rt.kind, version)) {
+        srv__route_release(&rt);
+        not_found(r);
+        return;
+    }
+    const char *m = q->method;
+    if (rt.sub && strcmp(rt.sub, "status") && strcmp(rt.sub, "log")) {
+        srv__resp_statusf(r, 404, "NotFound", "the server could not find the requested resource (%s %s)",
+                          rt.kind->plural, rt.sub);
+    } else if (rt.sub && !strcmp(rt.sub, "status") && !rt.kind->has_status) {
+        not_found(r);
+    } else if (rt.sub && !strcmp(rt.sub, "log")) {
+        if (rt.kind->id != KIND_POD)
+            not_found(r);
+        else if (strcmp(m, "GET"))
+            method_not_allowed(q, r);
+        else
+            srv__handle_log(q, r, &rt);
+    } else if (!rt.name) {
+        if (!strcmp(m, "GET") && srv__qbool(q, "watch"))
+            srv__handle_watch(q, r, &rt);
+        else if (!strcmp(m, "GET"))
+            srv__handle_list(q, r, &rt);
+        else if (!strcmp(m, "POST") && (rt.ns || !rt.kind->namespaced))
+            srv__handle_create(q, r, &rt);
+        else if (!strcmp(m, "DELETE"))
+            srv__handle_delete_collection(q, r, &rt);
+        else
+            method_not_allowed(q, r);
+    } else {
+        srv__handle_object(q, r, &rt);
+    }
+    srv__route_release(&rt);
+}
+
+void srv__handle_object(struct srv_req *q, struct srv_resp *r, struct srv_route *rt)
+{
+    const char *m = q->method;
+    if (!strcmp(m, "GET"))
+        srv__handle_get(q, r, rt);
+    else if (!strcmp(m, "PUT"))
+        srv__handle_update(q, r, rt);
+    else if (!strcmp(m, "PATCH"))
+        srv__handle_patch(q, r, rt);
+    else if (!strcmp(m, "DELETE") && !rt->sub)
+        srv__handle_delete(q, r, rt);
+    else
+        method_not_allowed(q, r);
+}
+
+static int split_path(char *path, char **segs)
+{
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(path, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+        if (n == MAX_SEGS)
+            return -1;
+        segs[n++] = t;
+    }
+    return n;
+}
+
+static void health(struct srv_req *q, struct srv_resp *r)
+{
+    if (atomic_load(&q->srv->stopping))
+        srv__resp_text(r, 503, "shutting down\n", 14);
+    else
+        srv__resp_text(r, 200, "ok", 2);
+}
+
+void srv__dispatch(struct srv_req *q, struct srv_resp *r)
+{
+    char *path = xstrdup(q->path);
+    char *segs[MAX_SEGS];
+    int n = split_path(path, segs);
+    bool is_get = !strcmp(q->method, "GET") || !strcmp(q->method, "HEAD");
+    r->verb = SRV_VERB_OTHER;
+    if (n < 0) {
+        not_found(r);
+    } else if (n == 1 && !strcmp(segs[0], "version") && is_get) {
+        srv__handle_version(q, r);
+    } else if (n == 1 && (!strcmp(segs[0], "healthz") || !strcmp(segs[0], "readyz") ||
+                          !strcmp(segs[0], "livez"))) {
+        health(q, r);
+    } else if (n == 1 && !strcmp(segs[0], "metrics") && is_get) {
+        srv__handle_metrics(q, r);
+    } else if (n >= 1 && !strcmp(segs[0], "openapi") && is_get) {
+        srv__handle_openapi(q, r, segs, n);
+    } else if (n >= 1 && !strcmp(segs[0], "api") && (n <= 2 || strcmp(segs[1], "v1"))) {
+        if (is_get && n <= 2)
+            srv__handle_discovery(q, r, segs, n);
+        else
+            not_found(r);
+    } else if (n >= 3 && !strcmp(segs[0], "api")) {
+        dispatch_resource(q, r, "", segs[1], segs + 2, n - 2);
+    } else if (n >= 1 && !strcmp(segs[0], "apis") && n <= 3) {
+        if (is_get)
+            srv__handle_discovery(q, r, segs, n);
+        else
+            not_found(r);
+    } else if (n >= 4 && !strcmp(segs[0], "apis")) {
+        dispatch_resource(q, r, segs[1], segs[2], segs + 3, n - 3);
+    } else {
+        not_found(r);
+    }
+    xfree(path);
+}

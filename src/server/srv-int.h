@@ -1,0 +1,272 @@
+/*
+ * srv-int: declarations shared by the server module's files only
+ * (routing, handlers, tables, discovery, openapi, patch, watch, logs,
+ * protobuf, metrics). Public names are srv_, cross-file internals srv__.
+ *
+ * A request is turned into a struct srv_req (method, path, query, headers,
+ * body) by http.c; handlers fill a struct srv_resp (status, content type,
+ * body or a stream) without touching libmicrohttpd, so they are testable
+ * with a memory store.
+ */
+#ifndef CUEUE_SERVER_SRV_INT_H
+#define CUEUE_SERVER_SRV_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api/kinds.h"
+#include "api/types.h"
+#include "server/server.h"
+#include "store/store.h"
+#include "util/diag.h"
+#include "util/rng.h"
+#include "util/sbuf.h"
+
+#define SRV_MAX_BODY_BYTES ((size_t)3 << 20) /* Kubernetes' 3 MiB request cap */
+#define SRV_MAX_WARNINGS 16
+#define SRV_MAX_METRIC_SOURCES 16
+
+/* Metrics: request counts by verb and status code. */
+enum srv_verb {
+    SRV_VERB_GET, SRV_VERB_LIST, SRV_VERB_WATCH, SRV_VERB_CREATE, SRV_VERB_UPDATE,
+    SRV_VERB_PATCH, SRV_VERB_DELETE, SRV_VERB_OTHER, SRV_VERB__COUNT
+};
+#define SRV_N_CODES 16
+
+struct srv_metric_source {
+    void (*fn)(void *ctx, struct sbuf *out);
+    void *ctx;
+};
+
+struct srv {
+    struct store *store;
+    struct clk *clock;
+    char *state_dir;          /* owned; may be NULL */
+    char *listen_addr;        /* owned */
+    uint16_t port;
+    int listen_fd;
+    void *mhd;                /* struct MHD_Daemon * */
+    atomic_int stopping;      /* set by srv_stop: streams end */
+    atomic_int active_watches;
+    pthread_mutex_t rng_mu;
+    struct rng rng;           /* uids and generated names */
+    pthread_mutex_t metrics_mu;
+    uint64_t requests[SRV_VERB__COUNT][SRV_N_CODES];
+    struct srv_metric_source sources[SRV_MAX_METRIC_SOURCES];
+    int n_sources;
+};
+
+/* One parsed HTTP request. Everything is borrowed for the handler call. */
+struct srv_req {
+    struct srv *srv;
+    const char *method;       /* "GET", "POST", ... */
+    const char *path;         /* URL path, no query string */
+    json_t *query;            /* object: parameter -> string (borrowed) */
+    const char *accept;       /* "" when absent */
+    const char *content_type; /* "" when absent */
+    const char *body;         /* NUL-terminated; "" when none */
+    size_t body_len;
+    bool body_too_large;
+    int client_fd;            /* the connection's socket (streams poll it for
+                                 a hang-up); -1 when unknown */
+};
+
+/* A streamed body (watch, logs -f). next() appends the next chunk to out,
+ * blocking as long as it needs (it runs on the connection's own thread);
+ * returns 0 with data appended, or 1 at the end of the stream (out may
+ * still hold a last chunk). free() releases ctx. */
+struct srv_stream {
+    int (*next)(void *ctx, struct sbuf *out);
+    void (*free)(void *ctx);
+    void *ctx;
+};
+
+struct srv_resp {
+    int code;
+    char *content_type;       /* owned */
+    char *body;               /* owned; NULL when streaming */
+    size_t len;
+    struct srv_stream stream; /* stream.next != NULL: streamed, chunked */
+    char *warnings[SRV_MAX_WARNINGS]; /* owned "Warning: 299" texts (unquoted) */
+    int n_warnings;
+    enum srv_verb verb;       /* for metrics */
+};
+
+/* A resource path after the group/version: /[namespaces/NS/]PLURAL[/NAME[/SUB]]. */
+struct srv_route {
+    const struct api_kind *kind;
+    char *ns;   /* owned; NULL when absent */
+    char *name; /* owned; NULL for a collection */
+    char *sub;  /* owned; "status", "log", ...; NULL for the main resource */
+};
+
+/* ---- responses (status.c) ---- */
+void srv__resp_init(struct srv_resp *r);
+void srv__resp_release(struct srv_resp *r);
+/* Set a JSON body (obj stolen) with Content-Type application/json. */
+void srv__resp_json(struct srv_resp *r, int code, json_t *obj);
+/* Same with an explicit content type (copied). */
+void srv__resp_json_ct(struct srv_resp *r, int code, json_t *obj, const char *ctype);
+/* A text/plain body (copied). */
+void srv__resp_text(struct srv_resp *r, int code, const char *text, size_t len);
+/* A Kubernetes Status failure: code, reason ("NotFound"), message, and
+ * optional details (stolen; NULL = none). */
+void srv__resp_status(struct srv_resp *r, int code, const char *reason, const char *message,
+                      json_t *details);
+/* Printf-style Status failure without details. */
+void srv__resp_statusf(struct srv_resp *r, int code, const char *reason, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A Status for a store/api error code about one object of kind k:
+ * NotFound, AlreadyExists, Conflict messages as Kubernetes words them. */
+void srv__resp_err(struct srv_resp *r, int rc, const struct api_kind *k, const char *name);
+/* 422/400 for a rejected object: api_error_message + details.causes. */
+void srv__resp_invalid(struct srv_resp *r, int rc, const struct api_kind *k, const char *name,
+                       const struct diag *d);
+/* Add a Warning header text (copied). */
+void srv__resp_warn(struct srv_resp *r, const char *text);
+/* The details object {name, group, kind} for k (plural as kind). New ref. */
+json_t *srv__details(const struct api_kind *k, const char *name);
+
+/* ---- request helpers (route.c) ---- */
+/* Query parameter or NULL. */
+const char *srv__q(const struct srv_req *q, const char *name);
+/* Query parameter as a boolean ("true"/"1"). */
+bool srv__qbool(const struct srv_req *q, const char *name);
+/* Dispatch one request to its handler. */
+void srv__dispatch(struct srv_req *q, struct srv_resp *r);
+/* Parse "/[namespaces/NS/]PLURAL[/NAME[/SUB]]" (segments after the
+ * group/version) for group. Returns 0, or CU_ENOTFOUND when no kind
+ * matches. */
+int srv__route_parse(const char *group, char **segs, int nsegs, struct srv_route *out);
+void srv__route_release(struct srv_route *rt);
+/* Does Accept ask for a meta.k8s.io Table? */
+bool srv__wants_table(const char *accept);
+/* Ensure apiVersion and kind on obj for kind k; returns a new reference
+ * (obj itself when both are already set, else a copy). */
+json_t *srv__with_type(const struct api_kind *k, json_t *obj);
+/* Random UUID (thread-safe). */
+void srv__uuid(struct srv *s, char out[37]);
+/* Random name suffix of n characters (thread-safe). */
+void srv__suffix(struct srv *s, char *out, int n);
+
+/* ---- handlers ---- */
+void srv__handle_object(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_get(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_list(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_create(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_update(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_patch(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_delete(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_delete_collection(struct srv_req *q, struct srv_resp *r,
+                                   struct srv_route *rt);
+void srv__handle_watch(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_log(struct srv_req *q, struct srv_resp *r, struct srv_route *rt);
+void srv__handle_version(struct srv_req *q, struct srv_resp *r);
+void srv__handle_discovery(struct srv_req *q, struct srv_resp *r, char **segs, int nsegs);
+void srv__handle_openapi(struct srv_req *q, struct srv_resp *r, char **segs, int nsegs);
+void srv__handle_metrics(struct srv_req *q, struct srv_resp *r);
+
+/* ---- writes (write.c) ---- */
+enum srv_field_validation { SRV_FV_STRICT, SRV_FV_WARN, SRV_FV_IGNORE };
+enum srv_field_validation srv__field_validation(const struct srv_req *q);
+/* Decode the request body into one JSON object (new ref) for kind k:
+ * JSON, YAML or the Kubernetes protobuf envelope (by Content-Type). Fills
+ * apiVersion/kind from the URL when absent. On failure answers r and
+ * returns NULL. */
+json_t *srv__decode_body(struct srv_req *q, struct srv_resp *r, const struct api_kind *k);
+/* api_admit with fieldValidation handling: Ignore/Warn drop unknown fields
+ * (Warn adds a Warning header per field). Returns api_admit's code. */
+int srv__admit(struct srv_req *q, struct srv_resp *r, const struct api_kind *k, json_t *obj,
+               const json_t *old, const char *ns, struct diag *d);
+/* Remove the value at a diag field path ("spec.a[2].b") from obj.
+ * Returns true when something was removed. */
+bool srv__remove_path(json_t *obj, const char *path);
+/* Create obj (admitted here) in kind k / namespace ns and answer 201, or
+ * answer the error. Used by POST and by apply-patch on a missing object. */
+void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_kind *k,
+                        const char *ns, json_t *obj);
+/* Admit obj as an update of old and store it (mode MAIN or STATUS);
+ * answers r (200 + object, or the error). Returns the store's code. */
+int srv__update_object(struct srv_req *q, struct srv_resp *r, const struct api_kind *k,
+                       const char *ns, json_t *obj, const json_t *old, bool status);
+/* True when ?dryRun=All. */
+bool srv__dry_run(const struct srv_req *q);
+
+/* ---- patch (patch.c; pure) ---- */
+/* RFC 7386 JSON merge patch: returns a new document. */
+json_t *srv_merge_patch(const json_t *target, const json_t *patch);
+/* Kubernetes strategic merge patch for built-in kinds (lists merged by
+ * their merge key, $patch, $setElementOrder, $retainKeys,
+ * $deleteFromPrimitiveList). Returns a new document, or NULL with a message
+ * in err for a malformed patch. */
+json_t *srv_strategic_merge_patch(const json_t *target, const json_t *patch, char *err,
+                                  size_t errlen);
+/* RFC 6902 JSON patch (add, remove, replace, move, copy, test). Returns a
+ * new document, or NULL with a message in err. */
+json_t *srv_json_patch(const json_t *target, const json_t *ops, char *err, size_t errlen);
+/* The strategic-merge key of a list field (by field name and its parent
+ * field name), e.g. ("containers", "spec") -> "name", ("ports",
+ * "containers") -> "containerPort"; NULL when the list is replaced whole. */
+const char *srv_merge_key(const char *parent, const char *field);
+
+/* ---- selectors (fieldsel.c; pure) ---- */
+enum srv_fs_op { SRV_FS_EQ, SRV_FS_NE };
+struct srv_fs_term {
+    char *path;  /* "metadata.name", "involvedObject.kind", "spec.nodeName" */
+    enum srv_fs_op op;
+    char *value;
+};
+struct srv_fieldsel {
+    struct srv_fs_term *terms;
+    size_t n;
+};
+/* Parse "a=b,c==d,e!=f" (any order, values may be empty). Returns 0 or
+ * CU_EBADREQ with a message in err. */
+int srv_fieldsel_parse(const char *text, struct srv_fieldsel *out, char *err, size_t errlen);
+void srv_fieldsel_release(struct srv_fieldsel *fs);
+/* True when obj satisfies every term. A missing field reads as "";
+ * numbers and booleans compare by their JSON text. */
+bool srv_fieldsel_matches(const struct srv_fieldsel *fs, const json_t *obj);
+
+/* A list filter: label and field selectors from the query string. */
+struct srv_filter {
+    bool has_labels;
+    struct api_label_selector labels;
+    struct srv_fieldsel fields;
+};
+/* Build from ?labelSelector= and ?fieldSelector=; on error answers r
+ * (400) and returns CU_EBADREQ. */
+int srv__filter_init(struct srv_filter *f, const struct srv_req *q, struct srv_resp *r);
+void srv__filter_release(struct srv_filter *f);
+bool srv__filter_matches(const struct srv_filter *f, const json_t *obj);
+
+/* ---- tables (table.c; pure given now_ms) ---- */
+/* The columnDefinitions array for kind k. New ref. */
+json_t *srv_table_columns(const struct api_kind *k);
+/* One row {"cells":[...],"object":...} for obj. include: "Metadata"
+ * (PartialObjectMetadata, default), "Object" or "None". New ref. */
+json_t *srv_table_row(const struct api_kind *k, const json_t *obj, int64_t now_ms,
+                      const char *include);
+/* A whole Table for objs (array) with metadata.resourceVersion rv. */
+json_t *srv_table_new(const struct api_kind *k, const json_t *objs, uint64_t rv,
+                      int64_t now_ms, const char *include, bool with_columns);
+
+/* ---- protobuf bodies (proto.c) ---- */
+/* Decode a `k8s\0`-enveloped ConfigMap or Namespace into JSON (new ref), or
+ * NULL with a message in err. */
+json_t *srv_proto_decode(const void *data, size_t len, char *err, size_t errlen);
+
+/* ---- misc ---- */
+/* True when the peer of a streamed response hung up (POLLRDHUP/POLLHUP on
+ * fd); false for fd < 0. Never blocks. */
+bool srv__client_gone(int fd);
+/* Count a finished request for /metrics. */
+void srv__count(struct srv *s, enum srv_verb verb, int code);
+/* The log file of a pod container (exec_log_path). Caller frees. */
+char *srv__log_path(struct srv *s, const char *pod_uid, const char *container);
+
+#endif
