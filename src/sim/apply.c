@@ -1,0 +1,408 @@
+/*
+ * apply: what the scenario does to the cluster. Objects enter the store the
+ * way the API server lets them in (api_doc_kind, api_admit, then
+ * store_create or store_update), so a bad manifest gets the same message
+ * `kubectl apply` would print, prefixed with where it is in the scenario.
+ * Also: the runFor table (object -> runtime) and the simulated executor's
+ * outcome callback, which reads a pod's runtime from its own annotations or
+ * its owners'.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "api/meta.h"
+#include "api/object.h"
+#include "sim/sim-int.h"
+#include "store/store.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+struct runtime_entry {
+    char *key; /* "Kind/ns/name" */
+    int64_t ms;
+    UT_hash_handle hh;
+};
+
+struct sim_runtimes {
+    struct runtime_entry *map;
+};
+
+void sim_warn(struct sim *s, const char *fmt, ...)
+{
+    s->n_warnings++;
+    if (s->opt.quiet_warnings)
+        return;
+    char t[SIM_SECONDS_LEN];
+    sim_format_seconds(clk_now(&s->clock.clk) - s->sc->start_ms, t);
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "cueue sim: warning at %ss: ", t);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static char *rt_key(const char *kind, const char *ns, const char *name)
+{
+    return xasprintf("%s/%s/%s", kind, ns ? ns : "", name ? name : "");
+}
+
+static void runtime_record(struct sim *s, const char *kind, const char *ns, const char *name,
+                           int64_t ms)
+{
+    if (!s->runtimes)
+        s->runtimes = xcalloc(1, sizeof(*s->runtimes));
+    char *key = rt_key(kind, ns, name);
+    struct runtime_entry *e;
+    HASH_FIND_STR(s->runtimes->map, key, e);
+    if (e) {
+        e->ms = ms;
+        xfree(key);
+        return;
+    }
+    e = xcalloc(1, sizeof(*e));
+    e->key = key;
+    e->ms = ms;
+    HASH_ADD_KEYPTR(hh, s->runtimes->map, e->key, strlen(e->key), e);
+}
+
+int64_t sim_runtime_lookup(struct sim *s, const char *kind, const char *ns, const char *name)
+{
+    if (!s->runtimes)
+        return -1;
+    char *key = rt_key(kind, ns, name);
+    struct runtime_entry *e;
+    HASH_FIND_STR(s->runtimes->map, key, e);
+    xfree(key);
+    return e ? e->ms : -1;
+}
+
+void sim_runtimes_free(struct sim_runtimes *rt)
+{
+    if (!rt)
+        return;
+    struct runtime_entry *e, *t;
+    HASH_ITER(hh, rt->map, e, t) {
+        HASH_DEL(rt->map, e);
+        xfree(e->key);
+        xfree(e);
+    }
+    xfree(rt);
+}
+
+int64_t sim_object_runtime(struct sim *s, const json_t *obj)
+{
+    int64_t ms;
+    const char *a = api_annotation(obj, SIM_ANN_RUNTIME);
+    if (a && !sim_duration_parse(a, &ms))
+        return ms;
+    const char *l = api_label(obj, SIM_LABEL_KUEUE_RUNTIME);
+    if (l) {
+        char *end;
+        long long v = strtoll(l, &end, 10);
+        if (end != l && !*end && v >= 0)
+            return v;
+    }
+    return sim_runtime_lookup(s, jx_or_empty(JX_STR(obj, "kind")), api_namespace(obj),
+                              api_name(obj));
+}
+
+json_t *sim_controller_owner(struct sim *s, const json_t *obj)
+{
+    json_t *refs = JX_GET(obj, "metadata", "ownerReferences");
+    size_t i;
+    json_t *r;
+    json_array_foreach(refs, i, r) {
+        if (!json_is_true(json_object_get(r, "controller")))
+            continue;
+        const struct api_kind *k = api_kind_by_gvk(jx_or_empty(JX_STR(r, "apiVersion")),
+                                                   jx_or_empty(JX_STR(r, "kind")));
+        if (!k)
+            return NULL;
+        return store_get(s->store, k->id, k->namespaced ? api_namespace(obj) : NULL,
+                         JX_STR(r, "name"));
+    }
+    return NULL;
+}
+
+void sim_pod_outcome(void *ctx, const json_t *pod, struct exec_sim_outcome *out)
+{
+    struct sim *s = ctx;
+    const char *code = api_annotation(pod, SIM_ANN_EXIT_CODE);
+    if (code)
+        out->exit_code = atoi(code);
+    json_t *cur = json_incref((json_t *)pod);
+    for (int depth = 0; cur && depth < 5; depth++) {
+        int64_t ms = sim_object_runtime(s, cur);
+        if (!code && depth > 0 && api_annotation(cur, SIM_ANN_EXIT_CODE)) {
+            code = "set";
+            out->exit_code = atoi(api_annotation(cur, SIM_ANN_EXIT_CODE));
+        }
+        if (ms >= 0) {
+            out->runtime_ms = ms;
+            break;
+        }
+        json_t *next = sim_controller_owner(s, cur);
+        json_decref(cur);
+        cur = next;
+    }
+    json_decref(cur);
+}
+
+/* ---- apply ---- */
+
+static char *admit_error(const struct api_kind *k, const json_t *obj, int rc,
+                         const struct diag *d, const char *where)
+{
+    const char *name = api_name(obj);
+    if (!name)
+        name = JX_STR(obj, "metadata", "generateName");
+    char *m = api_error_message(k, jx_or_empty(name), rc, d);
+    char *e = xasprintf("%s: %s", where, m);
+    xfree(m);
+    return e;
+}
+
+static const char *object_ns(const struct api_kind *k, const json_t *obj)
+{
+    if (!k->namespaced)
+        return NULL;
+    const char *ns = api_namespace(obj);
+    return ns && ns[0] ? ns : "default";
+}
+
+static int ensure_namespace(struct sim *s, const char *ns, const char *where, char **err)
+{
+    if (!ns)
+        return 0;
+    json_t *n = store_get(s->store, KIND_NAMESPACE, NULL, ns);
+    if (n) {
+        json_decref(n);
+        return 0;
+    }
+    *err = xasprintf("%s: namespaces \"%s\" not found", where, ns);
+    return CU_ENOTFOUND;
+}
+
+int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *where,
+              char **err)
+{
+    *err = NULL;
+    struct diag d;
+    diag_init(&d);
+    const struct api_kind *k = api_doc_kind(obj, &d);
+    if (!k) {
+        char *m = diag_summary(&d);
+        *err = xasprintf("%s: %s", where, m);
+        xfree(m);
+        diag_release(&d);
+        return CU_EBADREQ;
+    }
+    json_t *o = json_deep_copy(obj);
+    const char *ns = object_ns(k, o);
+    char *nsc = xstrdup(ns);
+    int rc = ensure_namespace(s, nsc, where, err);
+    json_t *old = rc || !api_name(o) ? NULL : store_get(s->store, k->id, nsc, api_name(o));
+    if (!rc)
+        rc = api_admit(k, o, old, nsc, &d);
+    if (rc && !*err) {
+        *err = admit_error(k, o, rc, &d, where);
+    } else if (!rc) {
+        json_t *stored = NULL;
+        rc = old ? store_update(s->store, k->id, nsc, o, STORE_UPDATE_MAIN, &stored)
+                 : store_create(s->store, k->id, nsc, o, &stored);
+        if (rc)
+            *err = xasprintf("%s: %s %s \"%s\": %s", where, k->kind, old ? "update" : "create",
+                             jx_or_empty(api_name(o)), cu_strerror(rc));
+        else if (run_for_ms >= 0)
+            runtime_record(s, k->kind, nsc, api_name(stored), run_for_ms);
+        json_decref(stored);
+    }
+    json_decref(old);
+    json_decref(o);
+    xfree(nsc);
+    diag_release(&d);
+    return rc;
+}
+
+/* ---- helpers for the other verbs ---- */
+
+static char *subst_str(const char *s, int32_t occ)
+{
+    if (!strstr(s, "${i}"))
+        return NULL;
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    const char *p = s, *q;
+    while ((q = strstr(p, "${i}"))) {
+        sbuf_add(&sb, p, (size_t)(q - p));
+        sbuf_addf(&sb, "%d", (int)occ);
+        p = q + 4;
+    }
+    sbuf_adds(&sb, p);
+    char *r = sbuf_take(&sb);
+    sbuf_release(&sb);
+    return r;
+}
+
+static void subst_in_place(json_t *v, int32_t occ)
+{
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *c;
+        json_object_foreach(v, k, c) {
+            if (json_is_string(c)) {
+                char *r = subst_str(json_string_value(c), occ);
+                if (r)
+                    json_object_set_new(v, k, json_string(r));
+                xfree(r);
+            } else {
+                subst_in_place(c, occ);
+            }
+        }
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *c;
+        json_array_foreach(v, i, c) {
+            if (json_is_string(c)) {
+                char *r = subst_str(json_string_value(c), occ);
+                if (r)
+                    json_array_set_new(v, i, json_string(r));
+                xfree(r);
+            } else {
+                subst_in_place(c, occ);
+            }
+        }
+    }
+}
+
+json_t *sim_subst_index(const json_t *v, int32_t occ)
+{
+    json_t *c = json_deep_copy(v);
+    subst_in_place(c, occ);
+    return c;
+}
+
+void sim_merge_patch(json_t *target, const json_t *patch)
+{
+    const char *k;
+    json_t *pv;
+    json_object_foreach((json_t *)patch, k, pv) {
+        if (json_is_null(pv)) {
+            json_object_del(target, k);
+            continue;
+        }
+        json_t *tv = json_object_get(target, k);
+        if (json_is_object(pv) && json_is_object(tv)) {
+            sim_merge_patch(tv, pv);
+        } else if (json_is_object(pv)) {
+            json_t *fresh = json_object();
+            sim_merge_patch(fresh, pv);
+            json_object_set_new(target, k, fresh);
+        } else {
+            json_object_set_new(target, k, json_deep_copy(pv));
+        }
+    }
+}
+
+/* Admit obj as an update of old and store it. */
+static int update_object(struct sim *s, const struct api_kind *k, const char *ns, json_t *obj,
+                         const json_t *old, const char *where, char **err)
+{
+    struct diag d;
+    diag_init(&d);
+    json_object_del(json_object_get(obj, "metadata"), "resourceVersion");
+    int rc = api_admit(k, obj, old, ns, &d);
+    if (rc)
+        *err = admit_error(k, obj, rc, &d, where);
+    else if ((rc = store_update(s->store, k->id, ns, obj, STORE_UPDATE_MAIN, NULL)))
+        *err = xasprintf("%s: %s update \"%s\": %s", where, k->kind,
+                         jx_or_empty(api_name(obj)), cu_strerror(rc));
+    diag_release(&d);
+    return rc;
+}
+
+/* The array element whose "name" is group (or the first when NULL). */
+static json_t *named_element(json_t *arr, const char *group)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(arr, i, e) {
+        if (!group || !strcmp(jx_or_empty(JX_STR(e, "name")), group))
+            return e;
+    }
+    return NULL;
+}
+
+static int scale_object(struct sim *s, const struct sim_action *a, json_t *obj, char **err)
+{
+    json_t *target = NULL;
+    const char *field = NULL;
+    if (a->kind->id == KIND_JOB) {
+        target = JX_OBJ(obj, "spec");
+        field = "parallelism";
+    } else if (a->kind->id == KIND_RAYJOB) {
+        target = named_element(JX_GET(obj, "spec", "rayClusterSpec", "workerGroupSpecs"),
+                               a->group);
+        field = "replicas";
+    } else {
+        target = named_element(JX_GET(obj, "spec", "podSets"), a->group);
+        field = "count";
+    }
+    if (!target) {
+        *err = xasprintf("%s: %s \"%s\" has no %s \"%s\"", a->where, a->kind->kind,
+                         jx_or_empty(api_name(obj)),
+                         a->kind->id == KIND_RAYJOB ? "worker group" : "pod set",
+                         a->group ? a->group : "(first)");
+        return CU_EINVAL;
+    }
+    json_object_set_new(target, field, json_integer(a->size));
+    return 0;
+}
+
+int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err)
+{
+    *err = NULL;
+    if (a->type == SIM_ACT_APPLY) {
+        json_t *m = sim_subst_index(a->manifest, occ);
+        int rc = sim_apply(s, m, a->run_for_ms, a->where, err);
+        json_decref(m);
+        return rc;
+    }
+    char *name = subst_str(a->name, occ);
+    if (!name)
+        name = xstrdup(a->name);
+    int rc = 0;
+    if (a->type == SIM_ACT_DELETE) {
+        if (store_delete(s->store, a->kind->id, a->ns, name, NULL, NULL) == CU_ENOTFOUND)
+            sim_warn(s, "%s: %s \"%s\" not found, nothing deleted", a->where, a->kind->kind,
+                     name);
+        xfree(name);
+        return 0;
+    }
+    json_t *cur = store_get(s->store, a->kind->id, a->ns, name);
+    if (!cur) {
+        sim_warn(s, "%s: %s \"%s\" not found, nothing %s", a->where, a->kind->kind, name,
+                 a->type == SIM_ACT_PATCH ? "patched" : "scaled");
+        xfree(name);
+        return 0;
+    }
+    json_t *obj = json_deep_copy(cur);
+    if (a->type == SIM_ACT_PATCH) {
+        json_t *p = sim_subst_index(a->manifest, occ);
+        sim_merge_patch(obj, p);
+        json_decref(p);
+    } else {
+        rc = scale_object(s, a, obj, err);
+    }
+    if (!rc)
+        rc = update_object(s, a->kind, a->ns, obj, cur, a->where, err);
+    json_decref(obj);
+    json_decref(cur);
+    xfree(name);
+    return rc;
+}

@@ -1,0 +1,187 @@
+/*
+ * check: a scenario's expected trace facts against the trace it produced
+ * (`cueue sim --check`, used by tests/conformance/run.sh).
+ *
+ * `expect` is a list of facts matched in order as a subsequence: a fact
+ * {event: E, k: v, ...} matches the first later record whose event is E and
+ * whose every given key has the given value (numbers compared as numbers,
+ * objects and arrays exactly); a fact {notEvent: E, ...} asserts that no
+ * record matching it lies between the previous positive fact's match and the
+ * next positive fact's match (the end of the trace when none follows). A
+ * failed fact is reported with the records about the same workload (or
+ * request, or pool) so the difference is readable; later facts are still
+ * checked, from where the last match left off.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "sim/sim-int.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+#define NEAR_RECORDS_MAX 12
+
+static bool value_match(const json_t *want, const json_t *got)
+{
+    if (json_is_number(want) && json_is_number(got))
+        return fabs(json_number_value(want) - json_number_value(got)) < 1e-6;
+    if (json_is_object(want)) {
+        if (!json_is_object(got) || json_object_size(want) != json_object_size(got))
+            return false;
+        const char *k;
+        json_t *v;
+        json_object_foreach((json_t *)want, k, v)
+            if (!value_match(v, json_object_get(got, k)))
+                return false;
+        return true;
+    }
+    if (json_is_array(want)) {
+        if (!json_is_array(got) || json_array_size(want) != json_array_size(got))
+            return false;
+        for (size_t i = 0; i < json_array_size(want); i++)
+            if (!value_match(json_array_get(want, i), json_array_get(got, i)))
+                return false;
+        return true;
+    }
+    return jx_equal(want, got);
+}
+
+static bool is_negative(const json_t *fact) { return json_object_get(fact, "notEvent") != NULL; }
+
+static bool fact_match(const json_t *fact, const json_t *rec)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)fact, k, v) {
+        const char *key = strcmp(k, "notEvent") ? k : "event";
+        if (!value_match(v, json_object_get(rec, key)))
+            return false;
+    }
+    return true;
+}
+
+static void print_record(FILE *out, const char *indent, size_t idx, const json_t *rec)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    json_t *fields = json_deep_copy(rec);
+    json_object_del(fields, "time");
+    json_object_del(fields, "event");
+    int64_t ms = llround(json_number_value(json_object_get(rec, "time")) * 1000.0);
+    sim_trace_format(&sb, ms, jx_or_empty(JX_STR(rec, "event")), fields);
+    fprintf(out, "%s#%zu %s\n", indent, idx + 1, sb.buf);
+    json_decref(fields);
+    sbuf_release(&sb);
+}
+
+static void print_fact(FILE *out, const char *what, size_t i, const json_t *fact)
+{
+    char *s = jx_dumps(fact);
+    fprintf(out, "%s expect[%zu]: %s\n", what, i, s);
+    xfree(s);
+}
+
+/* Records about the same subject as the fact, to show what did happen. */
+static void print_near(FILE *out, const json_t *fact, const json_t *records)
+{
+    static const char *const subjects[] = {"workload", "request", "pool", NULL};
+    const char *key = NULL;
+    for (size_t i = 0; subjects[i] && !key; i++)
+        if (json_object_get(fact, subjects[i]))
+            key = subjects[i];
+    size_t shown = 0, i;
+    json_t *rec;
+    json_array_foreach(records, i, rec) {
+        bool same = key ? jx_equal(json_object_get(fact, key), json_object_get(rec, key))
+                        : value_match(json_object_get(fact, "event"),
+                                      json_object_get(rec, "event"));
+        if (!same)
+            continue;
+        if (!shown)
+            fprintf(out, "  records about the same %s:\n", key ? key : "event");
+        if (shown++ < NEAR_RECORDS_MAX)
+            print_record(out, "    ", i, rec);
+    }
+    if (!shown)
+        fprintf(out, "  no record about the same %s\n", key ? key : "event");
+    else if (shown > NEAR_RECORDS_MAX)
+        fprintf(out, "    ... %zu more\n", shown - NEAR_RECORDS_MAX);
+}
+
+static int validate(const json_t *expect, FILE *out)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(expect, i, f) {
+        bool pos = json_is_string(json_object_get(f, "event"));
+        bool neg = json_is_string(json_object_get(f, "notEvent"));
+        if (!json_is_object(f) || pos == neg) {
+            fprintf(out, "malformed expect[%zu]: each fact is an object with a string `event` "
+                         "or a string `notEvent` (not both)\n", i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Negative facts pending[0..n) must not match records [from, to). */
+static int check_negatives(const json_t *expect, const size_t *pending, size_t n,
+                           const json_t *records, size_t from, size_t to, FILE *out)
+{
+    int failed = 0;
+    for (size_t k = 0; k < n; k++) {
+        const json_t *fact = json_array_get(expect, pending[k]);
+        for (size_t j = from; j < to; j++) {
+            if (fact_match(fact, json_array_get(records, j))) {
+                print_fact(out, "FAIL: unexpected record for", pending[k], fact);
+                print_record(out, "  found ", j, json_array_get(records, j));
+                failed++;
+                break;
+            }
+        }
+    }
+    return failed;
+}
+
+int sim_check(const json_t *expect, const json_t *records, FILE *out)
+{
+    if (!json_is_array(expect) || !json_array_size(expect)) {
+        fprintf(out, "the scenario has no `expect` facts\n");
+        return -1;
+    }
+    if (validate(expect, out))
+        return -1;
+    size_t n_fact = json_array_size(expect), n_rec = json_array_size(records);
+    size_t *pending = xcalloc(n_fact + 1, sizeof(*pending));
+    size_t n_pending = 0, pos = 0, window_from = 0, matched = 0;
+    int failed = 0;
+    for (size_t i = 0; i < n_fact; i++) {
+        const json_t *fact = json_array_get(expect, i);
+        if (is_negative(fact)) {
+            pending[n_pending++] = i;
+            continue;
+        }
+        size_t j = pos;
+        while (j < n_rec && !fact_match(fact, json_array_get(records, j)))
+            j++;
+        if (j == n_rec) {
+            print_fact(out, "FAIL: no record matches", i, fact);
+            if (pos)
+                print_record(out, "  searched after ", pos - 1, json_array_get(records, pos - 1));
+            print_near(out, fact, records);
+            failed++;
+            continue;
+        }
+        failed += check_negatives(expect, pending, n_pending, records, window_from, j, out);
+        n_pending = 0;
+        matched++;
+        pos = j + 1;
+        window_from = pos;
+    }
+    failed += check_negatives(expect, pending, n_pending, records, window_from, n_rec, out);
+    if (!failed)
+        fprintf(out, "ok: %zu facts hold (%zu matched in order, %zu trace records)\n", n_fact,
+                matched, n_rec);
+    xfree(pending);
+    return failed;
+}

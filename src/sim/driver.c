@@ -1,0 +1,266 @@
+/*
+ * driver: one simulation run. The same control plane as `cueue server`
+ * (ctrl_new with every reconciler and the admission engine) over a memory
+ * store, a virtual clock, the simulated executor and the scenario's
+ * capacity model. The loop, at each instant:
+ *   due actions -> due bare-Workload completions -> ctrl_step -> observe
+ *   (repeated while the recorder itself wrote something)
+ * then the clock jumps to the earliest of: the next action, the control
+ * plane's next timer (its executor's included), the provider's next
+ * revocation, the next bare-Workload completion. It stops when nothing is
+ * scheduled, at --until, or after IDLE_LIMIT wakeups that changed nothing
+ * (timers that keep firing without effect).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef __unused
+#define __unused __attribute__((unused)) /* used by libbsd tree.h */
+#endif
+#include <bsd/sys/tree.h>
+
+#include "sim/observe-int.h"
+#include "store/store.h"
+#include "util/err.h"
+#include "util/xalloc.h"
+
+#define IDLE_LIMIT 10000
+#define QUIESCE_LIMIT 1000
+
+/* The next occurrence of an action, ordered by (time, action index). */
+struct due {
+    int64_t at_ms;
+    size_t idx;
+    int32_t occ;
+    RB_ENTRY(due) link;
+};
+
+static int due_cmp(struct due *a, struct due *b)
+{
+    if (a->at_ms != b->at_ms)
+        return a->at_ms < b->at_ms ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+RB_HEAD(due_tree, due);
+RB_GENERATE_STATIC(due_tree, due, link, due_cmp)
+
+static struct prov *make_provider(const struct sim_scenario *sc)
+{
+    struct prov_sim_pool *pools = xcalloc(sc->n_pools + 1, sizeof(*pools));
+    for (size_t i = 0; i < sc->n_pools; i++) {
+        const struct sim_pool_cap *pc = &sc->pools[i];
+        struct prov_sim_window *w = xcalloc(pc->n_stockouts + 1, sizeof(*w));
+        for (size_t j = 0; j < pc->n_stockouts; j++) {
+            w[j].from_ms = sc->start_ms + pc->stockouts[j].from_ms;
+            w[j].to_ms = pc->stockouts[j].to_ms == PROV_NEVER
+                             ? PROV_NEVER
+                             : sc->start_ms + pc->stockouts[j].to_ms;
+        }
+        struct prov_sim_revocation *r = xcalloc(pc->n_revocations + 1, sizeof(*r));
+        for (size_t j = 0; j < pc->n_revocations; j++) {
+            r[j].at_ms = sc->start_ms + pc->revocations[j].at_ms;
+            r[j].n_nodes = pc->revocations[j].n_nodes;
+        }
+        pools[i] = (struct prov_sim_pool){pc->name, pc->delay_ms, w, pc->n_stockouts, r,
+                                          pc->n_revocations};
+    }
+    struct prov *p = prov_sim_new(pools, sc->n_pools);
+    for (size_t i = 0; i < sc->n_pools; i++) {
+        xfree((void *)pools[i].stockouts);
+        xfree((void *)pools[i].revocations);
+    }
+    xfree(pools);
+    return p;
+}
+
+int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct sim **out,
+            char **err)
+{
+    struct sim *s = xcalloc(1, sizeof(*s));
+    s->sc = sc;
+    s->opt = *opt;
+    clk_virtual_init(&s->clock, sc->start_ms);
+    rng_seed(&s->rng, sc->seed);
+    char msg[256] = "";
+    struct store_opts so = {.db_path = NULL, .clock = &s->clock.clk, .rng = &s->rng};
+    if (store_open(&so, &s->store, msg, sizeof(msg))) {
+        *err = xasprintf("cannot open the memory store: %s", msg);
+        xfree(s);
+        return CU_EIO;
+    }
+    struct exec_sim_opts eo = {
+        .clock = &s->clock.clk,
+        .outcome = sim_pod_outcome,
+        .ctx = s,
+        .default_runtime_ms = sc->default_runtime_ms,
+        .honor_grace = sc->honor_grace,
+    };
+    s->exec = exec_sim_new(&eo);
+    s->prov = make_provider(sc);
+    struct ctrl_opts co = {
+        .store = s->store,
+        .clock = &s->clock.clk,
+        .rng = &s->rng,
+        .exec = s->exec,
+        .prov = s->prov,
+        .config = sc->cfg,
+    };
+    int rc = ctrl_new(&co, &s->ctrl);
+    if (rc) {
+        *err = xasprintf("cannot start the control plane: %s", cu_strerror(rc));
+        sim_free(s);
+        return rc;
+    }
+    ctrl_set_trace(s->ctrl, sim_trace_sink, s);
+    ctrl_set_trace_epoch(s->ctrl, sc->start_ms);
+    s->obs = sim_observer_new(s);
+    sbuf_init(&s->line, 0);
+    s->records = json_array();
+    s->event_counts = json_object();
+    *out = s;
+    return 0;
+}
+
+void sim_free(struct sim *s)
+{
+    if (!s)
+        return;
+    ctrl_free(s->ctrl);
+    sim_observer_free(s->obs);
+    if (s->exec)
+        s->exec->ops->free(s->exec);
+    if (s->prov)
+        s->prov->ops->free(s->prov);
+    store_close(s->store);
+    sim_runtimes_free(s->runtimes);
+    sbuf_release(&s->line);
+    json_decref(s->records);
+    json_decref(s->event_counts);
+    xfree(s);
+}
+
+static int create_objects(struct sim *s, char **err)
+{
+    json_t *ns = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind", "Namespace",
+                           "metadata", "name", "default");
+    int rc = sim_apply(s, ns, -1, "the default namespace", err);
+    json_decref(ns);
+    for (size_t i = 0; !rc && i < s->sc->n_objects; i++)
+        rc = sim_apply(s, s->sc->objects[i].obj, -1, s->sc->objects[i].where, err);
+    return rc;
+}
+
+static void schedule_action(struct due_tree *t, const struct sim_scenario *sc, size_t idx,
+                            int32_t occ, struct due *d)
+{
+    const struct sim_action *a = &sc->actions[idx];
+    d->idx = idx;
+    d->occ = occ;
+    d->at_ms = sc->start_ms + a->at_rel + (int64_t)occ * a->every_ms;
+    RB_INSERT(due_tree, t, d);
+}
+
+/* Run every action occurrence due at or before now. Returns how many ran,
+ * or a negative code (message in *err). */
+static int run_due(struct sim *s, struct due_tree *t, char **err)
+{
+    int64_t now = clk_now(&s->clock.clk);
+    int n = 0;
+    struct due *d;
+    while ((d = RB_MIN(due_tree, t)) && d->at_ms <= now) {
+        RB_REMOVE(due_tree, t, d);
+        const struct sim_action *a = &s->sc->actions[d->idx];
+        int rc = sim_action_run(s, a, d->occ, err);
+        if (rc) {
+            xfree(d);
+            return rc;
+        }
+        n++;
+        if (d->occ + 1 < a->repeat)
+            schedule_action(t, s->sc, d->idx, d->occ + 1, d);
+        else
+            xfree(d);
+    }
+    return n;
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static int64_t next_time(struct sim *s, struct due_tree *t)
+{
+    struct due *d = RB_MIN(due_tree, t);
+    int64_t next = d ? d->at_ms : INT64_MAX;
+    next = min64(next, ctrl_next_deadline(s->ctrl));
+    next = min64(next, s->prov->ops->next_deadline(s->prov));
+    return min64(next, sim_observer_next_deadline(s));
+}
+
+/* Step the control plane and the recorder until neither has more to do at
+ * this instant. Returns the work done. */
+static int settle(struct sim *s)
+{
+    int work = ctrl_step(s->ctrl);
+    int writes = sim_observe(s);
+    for (int i = 0; writes > 0 && i < QUIESCE_LIMIT; i++) {
+        work += writes + ctrl_step(s->ctrl);
+        writes = sim_observe(s);
+    }
+    return work;
+}
+
+static int loop(struct sim *s, struct due_tree *t, char **err)
+{
+    int idle = 0;
+    int64_t until = s->opt.until_rel >= 0 ? s->sc->start_ms + s->opt.until_rel : -1;
+    for (;;) {
+        int64_t now = clk_now(&s->clock.clk);
+        size_t records = s->n_records;
+        int acted = run_due(s, t, err);
+        if (acted < 0)
+            return acted;
+        acted += sim_observer_fire(s);
+        int work = settle(s);
+        bool active = acted > 0 || s->n_records != records;
+        idle = active ? 0 : idle + 1;
+        int64_t next = next_time(s, t);
+        if (next == INT64_MAX) {
+            s->stopped_by = "completion";
+            return 0;
+        }
+        if (until >= 0 && next > until) {
+            clk_virtual_set(&s->clock, until);
+            s->stopped_by = "until";
+            return 0;
+        }
+        if (idle > IDLE_LIMIT && !RB_MIN(due_tree, t) &&
+            sim_observer_next_deadline(s) == INT64_MAX) {
+            s->stopped_by = "idle";
+            return 0;
+        }
+        if (next <= now && !active && work == 0)
+            next = now + 1; /* a deadline nobody consumes: do not spin */
+        clk_virtual_set(&s->clock, next);
+    }
+}
+
+int sim_run(struct sim *s, char **err)
+{
+    *err = NULL;
+    int64_t wall0 = clk_now(clk_real());
+    int rc = create_objects(s, err);
+    struct due_tree t;
+    RB_INIT(&t);
+    for (size_t i = 0; i < s->sc->n_actions; i++)
+        schedule_action(&t, s->sc, i, 0, xcalloc(1, sizeof(struct due)));
+    if (!rc)
+        rc = loop(s, &t, err);
+    struct due *d, *nd;
+    RB_FOREACH_SAFE(d, due_tree, &t, nd) {
+        RB_REMOVE(due_tree, &t, d);
+        xfree(d);
+    }
+    s->end_ms = clk_now(&s->clock.clk);
+    s->wall_ms = clk_now(clk_real()) - wall0;
+    return rc;
+}

@@ -1,0 +1,111 @@
+/*
+ * observe-int: the recorder's state, shared by observe.c (Workloads, bare
+ * Workload play), observe_objects.c (the event-log loop, ProvisioningRequests,
+ * Nodes, ClusterQueues) and observe_summary.c (the summary object).
+ */
+#ifndef CUEUE_SIM_OBSERVE_INT_H
+#define CUEUE_SIM_OBSERVE_INT_H
+
+#ifndef __unused
+#define __unused __attribute__((unused)) /* used by libbsd tree.h */
+#endif
+#include <bsd/sys/tree.h>
+#include <uthash.h>
+
+#include "sim/sim-int.h"
+#include "store/store.h"
+
+/* Usage a Workload adds to one (ClusterQueue, flavor, resource). */
+struct sim_contrib {
+    char *cq;
+    char *flavor;
+    char *resource;
+    int64_t amount;
+};
+
+struct wl_state;
+
+/* A bare Workload's completion, ordered by (at_ms, seq). */
+struct sim_finish {
+    int64_t at_ms;
+    uint64_t seq;
+    struct wl_state *w;
+    RB_ENTRY(sim_finish) link;
+};
+
+RB_HEAD(sim_finish_tree, sim_finish);
+int sim_finish_cmp(struct sim_finish *a, struct sim_finish *b);
+RB_PROTOTYPE(sim_finish_tree, sim_finish, link, sim_finish_cmp)
+
+struct wl_state {
+    char *key; /* ns/name */
+    char *ns;
+    char *name;
+    char *uid;
+    char *class_name;
+    char *cq;
+    int64_t created_ms;
+    int64_t admitted_ms; /* first Admitted=True, -1 */
+    int64_t finished_ms; /* -1 */
+    int32_t evictions;
+    bool bare;
+    bool deleted;
+    /* last state seen */
+    bool active, reserved, admitted, finished, evicted, preempted;
+    char *requeued; /* status \x1f reason */
+    char *pending;  /* reason \x1f message of the last Pending record */
+    json_t *checks; /* check name -> state */
+    struct sim_contrib *contrib;
+    size_t n_contrib, cap_contrib;
+    /* bare play */
+    struct sim_finish *finish;
+    int64_t run_ms;
+    bool needs_release;
+    UT_hash_handle hh;     /* live, by key */
+    UT_hash_handle hh_uid; /* live, by uid */
+};
+
+struct pr_state;
+struct pool_count;
+
+/* Consecutive node additions (dir +1) or removals (-1) in one pool. */
+struct node_run {
+    char *pool;
+    char *request;
+    int dir;
+    int n;
+    json_t *names; /* node names, in order */
+};
+
+struct sim_observer {
+    uint64_t cursor; /* last store resourceVersion consumed */
+    struct wl_state *live;
+    struct wl_state *by_uid;
+    struct wl_state **all; /* every Workload seen, in creation order */
+    size_t n_all, cap_all;
+    struct sim_finish_tree finishes;
+    uint64_t seq;
+    struct wl_state **release; /* bare Workloads to release after the step */
+    size_t n_release, cap_release;
+    struct pr_state *prs;
+    struct pool_count *pools;
+    struct node_run run;
+    struct sim_usage *usage;
+    int64_t last_finish_ms;
+};
+
+/* observe.c */
+void sim_obs_emit(struct sim *s, const char *event, json_t *fields);
+void sim_obs_workload(struct sim *s, const struct store_event *ev);
+
+/* observe_objects.c */
+/* Consume store events since the cursor. Returns 0 (writes happen later). */
+int sim_obs_consume(struct sim *s);
+/* Emit the pending node run, if any. */
+void sim_obs_flush_nodes(struct sim *s);
+/* The class of a workload: the class label on it, else on its controller
+ * owner(s); "" when none. Caller frees. */
+char *sim_obs_class_of(struct sim *s, const json_t *obj);
+void sim_obs_objects_free(struct sim_observer *o);
+
+#endif

@@ -1,0 +1,520 @@
+/*
+ * observe: the simulator's recorder. After every control-plane step it
+ * reads the store's event log from its own cursor and compares each new
+ * version of a Workload, ProvisioningRequest, Node or ClusterQueue with the
+ * previous one it saw. Every transition the trace contract names becomes a
+ * trace record, at the virtual time of the step that made it, in the order
+ * the writes happened, and the same transitions feed the summary (waits,
+ * usage). Deriving the trace from object state keeps it complete whichever
+ * reconciler made the change, and makes reason/message exactly what was
+ * written on the objects.
+ *
+ * It also plays the job integration for bare Workloads (no controller
+ * owner), as Kueue's performance runner does: an admitted one finishes
+ * (Finished=True, reason Succeeded) after its runtime, and an evicted one
+ * gets its quota reservation released and its Requeued condition set.
+ *
+ * Invariants: a wl_state lives from its Workload's creation to the end of
+ * the run (deleted ones leave the `live` index but stay in `all` for the
+ * summary); usage contributed by a Workload is exactly what it currently
+ * adds to sim_usage, removed before any change is re-added.
+ */
+#include <string.h>
+#include <uthash.h>
+
+#ifndef __unused
+#define __unused __attribute__((unused)) /* used by libbsd tree.h */
+#endif
+#include <bsd/sys/tree.h>
+
+#include "api/meta.h"
+#include "api/quantity.h"
+#include "sim/observe-int.h"
+#include "store/store.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+RB_GENERATE(sim_finish_tree, sim_finish, link, sim_finish_cmp)
+
+int sim_finish_cmp(struct sim_finish *a, struct sim_finish *b)
+{
+    if (a->at_ms != b->at_ms)
+        return a->at_ms < b->at_ms ? -1 : 1;
+    return a->seq < b->seq ? -1 : (a->seq > b->seq);
+}
+
+struct sim_observer *sim_observer_new(struct sim *s)
+{
+    struct sim_observer *o = xcalloc(1, sizeof(*o));
+    RB_INIT(&o->finishes);
+    o->usage = sim_usage_new();
+    o->last_finish_ms = -1;
+    (void)s;
+    return o;
+}
+
+static void wl_free(struct wl_state *w)
+{
+    xfree(w->key);
+    xfree(w->ns);
+    xfree(w->name);
+    xfree(w->uid);
+    xfree(w->class_name);
+    xfree(w->cq);
+    xfree(w->requeued);
+    xfree(w->pending);
+    json_decref(w->checks);
+    for (size_t i = 0; i < w->n_contrib; i++) {
+        xfree(w->contrib[i].cq);
+        xfree(w->contrib[i].flavor);
+        xfree(w->contrib[i].resource);
+    }
+    xfree(w->contrib);
+    xfree(w);
+}
+
+void sim_observer_free(struct sim_observer *o)
+{
+    if (!o)
+        return;
+    HASH_CLEAR(hh, o->live);
+    HASH_CLEAR(hh_uid, o->by_uid);
+    for (size_t i = 0; i < o->n_all; i++)
+        wl_free(o->all[i]);
+    xfree(o->all);
+    struct sim_finish *f, *nf;
+    RB_FOREACH_SAFE(f, sim_finish_tree, &o->finishes, nf) {
+        RB_REMOVE(sim_finish_tree, &o->finishes, f);
+        xfree(f);
+    }
+    sim_obs_objects_free(o);
+    xfree(o->release);
+    sim_usage_free(o->usage);
+    xfree(o);
+}
+
+/* ---- emission ---- */
+
+void sim_obs_emit(struct sim *s, const char *event, json_t *fields)
+{
+    sim_obs_flush_nodes(s);
+    sim_trace_emit(s, event, fields);
+}
+
+static json_t *cond_fields(json_t *f, const json_t *cond)
+{
+    json_object_set_new(f, "reason", json_string(jx_or_empty(JX_STR(cond, "reason"))));
+    json_object_set_new(f, "message", json_string(jx_or_empty(JX_STR(cond, "message"))));
+    return f;
+}
+
+static const char *wl_cq(struct sim *s, struct wl_state *w, const json_t *obj)
+{
+    const char *cq = JX_STR(obj, "status", "admission", "clusterQueue");
+    if (cq && (!w->cq || strcmp(w->cq, cq))) {
+        xfree(w->cq);
+        w->cq = xstrdup(cq);
+    }
+    if (!w->cq) {
+        const char *lq = JX_STR(obj, "spec", "queueName");
+        json_t *q = lq ? store_get(s->store, KIND_LOCALQUEUE, w->ns, lq) : NULL;
+        const char *name = JX_STR(q, "spec", "clusterQueue");
+        if (name)
+            w->cq = xstrdup(name);
+        json_decref(q);
+    }
+    return w->cq;
+}
+
+static json_t *wl_fields(struct sim *s, struct wl_state *w, const json_t *obj)
+{
+    json_t *f = json_object();
+    json_object_set_new(f, "workload", json_string(w->key));
+    const char *cq = wl_cq(s, w, obj);
+    if (cq)
+        json_object_set_new(f, "clusterQueue", json_string(cq));
+    return f;
+}
+
+static json_t *podsets_json(const json_t *obj)
+{
+    json_t *out = json_array();
+    size_t i;
+    json_t *ps;
+    json_array_foreach(JX_GET(obj, "status", "admission", "podSetAssignments"), i, ps) {
+        json_t *e = json_object();
+        json_object_set_new(e, "name", json_string(jx_or_empty(JX_STR(ps, "name"))));
+        json_t *count = json_object_get(ps, "count");
+        if (json_is_integer(count))
+            json_object_set_new(e, "count", json_incref(count));
+        json_t *fl = json_object_get(ps, "flavors");
+        json_object_set_new(e, "flavors", json_is_object(fl) ? json_deep_copy(fl) : json_object());
+        json_array_append_new(out, e);
+    }
+    return out;
+}
+
+/* "(UID: <uid>," in a Preempted message -> the preemptor's ns/name. */
+static const char *preemptor_of(struct sim_observer *o, const char *msg)
+{
+    const char *p = msg ? strstr(msg, "(UID: ") : NULL;
+    if (!p)
+        return NULL;
+    p += 6;
+    size_t n = strcspn(p, ",)");
+    char *uid = xstrndup(p, n);
+    struct wl_state *w;
+    HASH_FIND(hh_uid, o->by_uid, uid, strlen(uid), w);
+    xfree(uid);
+    return w ? w->key : NULL;
+}
+
+static char *two(const char *a, const char *b)
+{
+    return xasprintf("%s\x1f%s", a ? a : "", b ? b : "");
+}
+
+static bool set_if_changed(char **slot, char *val)
+{
+    if (*slot && !strcmp(*slot, val)) {
+        xfree(val);
+        return false;
+    }
+    xfree(*slot);
+    *slot = val;
+    return true;
+}
+
+/* ---- Workload transitions, in the order the trace lists them ---- */
+
+static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj)
+{
+    json_t *pc = api_cond_get(obj, "Preempted");
+    bool preempted = pc && !strcmp(jx_or_empty(JX_STR(pc, "status")), "True");
+    if (preempted && !w->preempted) {
+        json_t *f = cond_fields(wl_fields(s, w, obj), pc);
+        const char *by = preemptor_of(s->obs, JX_STR(pc, "message"));
+        if (by)
+            json_object_set_new(f, "preemptor", json_string(by));
+        sim_obs_emit(s, "Preempted", f);
+    }
+    w->preempted = preempted;
+    json_t *ec = api_cond_get(obj, "Evicted");
+    bool evicted = ec && !strcmp(jx_or_empty(JX_STR(ec, "status")), "True");
+    if (evicted && !w->evicted) {
+        w->evictions++;
+        sim_obs_emit(s, "Evicted", cond_fields(wl_fields(s, w, obj), ec));
+    }
+    w->evicted = evicted;
+}
+
+static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const json_t *obj,
+                                     bool reserved)
+{
+    json_t *rq = api_cond_get(obj, "Requeued");
+    if (rq && set_if_changed(&w->requeued, two(JX_STR(rq, "status"), JX_STR(rq, "reason")))) {
+        json_t *f = wl_fields(s, w, obj);
+        json_object_set_new(f, "status", json_string(jx_or_empty(JX_STR(rq, "status"))));
+        sim_obs_emit(s, "Requeued", cond_fields(f, rq));
+    }
+    json_t *qr = api_cond_get(obj, "QuotaReserved");
+    if (reserved) {
+        XFREE(w->pending);
+    } else if (qr && !strcmp(jx_or_empty(JX_STR(qr, "status")), "False") &&
+               set_if_changed(&w->pending, two(JX_STR(qr, "reason"), JX_STR(qr, "message")))) {
+        sim_obs_emit(s, "Pending", cond_fields(wl_fields(s, w, obj), qr));
+    }
+}
+
+static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
+{
+    json_t *seen = json_object();
+    size_t i;
+    json_t *ac;
+    json_array_foreach(JX_GET(obj, "status", "admissionChecks"), i, ac) {
+        const char *name = jx_or_empty(JX_STR(ac, "name"));
+        const char *state = jx_or_empty(JX_STR(ac, "state"));
+        json_object_set_new(seen, name, json_string(state));
+        const char *prev = json_string_value(json_object_get(w->checks, name));
+        if (prev && !strcmp(prev, state))
+            continue;
+        json_t *f = wl_fields(s, w, obj);
+        json_object_set_new(f, "check", json_string(name));
+        json_object_set_new(f, "state", json_string(state));
+        json_object_set_new(f, "message", json_string(jx_or_empty(JX_STR(ac, "message"))));
+        sim_obs_emit(s, "AdmissionCheckUpdated", f);
+    }
+    json_decref(w->checks);
+    w->checks = seen;
+}
+
+static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj)
+{
+    int64_t now = clk_now(&s->clock.clk);
+    bool active = JX_BOOL(obj, true, "spec", "active");
+    if (!active && w->active)
+        sim_obs_emit(s, "Deactivated", wl_fields(s, w, obj));
+    w->active = active;
+    emit_eviction(s, w, obj);
+    bool reserved = api_cond_is_true(obj, "QuotaReserved");
+    emit_requeue_and_pending(s, w, obj, reserved);
+    if (reserved && !w->reserved) {
+        json_t *f = wl_fields(s, w, obj);
+        json_object_set_new(f, "podSets", podsets_json(obj));
+        sim_obs_emit(s, "QuotaReserved", cond_fields(f, api_cond_get(obj, "QuotaReserved")));
+    }
+    w->reserved = reserved;
+    emit_checks(s, w, obj);
+    bool admitted = api_cond_is_true(obj, "Admitted");
+    if (admitted && !w->admitted) {
+        if (w->admitted_ms < 0)
+            w->admitted_ms = now;
+        sim_obs_emit(s, "Admitted", cond_fields(wl_fields(s, w, obj),
+                                                api_cond_get(obj, "Admitted")));
+    }
+    w->admitted = admitted;
+    bool finished = api_cond_is_true(obj, "Finished");
+    if (finished && !w->finished) {
+        w->finished_ms = now;
+        if (now > s->obs->last_finish_ms)
+            s->obs->last_finish_ms = now;
+        sim_obs_emit(s, "Finished", cond_fields(wl_fields(s, w, obj),
+                                                api_cond_get(obj, "Finished")));
+    }
+    w->finished = finished;
+}
+
+/* ---- usage held by admitted workloads ---- */
+
+static void drop_usage(struct sim *s, struct wl_state *w, int64_t now)
+{
+    for (size_t i = 0; i < w->n_contrib; i++) {
+        struct sim_contrib *c = &w->contrib[i];
+        sim_usage_add(s->obs->usage, c->cq, c->flavor, c->resource, -c->amount, now);
+        xfree(c->cq);
+        xfree(c->flavor);
+        xfree(c->resource);
+    }
+    w->n_contrib = 0;
+}
+
+static void add_contrib(struct sim *s, struct wl_state *w, const char *cq, const char *flavor,
+                        const char *res, int64_t amount, int64_t now)
+{
+    XGROW(w->contrib, w->cap_contrib, w->n_contrib + 1);
+    struct sim_contrib *c = &w->contrib[w->n_contrib++];
+    c->cq = xstrdup(cq);
+    c->flavor = xstrdup(flavor);
+    c->resource = xstrdup(res);
+    c->amount = amount;
+    sim_usage_add(s->obs->usage, cq, flavor, res, amount, now);
+}
+
+/* Kueue's flavorsUsage: what admitted, unfinished workloads hold. */
+static void update_usage(struct sim *s, struct wl_state *w, const json_t *obj, bool gone)
+{
+    int64_t now = clk_now(&s->clock.clk);
+    drop_usage(s, w, now);
+    const char *cq = JX_STR(obj, "status", "admission", "clusterQueue");
+    if (gone || !cq || !w->admitted || w->finished)
+        return;
+    size_t i;
+    json_t *ps;
+    json_array_foreach(JX_GET(obj, "status", "admission", "podSetAssignments"), i, ps) {
+        json_t *flavors = json_object_get(ps, "flavors");
+        const char *res;
+        json_t *q;
+        json_object_foreach(json_object_get(ps, "resourceUsage"), res, q) {
+            const char *flavor = json_string_value(json_object_get(flavors, res));
+            int64_t v = 0;
+            struct diag d;
+            diag_init(&d);
+            if (flavor && !api_quantity_from_json(q, res, "resourceUsage", &v, &d))
+                add_contrib(s, w, cq, flavor, res, v, now);
+            diag_release(&d);
+        }
+    }
+}
+
+/* ---- bare Workloads: the simulator plays their job integration ---- */
+
+static void cancel_finish(struct sim_observer *o, struct wl_state *w)
+{
+    if (w->finish) {
+        RB_REMOVE(sim_finish_tree, &o->finishes, w->finish);
+        xfree(w->finish);
+        w->finish = NULL;
+    }
+}
+
+static void play_bare(struct sim *s, struct wl_state *w, const json_t *obj)
+{
+    struct sim_observer *o = s->obs;
+    if (!w->admitted || w->finished) {
+        cancel_finish(o, w);
+    } else if (!w->finish) {
+        int64_t rt = sim_object_runtime(s, obj);
+        if (rt < 0)
+            rt = s->sc->default_runtime_ms;
+        struct sim_finish *f = xcalloc(1, sizeof(*f));
+        f->at_ms = clk_now(&s->clock.clk) + rt;
+        f->seq = ++o->seq;
+        f->w = w;
+        w->run_ms = rt;
+        w->finish = f;
+        RB_INSERT(sim_finish_tree, &o->finishes, f);
+    }
+    if (w->evicted && w->reserved && !w->finished && !w->needs_release) {
+        w->needs_release = true;
+        XGROW(o->release, o->cap_release, o->n_release + 1);
+        o->release[o->n_release++] = w;
+    }
+}
+
+static struct wl_state *wl_new(struct sim *s, const json_t *obj, const char *key)
+{
+    struct sim_observer *o = s->obs;
+    struct wl_state *w = xcalloc(1, sizeof(*w));
+    w->key = xstrdup(key);
+    w->ns = xstrdup(api_namespace(obj));
+    w->name = xstrdup(api_name(obj));
+    w->uid = xstrdup(jx_or_empty(api_uid(obj)));
+    w->created_ms = clk_now(&s->clock.clk);
+    w->admitted_ms = w->finished_ms = -1;
+    w->active = true;
+    w->bare = api_controller_uid(obj) == NULL;
+    w->class_name = sim_obs_class_of(s, obj);
+    HASH_ADD_KEYPTR(hh, o->live, w->key, strlen(w->key), w);
+    HASH_ADD_KEYPTR(hh_uid, o->by_uid, w->uid, strlen(w->uid), w);
+    XGROW(o->all, o->cap_all, o->n_all + 1);
+    o->all[o->n_all++] = w;
+    return w;
+}
+
+static void wl_forget(struct sim *s, struct wl_state *w)
+{
+    int64_t now = clk_now(&s->clock.clk);
+    drop_usage(s, w, now);
+    cancel_finish(s->obs, w);
+    HASH_DELETE(hh, s->obs->live, w);
+    HASH_DELETE(hh_uid, s->obs->by_uid, w);
+    w->deleted = true;
+}
+
+void sim_obs_workload(struct sim *s, const struct store_event *ev)
+{
+    const json_t *obj = ev->obj;
+    char *key = xasprintf("%s/%s", jx_or_empty(api_namespace(obj)), jx_or_empty(api_name(obj)));
+    struct wl_state *w;
+    HASH_FIND(hh, s->obs->live, key, strlen(key), w);
+    if (w && strcmp(w->uid, jx_or_empty(api_uid(obj)))) {
+        wl_forget(s, w); /* a new object under an old name */
+        w = NULL;
+    }
+    if (ev->type == STORE_DELETED) {
+        if (w)
+            wl_forget(s, w);
+        xfree(key);
+        return;
+    }
+    if (!w)
+        w = wl_new(s, obj, key);
+    xfree(key);
+    diff_workload(s, w, obj);
+    update_usage(s, w, obj, false);
+    if (w->bare)
+        play_bare(s, w, obj);
+}
+
+static int release_one(struct sim *s, struct wl_state *w)
+{
+    w->needs_release = false;
+    if (w->deleted)
+        return 0;
+    json_t *cur = store_get(s->store, KIND_WORKLOAD, w->ns, w->name);
+    int n = 0;
+    if (cur && api_cond_is_true(cur, "Evicted") && api_cond_is_true(cur, "QuotaReserved") &&
+        !api_cond_is_true(cur, "Finished")) {
+        int64_t now = clk_now(&s->clock.clk);
+        json_t *obj = json_deep_copy(cur);
+        json_t *ec = api_cond_get(obj, "Evicted");
+        const char *why = jx_or_empty(JX_STR(ec, "reason"));
+        char *reason = xstrdup(why);
+        char *msg = xstrdup(jx_or_empty(JX_STR(ec, "message")));
+        bool requeue = !strcmp(reason, "Preempted") || !strcmp(reason, "NodeFailures");
+        JX_DEL(obj, "status", "admission");
+        api_cond_set(obj, "QuotaReserved", "False", "PendingEvaluation", msg, now);
+        api_cond_set(obj, "Admitted", "False", "NoReservation", "The workload has no reservation",
+                     now);
+        api_cond_set(obj, "Requeued", requeue ? "True" : "False", reason, msg, now);
+        if (!store_update(s->store, KIND_WORKLOAD, w->ns, obj, STORE_UPDATE_STATUS, NULL))
+            n = 1;
+        json_decref(obj);
+        xfree(reason);
+        xfree(msg);
+    }
+    json_decref(cur);
+    return n;
+}
+
+int sim_observe(struct sim *s)
+{
+    int writes = sim_obs_consume(s);
+    struct sim_observer *o = s->obs;
+    for (size_t i = 0; i < o->n_release; i++)
+        writes += release_one(s, o->release[i]);
+    o->n_release = 0;
+    return writes;
+}
+
+int64_t sim_observer_next_deadline(struct sim *s)
+{
+    struct sim_finish *f = RB_MIN(sim_finish_tree, &s->obs->finishes);
+    return f ? f->at_ms : INT64_MAX;
+}
+
+static int finish_one(struct sim *s, struct wl_state *w)
+{
+    json_t *cur = store_get(s->store, KIND_WORKLOAD, w->ns, w->name);
+    int n = 0;
+    if (cur && api_cond_is_true(cur, "Admitted") && !api_cond_is_true(cur, "Finished")) {
+        json_t *obj = json_deep_copy(cur);
+        char secs[SIM_SECONDS_LEN];
+        char *msg = xasprintf("The workload ran for %ss in the simulator",
+                              sim_format_seconds(w->run_ms, secs));
+        api_cond_set(obj, "Finished", "True", "Succeeded", msg, clk_now(&s->clock.clk));
+        if (!store_update(s->store, KIND_WORKLOAD, w->ns, obj, STORE_UPDATE_STATUS, NULL))
+            n = 1;
+        xfree(msg);
+        json_decref(obj);
+    }
+    json_decref(cur);
+    return n;
+}
+
+int sim_observer_fire(struct sim *s)
+{
+    struct sim_observer *o = s->obs;
+    int64_t now = clk_now(&s->clock.clk);
+    int n = 0;
+    struct sim_finish *f;
+    while ((f = RB_MIN(sim_finish_tree, &o->finishes)) && f->at_ms <= now) {
+        struct wl_state *w = f->w;
+        RB_REMOVE(sim_finish_tree, &o->finishes, f);
+        xfree(f);
+        w->finish = NULL;
+        n += finish_one(s, w);
+    }
+    return n;
+}
+
+size_t sim_observer_unfinished(struct sim *s)
+{
+    size_t n = 0;
+    struct wl_state *w, *t;
+    HASH_ITER(hh, s->obs->live, w, t)
+        if (!w->finished)
+            n++;
+    return n;
+}

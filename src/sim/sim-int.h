@@ -1,0 +1,275 @@
+/*
+ * sim-int: declarations shared by the simulator's files (and its unit
+ * tests). The pieces:
+ *   duration.c  durations ("200ms", "1.5s", "1h30m") and trace times
+ *   scenario.c  the scenario file: a `kind: Scenario` document plus
+ *               manifests, decoded strictly into struct sim_scenario
+ *   apply.c     scenario actions against the store (apply, delete, patch,
+ *               scale), through api_admit like the API server does
+ *   trace.c     trace records: fixed key order, byte-stable formatting
+ *   observe.c   follows the store's event log: derives the trace from the
+ *               objects' state changes, records what the summary needs,
+ *               and plays the job integration for bare Workloads
+ *   summary.c   waits, percentiles, usage over time; text and JSON forms
+ *   check.c     a scenario's `expect` facts against its trace
+ *   driver.c    the loop: actions -> ctrl_step -> observe -> advance time
+ *   sim_main.c  `cueue sim` flags
+ * Times inside the simulator are absolute ms (virtual clock) unless a name
+ * says _rel (ms since the scenario's start).
+ */
+#ifndef CUEUE_SIM_SIM_INT_H
+#define CUEUE_SIM_SIM_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "api/kinds.h"
+#include "ctrl/ctrl.h"
+#include "provider/provider.h"
+#include "util/clock.h"
+#include "util/diag.h"
+#include "util/rng.h"
+#include "util/sbuf.h"
+
+/* Annotations and labels the simulator reads. */
+#define SIM_ANN_RUNTIME "cueue.dev/sim-runtime"     /* duration a pod/workload runs */
+#define SIM_ANN_EXIT_CODE "cueue.dev/sim-exit-code" /* pods exit with this code */
+#define SIM_LABEL_KUEUE_RUNTIME "kueue.x-k8s.io/performance-scheduler-running-ms"
+#define SIM_DEFAULT_CLASS_LABEL "cueue.dev/sim-class"
+#define SIM_DEFAULT_START "2026-01-01T00:00:00Z"
+#define SIM_DEFAULT_RUNTIME_MS (60 * 1000)
+
+/* ---- duration.c ---- */
+
+/* Parse a duration: a sequence of <number><unit> with units ms, s, m, h, d
+ * ("200ms", "1.5s", "1h30m"), or a plain number of seconds ("30", "0.5").
+ * Negative values are rejected. Returns 0 and *ms (rounded to the nearest
+ * ms), or CU_EINVAL. */
+int sim_duration_parse(const char *text, int64_t *ms);
+/* A duration from JSON: a number (seconds) or a string as above. On error
+ * records a DIAG_INVALID cause at field and returns CU_EINVAL. */
+int sim_duration_json(const json_t *v, const char *field, int64_t *ms, struct diag *d);
+#define SIM_SECONDS_LEN 32
+/* ms as seconds with at most 3 decimals and no trailing zeros: 12500 ->
+ * "12.5", 100 -> "0.1", 12000 -> "12". Returns out. */
+char *sim_format_seconds(int64_t ms, char out[SIM_SECONDS_LEN]);
+
+/* ---- scenario.c ---- */
+
+enum sim_action_type { SIM_ACT_APPLY, SIM_ACT_DELETE, SIM_ACT_PATCH, SIM_ACT_SCALE };
+
+/* One timed action (spec.actions[i]). */
+struct sim_action {
+    size_t index;          /* position in spec.actions (tie-break) */
+    char *where;           /* "spec.actions[3]" for messages */
+    int64_t at_rel;        /* first occurrence, ms after start */
+    int32_t repeat;        /* occurrences (>= 1) */
+    int64_t every_ms;      /* between occurrences */
+    enum sim_action_type type;
+    json_t *manifest;      /* apply: the object; patch: the merge patch; may
+                              contain "${i}" (occurrence index) in strings */
+    int64_t run_for_ms;    /* apply: runtime of what it creates; -1 = unset */
+    const struct api_kind *kind; /* delete, patch, scale */
+    char *ns;              /* NULL for cluster-scoped kinds */
+    char *name;            /* may contain "${i}" */
+    /* scale */
+    char *group;           /* RayJob worker group / Workload pod set; NULL = first */
+    int32_t size;          /* parallelism, replicas or count */
+};
+
+/* A manifest created at time 0. */
+struct sim_object {
+    json_t *obj;
+    char *where; /* "spec.objects[2]" or "document 3" */
+};
+
+struct sim_pool_cap {
+    char *name;
+    int64_t delay_ms;
+    struct prov_sim_window *stockouts;    /* relative ms; to = PROV_NEVER open */
+    size_t n_stockouts;
+    struct prov_sim_revocation *revocations; /* relative ms */
+    size_t n_revocations;
+};
+
+/* Controller settings a scenario may override (spec.controller). */
+struct sim_controller {
+    struct ctrl_config cfg;
+};
+
+struct sim_scenario {
+    char *source;          /* file name for messages */
+    char *name;            /* metadata.name or "" */
+    uint64_t seed;
+    int64_t start_ms;      /* absolute */
+    char *class_label;
+    int64_t default_runtime_ms;
+    bool honor_grace;
+    int64_t until_rel;     /* -1 = none */
+    struct ctrl_config cfg;
+    struct sim_object *objects;
+    size_t n_objects;
+    struct sim_pool_cap *pools;
+    size_t n_pools;
+    struct sim_action *actions; /* sorted by (at_rel, index) */
+    size_t n_actions;
+    json_t *expect;        /* the `expect` list or NULL */
+};
+
+/* Decode a scenario from text (YAML, one or more documents). Returns 0, or
+ * a negative code with a message naming the file, document and field in
+ * *err (caller frees). out is released on failure. */
+int sim_scenario_parse(const char *text, size_t len, const char *source,
+                       struct sim_scenario *out, char **err);
+/* Read and decode a file ("-" = stdin). */
+int sim_scenario_load(const char *path, struct sim_scenario *out, char **err);
+void sim_scenario_release(struct sim_scenario *sc);
+
+/* ---- the running simulation ---- */
+
+struct sim_observer; /* observe.c */
+struct sim_runtimes; /* apply.c: runFor table */
+
+struct sim_options {
+    int64_t until_rel;   /* -1 = run until nothing is left */
+    FILE *trace_out;     /* NULL = no trace printed */
+    bool keep_records;   /* keep every trace record (for --check) */
+    bool quiet_warnings; /* no warnings on stderr */
+};
+
+struct sim {
+    const struct sim_scenario *sc;
+    struct sim_options opt;
+    struct clk_virtual clock;
+    struct rng rng;
+    struct store *store;
+    struct exec *exec;
+    struct prov *prov;
+    struct ctrl *ctrl;
+    struct sim_observer *obs;
+    struct sim_runtimes *runtimes;
+    /* trace */
+    struct sbuf line;
+    json_t *records;       /* kept records (opt.keep_records) */
+    size_t n_records;
+    json_t *event_counts;  /* event -> count (object) */
+    /* progress */
+    int64_t end_ms;        /* clock when the run stopped */
+    const char *stopped_by; /* "completion", "until", "idle" */
+    int64_t wall_ms;
+    size_t n_warnings;
+};
+
+/* ---- apply.c ---- */
+
+/* Apply (create or update) a manifest the way `kubectl apply` would reach
+ * the API: kind lookup, api_admit, store. obj is borrowed. run_for_ms >= 0
+ * records the object's runtime. Returns 0 or a negative code with a message
+ * in *err (caller frees) that names `where`. */
+int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *where,
+              char **err);
+/* Run occurrence `occ` of an action at the current time. Missing targets of
+ * delete/patch/scale are warnings (return 0); invalid results are errors. */
+int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err);
+/* Replace "${i}" with occ in every string of a copy of v. New reference. */
+json_t *sim_subst_index(const json_t *v, int32_t occ);
+/* RFC 7386 merge patch of patch into target (mutable object). */
+void sim_merge_patch(json_t *target, const json_t *patch);
+/* The runtime recorded for (kind, ns, name) by runFor, or -1. */
+int64_t sim_runtime_lookup(struct sim *s, const char *kind, const char *ns, const char *name);
+void sim_runtimes_free(struct sim_runtimes *rt);
+/* Runtime of an object from its annotation cueue.dev/sim-runtime or the
+ * label kueue.x-k8s.io/performance-scheduler-running-ms, else runFor; -1
+ * when none says. */
+int64_t sim_object_runtime(struct sim *s, const json_t *obj);
+/* The object named by obj's controller ownerReference (same namespace for
+ * namespaced kinds) as a new reference, or NULL. */
+json_t *sim_controller_owner(struct sim *s, const json_t *obj);
+/* Outcome of a pod for the simulated executor (exec_sim_opts.outcome):
+ * the pod's own annotations, then its owners' (up to 4 levels). */
+void sim_pod_outcome(void *ctx, const json_t *pod, struct exec_sim_outcome *out);
+/* Print a warning (stderr) unless quiet; counts it. */
+void sim_warn(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- trace.c ---- */
+
+/* Emit one trace record at the current virtual time (fields stolen; may be
+ * NULL): printed as one line when tracing, kept when keep_records, counted
+ * always. */
+void sim_trace_emit(struct sim *s, const char *event, json_t *fields);
+/* The sink handed to ctrl_set_trace: records from reconcilers whose event
+ * the simulator derives itself (sim_trace_is_derived) are dropped; others
+ * pass through sim_trace_emit. */
+void sim_trace_sink(void *ctx, json_t *rec);
+/* True for the event names of the trace contract (docs/sim.md). */
+bool sim_trace_is_derived(const char *event);
+/* Append the line for a record ({"time"?, "event", ...}; time given in ms
+ * since start) to sb: keys in the contract's fixed order, then the rest
+ * sorted; no trailing newline. */
+void sim_trace_format(struct sbuf *sb, int64_t rel_ms, const char *event, const json_t *fields);
+
+/* ---- observe.c ---- */
+
+struct sim_observer *sim_observer_new(struct sim *s);
+void sim_observer_free(struct sim_observer *o);
+/* Consume the store's events since the last call: emit trace records and
+ * update the summary's state. Returns how many store writes it made itself
+ * (bare Workloads finished or released); the caller steps again if > 0. */
+int sim_observe(struct sim *s);
+/* Earliest pending bare-Workload completion (absolute ms) or INT64_MAX. */
+int64_t sim_observer_next_deadline(struct sim *s);
+/* Finish the bare Workloads whose runtime is over. Returns writes made. */
+int sim_observer_fire(struct sim *s);
+/* Number of unfinished workloads seen (pending or running). */
+size_t sim_observer_unfinished(struct sim *s);
+/* Build the summary object (see summary.c) at the end of the run. */
+json_t *sim_observer_summary(struct sim *s);
+
+/* ---- usage.c ---- */
+
+struct sim_usage; /* quota usage per ClusterQueue and flavor over time */
+
+struct sim_usage *sim_usage_new(void);
+void sim_usage_free(struct sim_usage *u);
+/* A ClusterQueue appeared or changed (nominal quotas, class label): first
+ * sight starts its observation window at now_ms. */
+void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *class_label,
+                         int64_t now_ms);
+/* Add delta (Kueue units) of (flavor, resource) to a ClusterQueue's usage
+ * at now_ms (delta < 0 removes). Unknown queues are created on the fly. */
+void sim_usage_add(struct sim_usage *u, const char *cq, const char *flavor,
+                   const char *resource, int64_t delta, int64_t now_ms);
+/* The usage part of the summary: {"clusterQueues": {...}, "clusterQueueClasses":
+ * {...}, "flavors": {...}} (see docs/sim.md). New reference. */
+json_t *sim_usage_summary(struct sim_usage *u, int64_t end_ms);
+
+/* ---- summary.c ---- */
+
+/* Nearest-rank percentile p (0..100) of sorted values v[0..n). 0 if n = 0. */
+double sim_percentile(const double *sorted, size_t n, double p);
+/* Render a summary object as text (caller frees). */
+char *sim_summary_text(const json_t *summary);
+
+/* ---- check.c ---- */
+
+/* Match the scenario's expect facts against records (array of trace
+ * objects with numeric "time"). Writes a report to out; returns the number
+ * of failed facts (0 = pass) or a negative code when the facts are
+ * malformed (message in the report). */
+int sim_check(const json_t *expect, const json_t *records, FILE *out);
+
+/* ---- driver.c ---- */
+
+/* Build the simulation for a scenario. Returns 0 or a negative code with
+ * *err (caller frees). */
+int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct sim **out,
+            char **err);
+/* Create the scenario's objects and run to completion / until. Returns 0 or
+ * a negative code with *err. */
+int sim_run(struct sim *s, char **err);
+void sim_free(struct sim *s);
+
+#endif

@@ -1,0 +1,182 @@
+/* Unit tests for the trace format (fixed key order, stable numbers) and the
+ * expected-facts checker of `cueue sim --check` (src/sim/trace.c, check.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim/sim-int.h"
+#include "util/xalloc.h"
+
+static char *fmt(int64_t ms, const char *event, json_t *fields)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    sim_trace_format(&sb, ms, event, fields);
+    json_decref(fields);
+    char *s = sbuf_take(&sb);
+    sbuf_release(&sb);
+    return s;
+}
+
+static void test_keys_come_in_contract_order_then_sorted(void **state)
+{
+    (void)state;
+    json_t *f = json_pack("{s:s, s:s, s:s, s:[{s:{s:s, s:s}, s:i, s:s}], s:s, s:s}",
+                          "zeta", "z", "message", "m", "clusterQueue", "cq",
+                          "podSets", "flavors", "memory", "on-demand", "cpu", "default-cpu",
+                          "count", 4, "name", "workers", "reason", "QuotaReserved",
+                          "workload", "default/a");
+    char *line = fmt(12500, "QuotaReserved", f);
+    assert_string_equal(line,
+        "{\"time\":12.5,\"event\":\"QuotaReserved\",\"workload\":\"default/a\","
+        "\"clusterQueue\":\"cq\",\"podSets\":[{\"name\":\"workers\",\"count\":4,"
+        "\"flavors\":{\"cpu\":\"default-cpu\",\"memory\":\"on-demand\"}}],"
+        "\"reason\":\"QuotaReserved\",\"message\":\"m\",\"zeta\":\"z\"}");
+    xfree(line);
+}
+
+static void test_record_without_fields_and_time_fields_ignored(void **state)
+{
+    (void)state;
+    char *line = fmt(100, "Admitted", NULL);
+    assert_string_equal(line, "{\"time\":0.1,\"event\":\"Admitted\"}");
+    xfree(line);
+    line = fmt(3000, "Pending", json_pack("{s:f, s:s}", "time", 99.0, "event", "X"));
+    assert_string_equal(line, "{\"time\":3,\"event\":\"Pending\"}");
+    xfree(line);
+}
+
+static void test_strings_are_escaped(void **state)
+{
+    (void)state;
+    char *line = fmt(0, "Pending", json_pack("{s:s}", "message", "a \"quoted\"\nline"));
+    assert_string_equal(line, "{\"time\":0,\"event\":\"Pending\",\"message\":"
+                              "\"a \\\"quoted\\\"\\nline\"}");
+    xfree(line);
+}
+
+static void test_contract_events_are_derived(void **state)
+{
+    (void)state;
+    assert_true(sim_trace_is_derived("QuotaReserved"));
+    assert_true(sim_trace_is_derived("NodesScaledDown"));
+    assert_true(sim_trace_is_derived("ProvisioningRequestUpdated"));
+    assert_false(sim_trace_is_derived("FlavorFallback"));
+    assert_false(sim_trace_is_derived(NULL));
+}
+
+/* ---- check ---- */
+
+static json_t *trace(void)
+{
+    return json_pack("[{s:f,s:s,s:s}, {s:f,s:s,s:s,s:[{s:s,s:i}]}, {s:f,s:s,s:s},"
+                     " {s:f,s:s,s:s,s:s}, {s:f,s:s,s:s}]",
+                     "time", 0.0, "event", "Pending", "workload", "default/b",
+                     "time", 1.0, "event", "QuotaReserved", "workload", "default/a",
+                     "podSets", "name", "main", "count", 1,
+                     "time", 1.0, "event", "Admitted", "workload", "default/a",
+                     "time", 2.5, "event", "Pending", "workload", "default/b", "reason",
+                     "WaitingForQuota",
+                     "time", 3.0, "event", "Finished", "workload", "default/a");
+}
+
+static int run_check(const char *facts_json, char **report)
+{
+    json_error_t e;
+    json_t *facts = json_loads(facts_json, 0, &e);
+    assert_non_null(facts);
+    json_t *recs = trace();
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    int rc = sim_check(facts, recs, out);
+    fclose(out);
+    *report = buf;
+    json_decref(facts);
+    json_decref(recs);
+    return rc;
+}
+
+static void test_facts_match_in_order_as_a_subsequence(void **state)
+{
+    (void)state;
+    char *r;
+    assert_int_equal(run_check("[{\"event\":\"QuotaReserved\",\"workload\":\"default/a\","
+                               "\"podSets\":[{\"name\":\"main\",\"count\":1}]},"
+                               "{\"event\":\"Pending\",\"workload\":\"default/b\",\"time\":2.5},"
+                               "{\"event\":\"Finished\",\"time\":3}]", &r), 0);
+    assert_non_null(strstr(r, "ok: 3 facts hold"));
+    free(r);
+    /* order matters: Finished before QuotaReserved does not hold */
+    assert_int_equal(run_check("[{\"event\":\"Finished\"},{\"event\":\"QuotaReserved\"}]", &r), 1);
+    assert_non_null(strstr(r, "FAIL: no record matches expect[1]"));
+    assert_non_null(strstr(r, "searched after #5"));
+    free(r);
+}
+
+static void test_field_values_must_be_exact(void **state)
+{
+    (void)state;
+    char *r;
+    /* a sub-object must match whole: a missing key in the fact fails */
+    assert_int_equal(run_check("[{\"event\":\"QuotaReserved\",\"podSets\":[{\"name\":\"main\"}]}]",
+                               &r), 1);
+    assert_non_null(strstr(r, "records about the same event"));
+    free(r);
+    assert_int_equal(run_check("[{\"event\":\"Pending\",\"workload\":\"default/b\","
+                               "\"reason\":\"NoFit\"}]", &r), 1);
+    assert_non_null(strstr(r, "records about the same workload"));
+    assert_non_null(strstr(r, "#4 {\"time\":2.5,\"event\":\"Pending\",\"workload\":\"default/b\","
+                              "\"reason\":\"WaitingForQuota\"}"));
+    free(r);
+}
+
+static void test_negative_facts_cover_the_gap_between_matches(void **state)
+{
+    (void)state;
+    char *r;
+    /* no Admitted for b anywhere */
+    assert_int_equal(run_check("[{\"notEvent\":\"Admitted\",\"workload\":\"default/b\"}]", &r), 0);
+    free(r);
+    /* no Pending between a's reservation and its finish: there is one (t=2.5) */
+    assert_int_equal(run_check("[{\"event\":\"QuotaReserved\"},{\"notEvent\":\"Pending\"},"
+                               "{\"event\":\"Finished\"}]", &r), 1);
+    assert_non_null(strstr(r, "unexpected record for expect[1]"));
+    free(r);
+    /* ... but none between the reservation and the admission */
+    assert_int_equal(run_check("[{\"event\":\"QuotaReserved\"},{\"notEvent\":\"Pending\"},"
+                               "{\"event\":\"Admitted\"}]", &r), 0);
+    free(r);
+}
+
+static void test_malformed_facts_are_reported(void **state)
+{
+    (void)state;
+    char *r;
+    assert_int_equal(run_check("[{\"workload\":\"default/a\"}]", &r), -1);
+    assert_non_null(strstr(r, "malformed expect[0]"));
+    free(r);
+    assert_int_equal(run_check("[]", &r), -1);
+    free(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keys_come_in_contract_order_then_sorted),
+        cmocka_unit_test(test_record_without_fields_and_time_fields_ignored),
+        cmocka_unit_test(test_strings_are_escaped),
+        cmocka_unit_test(test_contract_events_are_derived),
+        cmocka_unit_test(test_facts_match_in_order_as_a_subsequence),
+        cmocka_unit_test(test_field_values_must_be_exact),
+        cmocka_unit_test(test_negative_facts_cover_the_gap_between_matches),
+        cmocka_unit_test(test_malformed_facts_are_reported),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
