@@ -3,10 +3,10 @@
  * Kubernetes API server does (uid, creationTimestamp, resourceVersion,
  * generation, generateName, deletionTimestamp and finalizers).
  *
- * Invariants: each mutation builds a complete new document, writes it to
- * the database (if any) and only then swaps it into the index and appends
- * its event, all under store.mu, so a failed write leaves memory, disk and
- * the event log untouched. Documents share unchanged subtrees with their
+ * Invariants: each mutation checks everything that can fail first, then
+ * builds a complete new document and, under store.mu, swaps it into the
+ * index, records it for the database and appends its event, so a refused
+ * mutation leaves no trace. Documents share unchanged subtrees with their
  * predecessors (json_copy): nothing ever modifies a stored document.
  */
 #include <inttypes.h>
@@ -171,9 +171,7 @@ int store_create(struct store *s, enum api_kind_id kind, const char *ns, const j
         rc = CU_EEXIST;
     } else {
         stamp_new(s, meta, final);
-        rc = store__db_put(s, kind, nsk, final, doc);
-    }
-    if (rc == 0) {
+        store__db_put(s, kind, nsk, final, doc);
         store__idx_insert(s, kind, nsk, final, json_incref(doc));
         store__log_append(s, STORE_ADDED, kind, json_incref(doc));
     }
@@ -264,40 +262,30 @@ static int check_preconditions(const json_t *obj, const json_t *old)
 }
 
 /* Store cand (reference taken) over o, or delete o when cand is a deleting
- * object whose finalizers are now empty. *res gets the resulting document
+ * object whose finalizers are now empty. Returns the resulting document
  * (new reference). mu held. */
-static int commit_update(struct store *s, enum api_kind_id kind, struct store_obj *o,
-                         json_t *cand, json_t **res)
+static json_t *commit_update(struct store *s, enum api_kind_id kind, struct store_obj *o,
+                             json_t *cand)
 {
     if (json_equal(cand, o->doc)) {
         json_decref(cand);
-        *res = json_incref(o->doc);
-        return 0;
+        return json_incref(o->doc);
     }
     json_t *meta = json_object_get(cand, "metadata");
     set_rv(meta, s->rv + 1);
-    int rc;
     if (api_is_deleting(o->doc) && !has_finalizers(cand)) {
-        rc = store__db_del(s, kind, o->ns, o->name);
-        if (rc == 0) {
-            store__idx_remove(s, kind, o);
-            store__log_append(s, STORE_DELETED, kind, json_incref(cand));
-        }
+        store__db_del(s, kind, o->ns, o->name);
+        store__idx_remove(s, kind, o);
+        store__log_append(s, STORE_DELETED, kind, json_incref(cand));
     } else {
         if (spec_changed(cand, o->doc))
             json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
-        rc = store__db_put(s, kind, o->ns, o->name, cand);
-        if (rc == 0) {
-            json_decref(o->doc);
-            o->doc = json_incref(cand);
-            store__log_append(s, STORE_MODIFIED, kind, json_incref(cand));
-        }
+        store__db_put(s, kind, o->ns, o->name, cand);
+        json_decref(o->doc);
+        o->doc = json_incref(cand);
+        store__log_append(s, STORE_MODIFIED, kind, json_incref(cand));
     }
-    if (rc == 0)
-        *res = cand;
-    else
-        json_decref(cand);
-    return rc;
+    return cand;
 }
 
 int store_update(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
@@ -323,7 +311,7 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
     if (rc == 0) {
         json_t *cand = merge_update(kind, nsk, o->doc, incoming, mode);
         incoming = NULL;
-        rc = commit_update(s, kind, o, cand, &res);
+        res = commit_update(s, kind, o, cand);
     }
     pthread_mutex_unlock(&s->mu);
     json_decref(incoming);
@@ -338,8 +326,7 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
 
 /* Mark o as deleting (Kubernetes' markAsDeleting: deletionTimestamp = now,
  * deletionGracePeriodSeconds = 0, generation + 1). mu held. */
-static int mark_deleting(struct store *s, enum api_kind_id kind, struct store_obj *o,
-                         json_t **res)
+static json_t *mark_deleting(struct store *s, enum api_kind_id kind, struct store_obj *o)
 {
     json_t *cand = copy_with_meta(o->doc);
     json_t *meta = json_object_get(cand, "metadata");
@@ -349,34 +336,23 @@ static int mark_deleting(struct store *s, enum api_kind_id kind, struct store_ob
     json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
     json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
     set_rv(meta, s->rv + 1);
-    int rc = store__db_put(s, kind, o->ns, o->name, cand);
-    if (rc < 0) {
-        json_decref(cand);
-        return rc;
-    }
+    store__db_put(s, kind, o->ns, o->name, cand);
     json_decref(o->doc);
     o->doc = json_incref(cand);
     store__log_append(s, STORE_MODIFIED, kind, json_incref(cand));
-    *res = cand;
-    return 0;
+    return cand;
 }
 
 /* Remove o; the DELETED event carries its last state with the deletion's
  * resourceVersion, as a Kubernetes watch does. mu held. */
-static int remove_now(struct store *s, enum api_kind_id kind, struct store_obj *o,
-                      json_t **res)
+static json_t *remove_now(struct store *s, enum api_kind_id kind, struct store_obj *o)
 {
     json_t *last = copy_with_meta(o->doc);
     set_rv(json_object_get(last, "metadata"), s->rv + 1);
-    int rc = store__db_del(s, kind, o->ns, o->name);
-    if (rc < 0) {
-        json_decref(last);
-        return rc;
-    }
+    store__db_del(s, kind, o->ns, o->name);
     store__idx_remove(s, kind, o);
     store__log_append(s, STORE_DELETED, kind, json_incref(last));
-    *res = last;
-    return 0;
+    return last;
 }
 
 int store_delete(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
@@ -397,9 +373,9 @@ int store_delete(struct store *s, enum api_kind_id kind, const char *ns, const c
     else if (has_finalizers(o->doc) && api_is_deleting(o->doc))
         res = json_incref(o->doc); /* already marked: nothing changes */
     else if (has_finalizers(o->doc))
-        rc = mark_deleting(s, kind, o, &res);
+        res = mark_deleting(s, kind, o);
     else
-        rc = remove_now(s, kind, o, &res);
+        res = remove_now(s, kind, o);
     pthread_mutex_unlock(&s->mu);
     if (out)
         *out = res;

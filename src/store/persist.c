@@ -3,18 +3,23 @@
  * (kind as "plural.group" or the bare plural for the core group, namespace
  * ("" when cluster-scoped), name, the document as compact JSON text), and
  * the resourceVersion counter and schema version in `meta`. WAL journal,
- * synchronous=NORMAL. Mutations run inside one open transaction that
- * store__db_flush commits, so a burst of writes costs one commit.
+ * synchronous=NORMAL. A mutation only records its key's latest state in a
+ * dirty set; store__db_flush writes the whole set and the counter in one
+ * transaction, so a burst of writes costs one commit and an object updated
+ * five times between flushes is serialised once.
  *
- * Invariants: statements are prepared once at open; in_tx mirrors whether
- * this connection holds an open write transaction; nothing here takes
- * store.mu (callers hold it).
+ * Invariants: statements are prepared once at open; the dirty set holds
+ * exactly the keys changed since the last successful flush (a failed flush
+ * rolls back and keeps it, so the next flush retries); the database never
+ * holds a transaction between calls; nothing here takes store.mu (callers
+ * hold it).
  */
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uthash.h>
 
 #include "store/store-int.h"
 #include "util/err.h"
@@ -23,14 +28,24 @@
 
 #define STORE_SCHEMA_VERSION 1
 
+/* The latest unsaved state of one key since the last successful flush. */
+struct store_dirty {
+    char *key; /* "<kind id>\x1f<ns>\x1f<name>" */
+    enum api_kind_id kind;
+    char *ns;
+    char *name;
+    json_t *doc; /* reference; NULL = deleted */
+    UT_hash_handle hh;
+};
+
 struct store_db {
     sqlite3 *db;
     char *path;
     sqlite3_stmt *put;
     sqlite3_stmt *del;
     sqlite3_stmt *set_meta;
-    bool in_tx;
-    char *buf; /* reusable serialisation buffer */
+    struct store_dirty *dirty; /* uthash */
+    char *buf;                 /* reusable serialisation buffer */
     size_t buf_cap;
 };
 
@@ -226,18 +241,6 @@ int store__db_open(struct store *s, const char *path, char *err, size_t errlen)
     return rc;
 }
 
-static int begin(struct store_db *d)
-{
-    if (d->in_tx)
-        return 0;
-    if (sqlite3_exec(d->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        log_error("store", "database %s: BEGIN: %s", d->path, sqlite3_errmsg(d->db));
-        return CU_EIO;
-    }
-    d->in_tx = true;
-    return 0;
-}
-
 static int step_done(struct store_db *d, sqlite3_stmt *st, const char *what)
 {
     int rc = sqlite3_step(st);
@@ -250,7 +253,8 @@ static int step_done(struct store_db *d, sqlite3_stmt *st, const char *what)
     return 0;
 }
 
-/* Serialise doc into d->buf (compact JSON, NUL-terminated); length out. */
+/* Serialise doc into d->buf (compact JSON, NUL-terminated); length out,
+ * 0 on failure. */
 static size_t dump(struct store_db *d, const json_t *doc)
 {
     size_t n = json_dumpb(doc, d->buf, d->buf_cap, JSON_COMPACT);
@@ -263,65 +267,124 @@ static size_t dump(struct store_db *d, const json_t *doc)
     return n;
 }
 
-static void bind_key(sqlite3_stmt *st, enum api_kind_id kind, const char *ns, const char *name)
+static void bind_key(sqlite3_stmt *st, const struct store_dirty *e)
 {
-    sqlite3_bind_text(st, 1, api_kind_qualified(api_kind_get(kind)), -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 2, ns ? ns : "", -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 1, api_kind_qualified(api_kind_get(e->kind)), -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, e->ns, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, e->name, -1, SQLITE_STATIC);
 }
 
-int store__db_put(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
-                  const json_t *doc)
+/* Record the latest state of a key (doc NULL = deleted), replacing what an
+ * earlier mutation since the last flush recorded. */
+static void mark_dirty(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
+                       json_t *doc)
 {
     struct store_db *d = s->db;
-    if (!d)
-        return 0;
-    if (begin(d) < 0)
-        return CU_EIO;
-    size_t n = dump(d, doc);
-    if (n == 0) {
-        log_error("store", "database %s: cannot serialise %s", d->path, name);
-        return CU_EIO;
+    if (!d) {
+        json_decref(doc);
+        return;
     }
-    bind_key(d->put, kind, ns, name);
-    sqlite3_bind_text(d->put, 4, d->buf, (int)n, SQLITE_STATIC);
-    return step_done(d, d->put, "writing an object");
+    char *key = xasprintf("%d\x1f%s\x1f%s", (int)kind, ns, name);
+    struct store_dirty *e;
+    HASH_FIND_STR(d->dirty, key, e);
+    if (e) {
+        xfree(key);
+        json_decref(e->doc);
+        e->doc = doc;
+        return;
+    }
+    e = xcalloc(1, sizeof(*e));
+    e->key = key;
+    e->kind = kind;
+    e->ns = xstrdup(ns);
+    e->name = xstrdup(name);
+    e->doc = doc;
+    HASH_ADD_KEYPTR(hh, d->dirty, e->key, strlen(e->key), e);
 }
 
-int store__db_del(struct store *s, enum api_kind_id kind, const char *ns, const char *name)
+void store__db_put(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
+                   const json_t *doc)
+{
+    mark_dirty(s, kind, ns, name, json_incref((json_t *)doc));
+}
+
+void store__db_del(struct store *s, enum api_kind_id kind, const char *ns, const char *name)
+{
+    mark_dirty(s, kind, ns, name, NULL);
+}
+
+static void dirty_clear(struct store_db *d)
+{
+    struct store_dirty *e, *tmp;
+    HASH_ITER(hh, d->dirty, e, tmp) {
+        HASH_DEL(d->dirty, e);
+        json_decref(e->doc);
+        xfree(e->key);
+        xfree(e->ns);
+        xfree(e->name);
+        xfree(e);
+    }
+}
+
+/* Write every dirty entry and the counter inside the open transaction. */
+static int write_dirty(struct store *s)
 {
     struct store_db *d = s->db;
-    if (!d)
-        return 0;
-    if (begin(d) < 0)
-        return CU_EIO;
-    bind_key(d->del, kind, ns, name);
-    return step_done(d, d->del, "deleting an object");
+    struct store_dirty *e;
+    for (e = d->dirty; e; e = e->hh.next) {
+        int rc;
+        if (e->doc) {
+            size_t n = dump(d, e->doc);
+            if (n == 0) {
+                log_error("store", "database %s: cannot serialise %s", d->path, e->name);
+                return CU_EIO;
+            }
+            bind_key(d->put, e);
+            sqlite3_bind_text(d->put, 4, d->buf, (int)n, SQLITE_STATIC);
+            rc = step_done(d, d->put, "writing an object");
+        } else {
+            bind_key(d->del, e);
+            rc = step_done(d, d->del, "deleting an object");
+        }
+        if (rc < 0)
+            return rc;
+    }
+    sqlite3_bind_int64(d->set_meta, 1, (sqlite3_int64)s->rv);
+    return step_done(d, d->set_meta, "writing the resourceVersion");
 }
 
 int store__db_flush(struct store *s)
 {
     struct store_db *d = s->db;
-    if (!d || !d->in_tx)
+    if (!d || !d->dirty)
         return 0;
-    sqlite3_bind_int64(d->set_meta, 1, (sqlite3_int64)s->rv);
-    int rc = step_done(d, d->set_meta, "writing the resourceVersion");
+    if (sqlite3_exec(d->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        log_error("store", "database %s: BEGIN: %s", d->path, sqlite3_errmsg(d->db));
+        return CU_EIO;
+    }
+    int rc = write_dirty(s);
     if (rc == 0 && sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         log_error("store", "database %s: COMMIT: %s", d->path, sqlite3_errmsg(d->db));
         rc = CU_EIO;
     }
-    /* a failed COMMIT may leave the transaction open (SQLITE_BUSY) or roll
-     * it back; autocommit mode tells which */
-    d->in_tx = !sqlite3_get_autocommit(d->db);
-    return rc;
+    if (rc < 0) {
+        /* keep the dirty set: the next flush writes it all again */
+        if (!sqlite3_get_autocommit(d->db))
+            sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    dirty_clear(d);
+    return 0;
 }
 
 void store__db_close(struct store *s)
 {
     if (!s->db)
         return;
-    if (store__db_flush(s) < 0 && s->db->in_tx)
-        sqlite3_exec(s->db->db, "ROLLBACK", NULL, NULL, NULL);
+    if (store__db_flush(s) < 0)
+        log_error("store", "database %s: closing with %u unsaved objects", s->db->path,
+                  HASH_COUNT(s->db->dirty));
+    dirty_clear(s->db);
     db_free(s->db);
     s->db = NULL;
 }

@@ -9,8 +9,8 @@
  *  - rv is the last resourceVersion handed out; the event log holds the
  *    events with resourceVersions (rv - log.n, rv], one per value, so the
  *    event with resourceVersion v sits at offset v - (rv - log.n + 1).
- *  - db is NULL for a memory-only store; otherwise every mutation already
- *    applied in memory has been written into db's open transaction.
+ *  - db is NULL for a memory-only store; otherwise every mutation applied
+ *    in memory since the last successful flush is in db's dirty set.
  */
 #ifndef CUEUE_STORE_STORE_INT_H
 #define CUEUE_STORE_STORE_INT_H
@@ -83,11 +83,13 @@ void store__log_release(struct store_log *log);
 void store__log_append(struct store *s, enum store_event_type type, enum api_kind_id kind,
                        json_t *obj);
 
-/* persistence (persist.c); all return 0 or CU_EIO */
+/* persistence (persist.c). put/del record the key's new state for the
+ * next flush (no-ops for a memory store); open and flush return 0 or
+ * CU_EIO; close flushes. */
 int store__db_open(struct store *s, const char *path, char *err, size_t errlen);
-int store__db_put(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
-                  const json_t *doc);
-int store__db_del(struct store *s, enum api_kind_id kind, const char *ns, const char *name);
+void store__db_put(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
+                   const json_t *doc);
+void store__db_del(struct store *s, enum api_kind_id kind, const char *ns, const char *name);
 int store__db_flush(struct store *s);
 void store__db_close(struct store *s);
 

@@ -10,6 +10,7 @@
 #include "store/store-int.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <time.h>
 
@@ -103,7 +104,10 @@ int store_open(const struct store_opts *opts, struct store **out, char *err, siz
     }
     for (int k = 0; k < KIND__COUNT; k++)
         RB_INIT(&s->idx[k].tree);
-    store__log_init(&s->log, opts->history ? opts->history : 100000);
+    size_t history = opts->history ? opts->history : 100000;
+    if (history > INT_MAX) /* store_events_since counts in an int */
+        history = INT_MAX;
+    store__log_init(&s->log, history);
     if (opts->db_path) {
         int rc = store__db_open(s, opts->db_path, err, errlen);
         if (rc < 0) {

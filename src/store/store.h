@@ -15,9 +15,11 @@
  *    kinds; every mutation takes the next value and appends one event.
  *  - All functions are thread-safe (one internal mutex); HTTP threads and
  *    the control-loop thread share one store.
- *  - Mutations are written to SQLite inside an open transaction and become
- *    durable at store_flush() (batched commits); callers that acknowledge a
- *    write to a user flush first.
+ *  - Mutations become durable at store_flush(), which writes every object
+ *    changed since the last flush (its latest state only) and the
+ *    resourceVersion counter in one SQLite transaction (batched commits);
+ *    callers that acknowledge a write to a user flush first. Mutations
+ *    themselves never fail on I/O.
  *  - The store decodes nothing and validates nothing: callers pass objects
  *    that the api layer already defaulted and validated.
  */
@@ -77,9 +79,8 @@ enum store_update_mode {
  * `metadata.generateName` without a name gets a 5-character suffix (base cut
  * to 58 characters; a colliding name is regenerated up to 8 times, as
  * Kubernetes does). Returns 0 and the stored object in *out (new reference;
- * out may be NULL), CU_EEXIST, CU_EINVAL (not an object, no name nor
- * generateName, namespaced kind without a namespace) or CU_EIO (database
- * write failed; nothing changed). */
+ * out may be NULL), CU_EEXIST or CU_EINVAL (not an object, no name nor
+ * generateName, namespaced kind without a namespace). */
 int store_create(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
                  json_t **out);
 
@@ -95,8 +96,8 @@ int store_create(struct store *s, enum api_kind_id kind, const char *ns, const j
  * (returns 0 with the current object). uid and creationTimestamp are kept.
  * If the object has metadata.deletionTimestamp and the update leaves
  * metadata.finalizers empty, the object is deleted (DELETED event).
- * Returns 0, CU_ENOTFOUND, CU_ECONFLICT, CU_EINVAL (obj not an object or
- * without metadata.name) or CU_EIO (database write failed; nothing changed). */
+ * Returns 0, CU_ENOTFOUND, CU_ECONFLICT or CU_EINVAL (obj not an object or
+ * without metadata.name). */
 int store_update(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
                  enum store_update_mode mode, json_t **out);
 
@@ -107,14 +108,15 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
  * is removed now; the DELETED event and *out carry its last state with the
  * deletion's resourceVersion. uid_precondition (NULL = none) must match
  * metadata.uid, else CU_ECONFLICT. Returns 0 and the last state in *out
- * (new reference, may be NULL), CU_ENOTFOUND or CU_EIO. */
+ * (new reference, may be NULL), CU_ENOTFOUND or CU_ECONFLICT. */
 int store_delete(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
                  const char *uid_precondition, json_t **out);
 
-/* Commit pending writes to SQLite (no-op for a memory store), together
- * with the resourceVersion counter. Returns 0 or CU_EIO (the failure is
- * logged; if SQLite rolled the transaction back, those writes are lost from
- * disk though still in memory). */
+/* Write every object changed since the last successful flush and the
+ * resourceVersion counter to SQLite in one transaction (no-op for a memory
+ * store or when nothing changed). Returns 0 or CU_EIO (logged; the
+ * transaction is rolled back and the next flush writes the same changes
+ * again, so memory stays ahead of disk until one succeeds). */
 int store_flush(struct store *s);
 
 /* The current (latest) resourceVersion. */

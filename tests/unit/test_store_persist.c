@@ -259,6 +259,24 @@ static void unknown_kind_rows_are_skipped(void **state)
     assert_int_equal(store_rv(p->f.s), 4);
 }
 
+static void failed_flush_keeps_changes_for_the_next_one(void **state)
+{
+    struct pfx *p = *state;
+    struct store *s = fx_open_opts(&p->f, p->path, 0);
+    json_decref(fx_create(s, KIND_RESOURCEFLAVOR, NULL, fx_rf("a")));
+    assert_int_equal(store_flush(s), 0);
+    /* make the table vanish under the store: its writes fail */
+    raw_exec(p->path, "ALTER TABLE objects RENAME TO objects_away");
+    json_decref(fx_create(s, KIND_RESOURCEFLAVOR, NULL, fx_rf("b")));
+    assert_int_equal(store_flush(s), CU_EIO);
+    assert_int_equal(store_count(s, KIND_RESOURCEFLAVOR), 2); /* memory is ahead */
+    raw_exec(p->path, "ALTER TABLE objects_away RENAME TO objects");
+    assert_int_equal(store_flush(s), 0);
+    reopen(p);
+    assert_int_equal(store_count(p->f.s, KIND_RESOURCEFLAVOR), 2);
+    assert_int_equal(store_rv(p->f.s), 2);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, pfx_setup, pfx_teardown)
 
 int main(void)
@@ -275,6 +293,7 @@ int main(void)
         T(foreign_schema_is_eio),
         T(newer_schema_version_is_eio),
         T(unknown_kind_rows_are_skipped),
+        T(failed_flush_keeps_changes_for_the_next_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
