@@ -402,6 +402,9 @@ void ctrl_run(struct ctrl *c, volatile int *stop)
 {
     c->in_loop_thread = true;
     while (!*stop) {
+        /* read the wakeup count before looking for work, so a ctrl_call or
+         * executor notification arriving meanwhile is never lost */
+        uint64_t seen = store_wakeup_seq(c->store);
         run_calls(c);
         ctrl_step(c);
         run_calls(c);
@@ -416,7 +419,7 @@ void ctrl_run(struct ctrl *c, volatile int *stop)
         bool pending_calls = c->calls != NULL;
         pthread_mutex_unlock(&c->call_mu);
         if (!pending_calls && wait > 0)
-            store_wait(c->store, c->cursor_rv, (int)wait);
+            store_wait_seq(c->store, c->cursor_rv, seen, (int)wait);
     }
     run_calls(c);
     c->in_loop_thread = false;
