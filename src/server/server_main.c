@@ -259,7 +259,11 @@ struct running {
 static int open_all(const struct srv_flags *f, struct running *rn, char *err, size_t errlen)
 {
     char *db = xasprintf("%s/cueue.db", f->state_dir);
-    struct store_opts so = {.db_path = db, .clock = clk_real(), .rng = NULL, .history = 0};
+    /* CUEUE_STORE_HISTORY: events kept for watch resume (tests shrink it to
+     * exercise 410 Expired); 0 or unset = the store's default */
+    const char *hist = getenv("CUEUE_STORE_HISTORY");
+    struct store_opts so = {.db_path = db, .clock = clk_real(), .rng = NULL,
+                            .history = hist ? (size_t)strtoull(hist, NULL, 10) : 0};
     int rc = store_open(&so, &rn->store, err, errlen);
     xfree(db);
     if (rc)
