@@ -37,22 +37,26 @@ rv=$(jq_body .metadata.resourceVersion)
 api PATCH $RF/rf "{\"metadata\":{\"resourceVersion\":\"$((rv - 1))\",\"labels\":{\"q\":\"1\"}}}" $MP
 is "$API_CODE $(jq_body .reason)" "409 Conflict" "a patch pinned to a stale resourceVersion is a Conflict"
 
-# strategic merge patch on a Job: containers merged by name, order kept
-JOB=/apis/batch/v1/namespaces/default/jobs
-api POST $JOB '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"suspend":true,"parallelism":1,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.36","args":["a"],"env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]},{"name":"side","image":"busybox:1.36"}]}}}}'
-is "$API_CODE" 201 "create a Job with two containers"
-api PATCH $JOB/j '{"spec":{"parallelism":2,"template":{"spec":{"$setElementOrder/containers":[{"name":"main"},{"name":"side"}],"containers":[{"image":"busybox:1.37","name":"main"}]}}}}' $SMP
-is "$API_CODE" 200 "strategic merge patch (kubectl's apply patch for a Job) answers 200"
-is "$(jq_body -c '[.spec.parallelism, [.spec.template.spec.containers[] | .name + "=" + .image], .spec.template.spec.containers[0].args]')" \
-  '[2,["main=busybox:1.37","side=busybox:1.36"],["a"]]' "containers merged by name: image changed, args and the second container kept"
-api PATCH $JOB/j '{"spec":{"template":{"spec":{"containers":[{"name":"main","env":[{"name":"B","$patch":"delete"},{"name":"C","value":"3"}]}]}}}}' $SMP
-is "$(jq_body -c '[.spec.template.spec.containers[0].env[] | .name]')" '["A","C"]' "env merged by name with \$patch: delete"
-api PATCH $JOB/j '{"spec":{"template":{"spec":{"containers":[{"name":"side","$patch":"delete"}]}}}}' $SMP
-is "$(jq_body -c '[.spec.template.spec.containers[].name]')" '["main"]' "a container removed with \$patch: delete"
-api PATCH $JOB/j '{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"z"},{"name":"main"}],"containers":[{"name":"z","image":"busybox"}]}}}}' $SMP
-is "$(jq_body -c '[.spec.template.spec.containers[].name]')" '["z","main"]' "\$setElementOrder orders the merged list"
-api PATCH $JOB/j '{"metadata":{"$bogus":1}}' $SMP
+# strategic merge patch on a pod template: containers merged by name, order kept
+PT=/api/v1/namespaces/default/podtemplates
+api POST $PT '{"apiVersion":"v1","kind":"PodTemplate","metadata":{"name":"j"},"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox:1.36","args":["a"],"env":[{"name":"A","value":"1"},{"name":"B","value":"2"}]},{"name":"side","image":"busybox:1.36"}]}}}'
+is "$API_CODE" 201 "create a PodTemplate with two containers"
+api PATCH $PT/j '{"template":{"spec":{"$setElementOrder/containers":[{"name":"main"},{"name":"side"}],"containers":[{"image":"busybox:1.37","name":"main"}]}}}' $SMP
+is "$API_CODE" 200 "strategic merge patch (what kubectl apply sends for a pod template) answers 200"
+is "$(jq_body -c '[[.template.spec.containers[] | .name + "=" + .image], .template.spec.containers[0].args]')" \
+  '[["main=busybox:1.37","side=busybox:1.36"],["a"]]' "containers merged by name: image changed, args and the second container kept"
+api PATCH $PT/j '{"template":{"spec":{"containers":[{"name":"main","env":[{"name":"B","$patch":"delete"},{"name":"C","value":"3"}]}]}}}' $SMP
+is "$(jq_body -c '[.template.spec.containers[0].env[] | .name]')" '["A","C"]' "env merged by name with \$patch: delete"
+api PATCH $PT/j '{"template":{"spec":{"containers":[{"name":"side","$patch":"delete"}]}}}' $SMP
+is "$(jq_body -c '[.template.spec.containers[].name]')" '["main"]' "a container removed with \$patch: delete"
+api PATCH $PT/j '{"template":{"spec":{"$setElementOrder/containers":[{"name":"z"},{"name":"main"}],"containers":[{"name":"z","image":"busybox"}]}}}' $SMP
+is "$(jq_body -c '[.template.spec.containers[].name]')" '["z","main"]' "\$setElementOrder orders the merged list"
+api PATCH $PT/j '{"metadata":{"$bogus":1}}' $SMP
 is "$API_CODE" 400 "an unknown directive is 400"
+JOB=/apis/batch/v1/namespaces/default/jobs
+api POST $JOB '{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j"},"spec":{"suspend":true,"parallelism":1,"template":{"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox"}]}}}}'
+api PATCH $JOB/j '{"spec":{"parallelism":2}}' $SMP
+is "$API_CODE $(jq_body .spec.parallelism)" "200 2" "strategic merge patch on a Job"
 
 # ConfigMap: strategic merge patch like kubectl apply sends
 CM=/api/v1/namespaces/default/configmaps
