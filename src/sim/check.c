@@ -8,10 +8,14 @@
  * objects and arrays exactly); a fact {notEvent: E, ...} asserts that no
  * record matching it lies between the previous positive fact's match and the
  * next positive fact's match (the end of the trace when none follows). A
+ * key ending in "~" ("workload~: default/job-a-*") matches the record's key
+ * without the "~" against a glob pattern (fnmatch), for names and messages
+ * that carry generated parts (hash suffixes, UIDs). A
  * failed fact is reported with the records about the same workload (or
  * request, or pool) so the difference is readable; later facts are still
  * checked, from where the last match left off.
  */
+#include <fnmatch.h>
 #include <math.h>
 #include <string.h>
 
@@ -48,13 +52,29 @@ static bool value_match(const json_t *want, const json_t *got)
 
 static bool is_negative(const json_t *fact) { return json_object_get(fact, "notEvent") != NULL; }
 
+/* "workload~" -> "workload" (caller frees), or NULL when k is no glob key. */
+static char *glob_key(const char *k)
+{
+    size_t n = strlen(k);
+    return n > 1 && k[n - 1] == '~' ? xstrndup(k, n - 1) : NULL;
+}
+
+static bool glob_match(const json_t *pattern, const json_t *got)
+{
+    return json_is_string(pattern) && json_is_string(got) &&
+           !fnmatch(json_string_value(pattern), json_string_value(got), 0);
+}
+
 static bool fact_match(const json_t *fact, const json_t *rec)
 {
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)fact, k, v) {
-        const char *key = strcmp(k, "notEvent") ? k : "event";
-        if (!value_match(v, json_object_get(rec, key)))
+        char *g = glob_key(k);
+        bool ok = g ? glob_match(v, json_object_get(rec, g))
+                    : value_match(v, json_object_get(rec, strcmp(k, "notEvent") ? k : "event"));
+        xfree(g);
+        if (!ok)
             return false;
     }
     return true;
@@ -81,31 +101,49 @@ static void print_fact(FILE *out, const char *what, size_t i, const json_t *fact
     xfree(s);
 }
 
+/* Does rec concern the same subject (workload, request or pool; else the
+ * same event) as the fact? */
+static bool same_subject(const json_t *fact, const json_t *rec, const char **label)
+{
+    static const char *const subjects[] = {"workload", "request", "pool", NULL};
+    for (size_t i = 0; subjects[i]; i++) {
+        char *g = xasprintf("%s~", subjects[i]);
+        const json_t *exact = json_object_get(fact, subjects[i]);
+        const json_t *pattern = json_object_get(fact, g);
+        xfree(g);
+        if (exact || pattern) {
+            *label = subjects[i];
+            return exact ? jx_equal(exact, json_object_get(rec, subjects[i]))
+                         : glob_match(pattern, json_object_get(rec, subjects[i]));
+        }
+    }
+    *label = "event";
+    const json_t *ev = json_object_get(fact, "event");
+    return value_match(ev ? ev : json_object_get(fact, "notEvent"), json_object_get(rec, "event"));
+}
+
 /* Records about the same subject as the fact, to show what did happen. */
 static void print_near(FILE *out, const json_t *fact, const json_t *records)
 {
-    static const char *const subjects[] = {"workload", "request", "pool", NULL};
-    const char *key = NULL;
-    for (size_t i = 0; subjects[i] && !key; i++)
-        if (json_object_get(fact, subjects[i]))
-            key = subjects[i];
+    const char *label = "event";
     size_t shown = 0, i;
     json_t *rec;
     json_array_foreach(records, i, rec) {
-        bool same = key ? jx_equal(json_object_get(fact, key), json_object_get(rec, key))
-                        : value_match(json_object_get(fact, "event"),
-                                      json_object_get(rec, "event"));
-        if (!same)
+        if (!same_subject(fact, rec, &label))
             continue;
         if (!shown)
-            fprintf(out, "  records about the same %s:\n", key ? key : "event");
+            fprintf(out, "  records about the same %s:\n", label);
         if (shown++ < NEAR_RECORDS_MAX)
             print_record(out, "    ", i, rec);
     }
-    if (!shown)
-        fprintf(out, "  no record about the same %s\n", key ? key : "event");
-    else if (shown > NEAR_RECORDS_MAX)
+    if (!shown) {
+        json_t *empty = json_object();
+        same_subject(fact, empty, &label);
+        json_decref(empty);
+        fprintf(out, "  no record about the same %s\n", label);
+    } else if (shown > NEAR_RECORDS_MAX) {
         fprintf(out, "    ... %zu more\n", shown - NEAR_RECORDS_MAX);
+    }
 }
 
 static int validate(const json_t *expect, FILE *out)

@@ -137,6 +137,21 @@ static void test_field_values_must_be_exact(void **state)
     free(r);
 }
 
+static void test_tilde_keys_match_globs(void **state)
+{
+    (void)state;
+    char *r;
+    assert_int_equal(run_check("[{\"event\":\"Pending\",\"workload~\":\"default/*\","
+                               "\"reason~\":\"Waiting*\"}]", &r), 0);
+    free(r);
+    assert_int_equal(run_check("[{\"event\":\"Admitted\",\"workload~\":\"other/*\"}]", &r), 1);
+    assert_non_null(strstr(r, "no record about the same workload"));
+    free(r);
+    /* a glob key needs a string record value */
+    assert_int_equal(run_check("[{\"event\":\"QuotaReserved\",\"podSets~\":\"*\"}]", &r), 1);
+    free(r);
+}
+
 static void test_negative_facts_cover_the_gap_between_matches(void **state)
 {
     (void)state;
@@ -175,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_contract_events_are_derived),
         cmocka_unit_test(test_facts_match_in_order_as_a_subsequence),
         cmocka_unit_test(test_field_values_must_be_exact),
+        cmocka_unit_test(test_tilde_keys_match_globs),
         cmocka_unit_test(test_negative_facts_cover_the_gap_between_matches),
         cmocka_unit_test(test_malformed_facts_are_reported),
     };

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Conformance scenarios: every tests/conformance/NNN-behaviour.yaml runs
+# through `cueue sim --check`, which matches the scenario's `expect` facts
+# against its trace (docs/sim.md). Prints TAP; a failed scenario shows the
+# checker's report (the fact that did not hold and the records about the
+# same workload). One more test runs a scenario twice and compares the
+# traces byte for byte (same scenario -> same trace).
+#
+# usage: run.sh [PATTERN]   (only scenarios whose file name contains PATTERN)
+# env:   CUEUE_BIN (default: build/cueue), CUEUE_SRC (default: the repo root)
+#        SIM_TIMEOUT seconds per scenario (default 120)
+set -uo pipefail
+
+src=${CUEUE_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
+bin=${CUEUE_BIN:-$src/build/cueue}
+dir=$src/tests/conformance
+pattern=${1:-}
+limit=${SIM_TIMEOUT:-120}
+
+if [ ! -x "$bin" ]; then
+    echo "Bail out! no cueue binary at $bin (set CUEUE_BIN)"
+    exit 1
+fi
+
+files=()
+for f in "$dir"/[0-9][0-9][0-9]-*.yaml; do
+    [ -e "$f" ] || continue
+    case "$(basename "$f")" in *"$pattern"*) files+=("$f") ;; esac
+done
+determinism=${DETERMINISM_SCENARIO:-$dir/001-seed-dws-fallback.yaml}
+extra=0
+[ -z "$pattern" ] && [ -e "$determinism" ] && extra=1
+
+echo "1..$(( ${#files[@]} + extra ))"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+failed=0
+for f in "${files[@]}"; do
+    n=$((n + 1))
+    name=$(basename "$f" .yaml)
+    rc=0
+    timeout "$limit" "$bin" sim --check --quiet "$f" >"$tmp/out" 2>&1 || rc=$?
+    if [ "$rc" -eq 0 ]; then
+        echo "ok $n - $name"
+    else
+        failed=$((failed + 1))
+        why="facts did not hold"
+        [ "$rc" -eq 124 ] && why="timed out after ${limit}s"
+        [ "$rc" -ge 2 ] && [ "$rc" -ne 124 ] && why="error (exit $rc)"
+        echo "not ok $n - $name: $why"
+        sed 's/^/#   /' "$tmp/out"
+    fi
+done
+
+if [ "$extra" -eq 1 ]; then
+    n=$((n + 1))
+    name="determinism: $(basename "$determinism" .yaml) twice gives byte-identical traces"
+    "$bin" sim --quiet --summary-only --trace "$tmp/a.trace" "$determinism" >/dev/null 2>&1
+    "$bin" sim --quiet --summary-only --trace "$tmp/b.trace" "$determinism" >/dev/null 2>&1
+    if [ -s "$tmp/a.trace" ] && cmp -s "$tmp/a.trace" "$tmp/b.trace"; then
+        echo "ok $n - $name"
+    else
+        failed=$((failed + 1))
+        echo "not ok $n - $name"
+        diff "$tmp/a.trace" "$tmp/b.trace" | head -20 | sed 's/^/#   /'
+        [ -s "$tmp/a.trace" ] || echo "#   the trace is empty"
+    fi
+fi
+[ "$failed" -eq 0 ]
