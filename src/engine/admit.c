@@ -1,0 +1,113 @@
+/*
+ * admit: quota reservation (Kueue scheduler.admit + assumeWorkload,
+ * shared/spec/kueue.md §2.9 phase 1): the ENG_RESERVE decision with the
+ * status.admission shape and the QuotaReserved event text, and the engine
+ * assuming the reservation at once (usage counted before the next entry).
+ * An elastic replacement slice finishes the slice it replaces (§5).
+ */
+#include <string.h>
+
+#include "engine/engine-int.h"
+#include "util/xalloc.h"
+
+/* status.admission.podSetAssignments for the decision. */
+static void admission_out(const struct eng *e, const struct eng__wl *wl, const struct eng__asg *a,
+                          const char *cq, struct api_admission *out)
+{
+    out->cluster_queue = xstrdup(cq);
+    out->n_podsets = (size_t)a->n_ps;
+    out->podsets = xcalloc((size_t)a->n_ps + 1, sizeof(*out->podsets));
+    for (int i = 0; i < a->n_ps; i++) {
+        const struct eng__psa *p = &a->ps[i];
+        struct api_podset_assignment *o = &out->podsets[i];
+        int n = 0;
+        for (int k = 0; k < p->n_ra; k++)
+            n += p->ra[k].flv >= 0;
+        o->name = xstrdup(wl->ps[i].name);
+        o->count = p->count;
+        o->flavors.items = xcalloc((size_t)n + 1, sizeof(*o->flavors.items));
+        o->resource_usage.items = xcalloc((size_t)n + 1, sizeof(*o->resource_usage.items));
+        for (int k = 0; k < p->n_ra; k++) {
+            const struct eng__ra *ra = &p->ra[k];
+            if (ra->flv < 0)
+                continue;
+            o->flavors.items[o->flavors.n].key = xstrdup(e->res_names[ra->res]);
+            o->flavors.items[o->flavors.n++].value = xstrdup(e->flavors[ra->flv].name);
+            o->resource_usage.items[o->resource_usage.n].name = xstrdup(e->res_names[ra->res]);
+            o->resource_usage.items[o->resource_usage.n++].value = ra->total;
+        }
+    }
+}
+
+/* The workload's own copy of the admission (full usage, not the delta). */
+static void assume(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const struct eng__asg *a)
+{
+    eng__pa_free(wl->pa, wl->n_pa);
+    wl->n_pa = a->n_ps;
+    wl->pa = xcalloc((size_t)a->n_ps + 1, sizeof(*wl->pa));
+    for (int i = 0; i < a->n_ps; i++) {
+        const struct eng__psa *p = &a->ps[i];
+        struct eng__pa *pa = &wl->pa[i];
+        pa->name = xstrdup(wl->ps[i].name);
+        pa->count = p->count;
+        pa->res = xcalloc((size_t)p->n_ra + 1, sizeof(int));
+        pa->flv = xcalloc((size_t)p->n_ra + 1, sizeof(int));
+        pa->amt = xcalloc((size_t)p->n_ra + 1, sizeof(int64_t));
+        for (int k = 0; k < p->n_ra; k++) {
+            if (p->ra[k].flv < 0)
+                continue;
+            pa->res[pa->n] = p->ra[k].res;
+            pa->flv[pa->n] = p->ra[k].flv;
+            pa->amt[pa->n++] = p->ra[k].total;
+        }
+    }
+    xfree(wl->rcq_name);
+    wl->rcq_name = xstrdup(cq->node.name);
+    eng__wl_recompute_usage(e, wl);
+    wl->reserved = true;
+    wl->quota_reserved_ms = e->now_ms;
+    wl->admitted = !eng__checks_apply(cq, wl);
+    XFREE(wl->last_reason);
+    XFREE(wl->last_msg);
+    wl->blocker_emitted = false;
+    wl->has_last = false;
+    XFREE(wl->last_idx);
+    wl->n_last = 0;
+    eng__unsent_forget(e, wl);
+    eng__holder_add(e, wl);
+}
+
+void eng__admit(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const struct eng__asg *a,
+                struct eng__wl *old)
+{
+    struct eng_decision *d = eng__decision_new(e, ENG_RESERVE, wl, cq->node.name);
+    admission_out(e, wl, a, cq->node.name, &d->admission);
+    d->borrowing = a->borrowing > 0;
+    d->reason = xstrdup("QuotaReserved");
+    d->message = xasprintf("Quota reserved in ClusterQueue %s", cq->node.name);
+    double wait_s = (double)(e->now_ms - wl->qo_ts_ms) / 1000.0;
+    char *att = eng__asg_attempts_text(e, a, wl);
+    if (*att)
+        d->event_message = xasprintf("Quota reserved in ClusterQueue %s, wait time since queued was "
+                                     "%.0fs; Flavors considered: %s",
+                                     cq->node.name, wait_s < 0 ? 0.0 : wait_s, att);
+    else
+        d->event_message = xasprintf("Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
+                                     cq->node.name, wait_s < 0 ? 0.0 : wait_s);
+    xfree(att);
+    if (old)
+        eng__wl_ref_set(&d->replaces, old);
+    if (cq->preemptor == wl)
+        cq->preemptor = NULL;
+    if (cq->sticky == wl)
+        cq->sticky = NULL;
+    assume(e, cq, wl, a);
+    e->hard_progress++;
+    if (old) {
+        /* finished in Kueue right after the replacement is admitted */
+        eng__holder_remove(e, old, false);
+        old->reserved = false;
+        old->finished = true;
+        eng__wl_unqueue(e, old);
+    }
+}

@@ -1,0 +1,573 @@
+/*
+ * engine-int: the admission engine's private model, shared by the files of
+ * src/engine/ (cross-file internals use the eng__ prefix).
+ *
+ * Representation (compact on purpose: a million pending workloads must fit
+ * in well under 1 GiB):
+ *  - resource names, ResourceFlavors and (flavor, resource) pairs ("FR")
+ *    are interned to small integer ids; quotas and usage are int64 arrays;
+ *  - every ClusterQueue and Cohort is an eng__node in the cohort forest;
+ *    a node keeps the FRs it knows sorted by id, with the index of the same
+ *    FR in its parent (pidx) so walking up never searches;
+ *  - pod sets intern their placement constraints (nodeSelector, required
+ *    affinity, tolerations) into shared eng__shape records that cache the
+ *    per-flavor match verdict.
+ *
+ * Invariants:
+ *  - node usage == Kueue's Usage: a ClusterQueue's usage is the sum of its
+ *    quota-holding workloads' usage (plus, during a cycle only, preemptor and
+ *    capacity reservations recorded in the undo log); a Cohort's usage is
+ *    the sum over children of max(0, child.usage - child.localQuota);
+ *  - nothing that decides iterates a hash table: ClusterQueues are visited
+ *    through e->cq_sorted (by name), cohort children are sorted by name, and
+ *    every ordering ends in a unique key.
+ */
+#ifndef CUEUE_ENGINE_ENGINE_INT_H
+#define CUEUE_ENGINE_ENGINE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uthash.h>
+
+#include "engine/engine.h"
+
+#define ENG__UNLIMITED INT64_MAX
+
+/* ---- saturating amounts (Kueue pkg/resources/amount.go semantics) ---- */
+
+/* a + b; Unlimited stays Unlimited; overflow saturates. */
+int64_t eng__amt_add(int64_t a, int64_t b);
+/* a - b; Unlimited - bounded = Unlimited; bounded - Unlimited = INT64_MIN. */
+int64_t eng__amt_sub(int64_t a, int64_t b);
+/* a * n (n >= 0), saturating. */
+int64_t eng__amt_mul(int64_t a, int64_t n);
+
+/* The buffer's string (caller frees); the buffer is released. */
+struct sbuf;
+char *eng__sbuf_take(struct sbuf *sb);
+
+/* ---- small growable string vector ---- */
+struct eng__strv {
+    char **v;
+    size_t n, cap;
+};
+void eng__strv_push(struct eng__strv *s, char *str); /* takes str */
+void eng__strv_pushf(struct eng__strv *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void eng__strv_sort_unique(struct eng__strv *s);
+void eng__strv_clear(struct eng__strv *s);
+void eng__strv_copy(struct eng__strv *dst, const struct eng__strv *src);
+/* Join the strings with sep into a new string (caller frees). */
+char *eng__strv_join(const struct eng__strv *s, const char *sep);
+
+/* ---- interning ---- */
+struct eng__name {
+    char *name;
+    int id;
+    UT_hash_handle hh;
+};
+
+struct eng__flavor {
+    char *name;
+    bool exists; /* a ResourceFlavor object with this name exists */
+    struct api_labels labels;
+    struct api_taint *taints;
+    size_t n_taints;
+    struct api_toleration *tols;
+    size_t n_tols;
+    uint64_t gen; /* bumped on every change (shape match caches) */
+};
+
+struct eng__fr_key {
+    int64_t key; /* flavor id << 32 | resource id */
+    int id;
+    UT_hash_handle hh;
+};
+
+/* ---- quota tree ---- */
+struct eng__quota {
+    int64_t nominal;
+    int64_t borrowing_limit;
+    int64_t lending_limit;
+    bool has_bl, has_ll;
+};
+
+struct eng__node {
+    char *name;
+    bool is_cq;
+    bool in_cycle;             /* part of a Cohort parent cycle: unusable */
+    struct eng__node *parent;  /* NULL = root */
+    int n_fr;
+    int *fr;                   /* global FR ids, ascending */
+    int *pidx;                 /* index of fr[i] in parent, -1 if none */
+    struct eng__quota *q;      /* own quota per FR (zero when undefined) */
+    int64_t *subtree;          /* SubtreeQuota */
+    int64_t *usage;            /* Usage */
+    struct eng__node **kids;   /* Cohorts: children sorted by name */
+    size_t n_kids, cap_kids;
+    int height;                /* distance to the deepest leaf */
+    int64_t fair_weight_milli;
+};
+
+/* Index of global FR id in node, or -1. */
+int eng__node_idx(const struct eng__node *n, int fr);
+
+/* ---- objects ---- */
+struct eng__rg {
+    int n_cov;
+    int *res;      /* covered resource ids, in spec order */
+    int n_flv;
+    int *flv;      /* flavor ids in preference order */
+    struct eng__quota *quota; /* [f * n_cov + r] */
+};
+
+struct eng__cohort {
+    UT_hash_handle hh;
+    struct eng__node node;
+    bool has_object;       /* a Cohort object exists (else implicit) */
+    char *parent_name;     /* "" = root */
+    struct eng__rg *rgs;
+    int n_rgs;
+};
+
+struct eng__wl;
+
+enum eng__stop { ENG__STOP_NONE, ENG__STOP_HOLD, ENG__STOP_DRAIN };
+
+struct eng__cq {
+    UT_hash_handle hh;
+    struct eng__node node;
+    char *cohort_name;         /* "" = none */
+    struct eng__rg *rgs;
+    int n_rgs;
+    bool covers_pods;
+    int pods_res;              /* resource id of "pods" */
+    enum api_queueing_strategy strategy;
+    bool has_ns_selector;
+    struct api_label_selector ns_selector;
+    enum api_fungibility when_borrow, when_preempt;
+    enum api_fung_preference preference;
+    enum api_preempt_policy within_cq, reclaim, borrow_within;
+    bool has_threshold;
+    int32_t threshold;
+    enum api_stop_policy stop_policy;
+    char **check_names;        /* admission checks */
+    int **check_flv;           /* their onFlavors (flavor ids; none = all) */
+    size_t *n_check_flv;
+    size_t n_checks;
+    char *ext_inactive_msg;    /* from the caller (admission checks) */
+    /* derived */
+    bool active;
+    char *inactive_reason;
+    char *inactive_msg;
+    uint64_t alloc_gen;        /* AllocatableResourceGeneration */
+    /* queue */
+    struct eng__wl **heap;
+    size_t n_heap, cap_heap;
+    struct eng__wl *inadm;     /* utlist DL list of parked workloads */
+    size_t n_inadm;
+    struct eng__wl *sticky;    /* BestEffortFIFO preemptor kept at the head */
+    struct eng__wl *preemptor; /* workload that issued preemptions */
+    uint64_t *bulk_hash;       /* equivalence hashes bulk-moved */
+    char **bulk_reason;
+    size_t n_bulk, cap_bulk;
+    bool requeue_pending;      /* retry inadmissible at the next schedule */
+    /* quota holders */
+    struct eng__wl *holders;   /* utlist DL list (hprev/hnext) */
+    int32_t n_reserving, n_admitted;
+};
+
+struct eng__lq {
+    UT_hash_handle hh;
+    char *key; /* "ns/name" */
+    char *ns, *name, *cq_name;
+    enum api_stop_policy stop_policy;
+};
+
+struct eng__ns {
+    UT_hash_handle hh;
+    char *name;
+    struct api_labels labels;
+};
+
+/* Interned placement constraints of a pod set. */
+struct eng__shape {
+    UT_hash_handle hh;
+    char *key;
+    int refs;
+    struct api_labels node_selector;
+    struct api_node_term *terms;
+    size_t n_terms;
+    struct api_toleration *tols;
+    size_t n_tols;
+    /* match cache per flavor id: gen+1 of the flavor when computed */
+    uint64_t *cache_gen;
+    char **cache_msg;   /* NULL = matches; else Kueue's reason */
+    size_t n_cache;
+};
+
+struct eng__ps {
+    char *name;
+    int32_t count;
+    int32_t min_count;   /* 0 = unset */
+    int32_t reclaim;     /* status.reclaimablePods */
+    int n_req;
+    int *res;            /* resource ids, by resource name */
+    int64_t *per_pod;
+    struct eng__shape *shape;
+};
+
+/* One pod set's admission: flavors and usage per resource. */
+struct eng__pa {
+    char *name;
+    int32_t count;
+    int n;
+    int *res;
+    int *flv;
+    int64_t *amt;   /* resourceUsage (whole pod set) */
+};
+
+/* Where a workload sits. */
+enum eng__wlq { ENG__Q_NONE, ENG__Q_HEAP, ENG__Q_INADM };
+
+struct eng__wl {
+    UT_hash_handle hh;
+    char *key;                /* "ns/name" */
+    char *ns, *name, *uid;
+    char *queue_name;
+    char *gated_by;           /* admission gate or NULL */
+    char *replacement_for;    /* "ns/name" of the replaced slice, or NULL */
+    char *job_uid;            /* (unused: not in api_workload) */
+    int32_t priority;
+    int64_t creation_ms;
+    int64_t qo_ts_ms;         /* queue-order timestamp */
+    int64_t requeue_at_ms;
+    int64_t quota_reserved_ms;
+    bool active, finished, evicted, requeued_false, elastic;
+    int n_ps;
+    struct eng__ps *ps;
+    uint64_t hash;            /* scheduling equivalence hash */
+    uint64_t state_hash;      /* everything queue placement depends on */
+    /* quota reservation */
+    bool reserved, admitted;
+    struct eng__cq *rcq;      /* ClusterQueue charged (NULL if missing) */
+    char *rcq_name;
+    struct eng__pa *pa;       /* status.admission.podSetAssignments */
+    int n_pa;
+    int n_use;
+    int *use_fr;              /* charged usage, global FR ids */
+    int64_t *use_amt;
+    struct eng__wl *hprev, *hnext;
+    bool preempted;           /* the engine issued its preemption */
+    int64_t expected_end_ms;
+    /* queue state */
+    enum eng__wlq q;
+    struct eng__cq *qcq;
+    size_t heap_idx;
+    struct eng__wl *prev, *next; /* inadmissible list */
+    bool time_parked;         /* parked by backoff: re-checked each schedule */
+    struct eng__wl *tprev, *tnext;
+    /* flavor scan progress (§2.5) */
+    bool has_last;
+    int n_last;
+    int *last_idx;            /* triples (pod set, resource id, index) */
+    uint64_t last_cycle, last_gen, last_hash;
+    /* last pending status emitted */
+    char *last_reason, *last_msg;
+    bool blocker_emitted;     /* last status was a queue blocker */
+    bool unsent;              /* last status decided outside eng_schedule */
+    struct eng__wl *uprev, *unext;
+    bool bypassed;            /* moved by an equivalence bulk move */
+};
+
+struct eng__fp;
+
+struct eng__undo {
+    struct eng__node *node;
+    int idx;
+    int64_t delta;
+};
+
+struct eng {
+    struct eng_config cfg;
+    struct eng__name *res_ids;
+    char **res_names;
+    int n_res, cap_res;
+    struct eng__name *flv_ids;
+    struct eng__flavor *flavors;
+    int n_flv, cap_flv;
+    struct eng__fr_key *fr_ids;
+    int *fr_flv, *fr_res;
+    int n_fr, cap_fr;
+    struct eng__cq *cqs;
+    struct eng__cq **cq_sorted;
+    size_t n_cq_sorted;
+    struct eng__cohort *cohorts;
+    struct eng__lq *lqs;
+    struct eng__ns *nss;
+    struct eng__wl *wls;
+    struct eng__shape *shapes;
+    struct eng__fp *fp_tab;       /* object fingerprints (model.c) */
+    struct eng__wl *time_parked;  /* utlist DL list (tprev/tnext) */
+    struct eng__wl *unsent;       /* statuses to emit (uprev/unext) */
+    bool tree_dirty;
+    bool route_all;               /* re-route every workload */
+    uint64_t cycle;               /* scheduling cycle counter */
+    int64_t now_ms;               /* `now` of the running schedule */
+    struct eng__undo *undo;       /* cycle-local usage changes */
+    size_t n_undo, cap_undo;
+    bool undo_on;
+    uint64_t progress;            /* bumped on any decision or scan change */
+    uint64_t hard_progress;       /* admissions, preemptions, parking */
+    struct eng_result *out;
+    size_t max_decisions, n_decided;
+};
+
+/* ---- model.c: interning and objects ---- */
+int eng__res_id(struct eng *e, const char *name);
+int eng__res_find(const struct eng *e, const char *name);
+int eng__flv_id(struct eng *e, const char *name);
+int eng__flv_find(const struct eng *e, const char *name);
+int eng__fr_id(struct eng *e, int flv, int res);
+int eng__fr_find(const struct eng *e, int flv, int res);
+struct eng__cq *eng__cq_find(const struct eng *e, const char *name);
+struct eng__lq *eng__lq_find(const struct eng *e, const char *ns, const char *name);
+struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *name);
+void eng__labels_copy(struct api_labels *dst, const struct api_labels *src);
+void eng__tols_copy(struct api_toleration **dst, size_t *n, const struct api_toleration *src,
+                    size_t n_src);
+void eng__tols_free(struct api_toleration *t, size_t n);
+void eng__taints_free(struct api_taint *t, size_t n);
+void eng__selector_copy(struct api_label_selector *dst, const struct api_label_selector *src);
+void eng__reqs_copy(struct api_sel_req **dst, size_t *n, const struct api_sel_req *src,
+                    size_t n_src);
+void eng__reqs_free(struct api_sel_req *r, size_t n);
+void eng__rgs_free(struct eng__rg *rgs, int n);
+/* The ResourceGroup of cq covering resource res, or NULL. */
+const struct eng__rg *eng__cq_rg(const struct eng__cq *cq, int res);
+/* The quota the CQ spec gives for (flavor, resource), NULL if none. */
+const struct eng__quota *eng__cq_quota(const struct eng__cq *cq, int flv, int res);
+void eng__cq_update_active(struct eng *e, struct eng__cq *cq);
+struct eng__cohort *eng__cohort_get(struct eng *e, const char *name);
+void eng__fp_free_all(struct eng *e);
+struct sbuf;
+/* True when the fingerprint of (kind, name) changed; records it. Takes sb. */
+bool eng__fp_changed(struct eng *e, const char *kind, const char *name, struct sbuf *sb);
+void eng__fp_forget(struct eng *e, const char *kind, const char *name);
+struct eng__rg *eng__rgs_build(struct eng *e, const struct api_resource_group *g, size_t n);
+/* Drop every workload link to cq (it is being deleted). */
+void eng__cq_detach_all(struct eng *e, struct eng__cq *cq);
+
+/* ---- tree.c: cohort forest and quota arithmetic (Kueue resource_node.go) ---- */
+void eng__tree_rebuild(struct eng *e);
+int64_t eng__local_quota(const struct eng__node *n, int i);
+int64_t eng__local_available(const struct eng__node *n, int i);
+/* Kueue available(): may be negative (over-admission). */
+int64_t eng__available(const struct eng__node *n, int i);
+/* ClusterQueue Available(): clamped at 0. */
+int64_t eng__cq_available(const struct eng__cq *cq, int fr);
+int64_t eng__potential_available(const struct eng__node *n, int i);
+/* Add delta (may be negative) to node usage at index i and propagate the
+ * change of the part stored in the parent. Logged for undo when e->undo_on. */
+void eng__node_add_usage(struct eng *e, struct eng__node *n, int i, int64_t delta);
+/* Add (sign=+1) or remove (-1) a workload's usage in its ClusterQueue. */
+void eng__wl_charge(struct eng *e, struct eng__wl *wl, int sign);
+/* Add fr/amount usage to cq (cycle-local when e->undo_on). */
+void eng__cq_add_usage(struct eng *e, struct eng__cq *cq, int fr, int64_t amt);
+void eng__undo_all(struct eng *e);
+/* Borrowing(cq, fr): usage > nominal (SubtreeQuota). */
+bool eng__cq_borrowing(const struct eng__cq *cq, int fr);
+/* BorrowingWith: usage + val > SubtreeQuota. */
+bool eng__node_borrowing_with(const struct eng__node *n, int i, int64_t val);
+/* FindHeightOfLowestSubtreeThatFits: returns the borrow level and sets
+ * *may_reclaim (Kueue classical.FindHeightOfLowestSubtreeThatFits). */
+int eng__lowest_fitting_height(const struct eng__cq *cq, int fr, int64_t val, bool *may_reclaim);
+bool eng__node_within_nominal(const struct eng__node *n, const int *frs, int n_frs);
+struct eng__node *eng__node_root(struct eng__node *n);
+
+/* ---- workload.c ---- */
+void eng__wl_free(struct eng *e, struct eng__wl *wl);
+void eng__wl_recompute_usage(struct eng *e, struct eng__wl *wl);
+void eng__pa_free(struct eng__pa *pa, int n);
+bool eng__checks_apply(const struct eng__cq *cq, const struct eng__wl *wl);
+void eng__holder_add(struct eng *e, struct eng__wl *wl);
+void eng__holder_remove(struct eng *e, struct eng__wl *wl, bool freed);
+
+/* ---- queue.c: queues and routing ---- */
+int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const struct eng__wl *b);
+void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl);
+struct eng__wl *eng__heap_pop(struct eng__cq *cq);
+void eng__heap_remove(struct eng__cq *cq, struct eng__wl *wl);
+void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl);
+void eng__wl_unqueue(struct eng *e, struct eng__wl *wl);
+void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl);
+/* Place a pending workload where it belongs (heap, parked, nowhere) and emit
+ * a blocker status when it cannot be queued. */
+void eng__wl_route(struct eng *e, struct eng__wl *wl);
+void eng__route_all(struct eng *e);
+/* Kueue "retry inadmissible" for cq's whole root cohort tree (deferred to
+ * the next eng_schedule). */
+void eng__requeue_tree(struct eng *e, struct eng__cq *cq);
+void eng__process_requeues(struct eng *e);
+void eng__process_time_parked(struct eng *e);
+bool eng__wl_backoff_expired(const struct eng *e, const struct eng__wl *wl);
+bool eng__ns_matches(const struct eng *e, const struct eng__cq *cq, const char *ns);
+void eng__shape_release(struct eng *e, struct eng__shape *s);
+/* Match verdict of a shape against a flavor: NULL = matches, else reason. */
+const char *eng__shape_match(struct eng *e, struct eng__shape *s, int flv);
+
+/* ---- assign.c: flavor assignment (Kueue flavorassigner) ---- */
+enum eng__mode { ENG__NOFIT = 0, ENG__PREEMPT = 1, ENG__DEFERRED = 2, ENG__FIT = 3 };
+/* granular preemption modes, worst first */
+enum eng__pmode { ENG__PM_NOFIT, ENG__PM_NOCAND, ENG__PM_PREEMPT, ENG__PM_RECLAIM, ENG__PM_FIT };
+enum eng__nofit {
+    ENG__NF_NONE,
+    ENG__NF_TOPOLOGY,
+    ENG__NF_WAITING,
+    ENG__NF_EXCEEDS,
+    ENG__NF_NOMATCH,
+};
+const char *eng__nofit_reason(int nf);
+
+struct eng__ra {          /* one requested resource of a pod set */
+    int res;
+    int flv;              /* assigned flavor or -1 */
+    int fr;
+    int mode;             /* enum eng__mode */
+    int borrow;
+    int tried;            /* scan progress index, -1 = wrapped */
+    int64_t total;        /* quota charged for this pod set */
+};
+
+struct eng__attempt {     /* FlavorAssignmentAttempt */
+    int flv;
+    int mode;
+    int borrow;
+    int poss;             /* -1 none, 0 NoCandidates, 1 Preempt, 2 Reclaim */
+    struct eng__strv reasons;
+    int nofit;
+};
+
+struct eng__psa {
+    int32_t count;
+    int n_ra;
+    struct eng__ra *ra;
+    struct eng__strv reasons;
+    int nofit;
+    struct eng__attempt *att;
+    int n_att, cap_att;
+};
+
+struct eng__asg {
+    int n_ps;
+    struct eng__psa *ps;
+    int borrowing;
+    int nofit;
+    int n_use, cap_use;
+    int *use_fr;
+    int64_t *use_amt;
+    uint64_t cycle, gen;  /* LastState */
+};
+
+void eng__asg_free(struct eng__asg *a);
+/* Quantity text as Kueue's ResourceFormatter prints it (caller frees). */
+char *eng__qty(const struct eng *e, int res, int64_t v);
+int eng__asg_mode(const struct eng__asg *a);
+int eng__psa_mode(const struct eng__psa *p);
+bool eng__asg_pending_flavors(const struct eng__asg *a);
+/* Kueue Assignment.Message(): "couldn't assign flavors to pod set ...". */
+char *eng__asg_message(const struct eng__asg *a, const struct eng__wl *wl);
+/* "Flavors considered" part of the QuotaReserved event, "" if none. */
+char *eng__asg_attempts_text(const struct eng *e, const struct eng__asg *a,
+                             const struct eng__wl *wl);
+int64_t eng__asg_usage(const struct eng__asg *a, int fr);
+/* Compute the assignment of wl in cq; counts (NULL = spec counts minus
+ * reclaimable) give partial-admission counts. old = elastic slice replaced. */
+void eng__assign(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int32_t *counts,
+                 const struct eng__wl *old, struct eng__asg *out);
+
+/* ---- preempt.c: preemption (Kueue preemption/, classical + fair) ---- */
+struct eng__target {
+    struct eng__wl *wl;
+    const char *reason;   /* InClusterQueue, InCohortReclamation, ... */
+};
+struct eng__targets {
+    struct eng__target *v;
+    size_t n, cap;
+};
+void eng__targets_free(struct eng__targets *t);
+/* Full preemption targets for an assignment (Kueue Preemptor.GetTargets). */
+void eng__get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
+                      const struct eng__asg *a, struct eng__targets *out);
+/* Preemption oracle for one FR (Kueue PreemptionOracle.SimulatePreemption):
+ * returns ENG__PM_NOCAND/PREEMPT/RECLAIM and sets *borrow. */
+int eng__oracle(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, int fr, int64_t val,
+                int *borrow);
+/* Temporarily remove / re-add a workload's usage (simulation). */
+void eng__sim_remove(struct eng *e, struct eng__wl *wl);
+void eng__sim_add(struct eng *e, struct eng__wl *wl);
+bool eng__wl_uses_frs(const struct eng__wl *wl, const int *frs, int n);
+
+/* ---- fair.c: fair sharing (DRS) ---- */
+/* status.fairSharing.weightedShare of a ClusterQueue. */
+int64_t eng__weighted_share(struct eng *e, struct eng__cq *cq);
+/* Dominant resource share of node (x1000 / weight), with extra usage. */
+int64_t eng__drs(const struct eng *e, const struct eng__node *n, const int *fr,
+                 const int64_t *amt, int n_amt, int sign);
+
+/* ---- cycle.c ---- */
+enum eng__rq {
+    ENG__RQ_GENERIC,
+    ENG__RQ_NS_MISMATCH,
+    ENG__RQ_NOFIT,
+    ENG__RQ_NOCAND,
+    ENG__RQ_PENDING_PREEMPTION,
+    ENG__RQ_FAILED_AFTER_NOMINATION,
+};
+
+/* One head of a scheduling cycle (Kueue scheduler entry). */
+struct eng__entry {
+    struct eng__wl *wl;
+    struct eng__cq *cq;
+    bool nominated;          /* reached flavor assignment */
+    bool processed;
+    bool assumed;            /* admitted in this cycle */
+    bool skipped;
+    struct eng__asg a;
+    struct eng__targets t;
+    struct eng__wl *old;     /* elastic slice replaced */
+    enum eng__rq rq;
+    char *msg;
+    const char *reason;
+};
+
+int eng__run_cycle(struct eng *e, bool *had_heads);
+/* Order a cycle's entries with fair sharing (Kueue fairSharingIterator). */
+void eng__fair_order(struct eng *e, struct eng__entry *v, size_t n);
+/* Fair-sharing preemption targets (Kueue fairPreemptions). */
+void eng__fair_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int *frs,
+                       int n_frs, const int *use_fr, const int64_t *use_amt, int n_use,
+                       struct eng__targets *out);
+
+/* Bring routing, requeues and quotas up to date for time now_ms. */
+void eng__prepare(struct eng *e, int64_t now_ms);
+
+/* ---- admit.c ---- */
+/* Reserve quota for wl in cq with assignment a (Kueue admit + assume);
+ * old = elastic slice replaced (finished in the engine). */
+void eng__admit(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const struct eng__asg *a,
+                struct eng__wl *old);
+
+/* ---- decide.c: decisions ---- */
+struct eng_decision *eng__decision_new(struct eng *e, enum eng_decision_type t,
+                                       const struct eng__wl *wl, const char *cq);
+/* Emit a pending status unless it equals the last one emitted. */
+void eng__emit_pending(struct eng *e, struct eng__wl *wl, const char *reason, const char *msg);
+void eng__wl_ref_set(struct eng_wl_ref *r, const struct eng__wl *wl);
+/* Emit the statuses decided between two eng_schedule calls. */
+void eng__flush_unsent(struct eng *e);
+void eng__unsent_forget(struct eng *e, struct eng__wl *wl);
+bool eng__budget_left(const struct eng *e);
+
+#endif

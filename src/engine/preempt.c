@@ -1,0 +1,388 @@
+/*
+ * preempt: choosing preemption targets, Kueue's classical preemption
+ * restated (shared/spec/kueue.md §2.6; pkg/scheduler/preemption/preemption.go,
+ * classical/candidate_generator.go, classical/hierarchical_preemption.go),
+ * and the per-FR preemption oracle the flavor assigner consults.
+ *
+ * Candidates: quota holders of the preemptor's ClusterQueue allowed by
+ * withinClusterQueue, and holders of other ClusterQueues of the cohort tree
+ * that are over nominal in the FRs needing preemption, allowed by
+ * reclaimWithinCohort; each is classified (within-CQ, hierarchical reclaim,
+ * reclaim without / while borrowing). They are ordered (evicted first,
+ * other-CQ first, lower priority, most recently reserved, uid) and removed
+ * one by one from the live usage until the preemptor fits; then the set is
+ * minimised by adding back in reverse order. Every simulated removal is
+ * undone before returning.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine-int.h"
+#include "util/xalloc.h"
+
+enum variant { V_NEVER, V_WITHIN_CQ, V_HIERARCHICAL, V_RECLAIM_NO_BORROW, V_RECLAIM_BORROW };
+
+static const char *variant_reason(enum variant v)
+{
+    switch (v) {
+    case V_WITHIN_CQ: return "InClusterQueue";
+    case V_RECLAIM_BORROW: return "InCohortReclaimWhileBorrowing";
+    default: return "InCohortReclamation";
+    }
+}
+
+struct cand {
+    struct eng__wl *wl;
+    struct eng__node *lca;
+    enum variant v;
+};
+
+struct cands {
+    struct cand *v;
+    size_t n, cap;
+};
+
+static void cands_push(struct cands *c, struct eng__wl *wl, struct eng__node *lca, enum variant v)
+{
+    XGROW(c->v, c->cap, c->n + 1);
+    c->v[c->n++] = (struct cand){wl, lca, v};
+}
+
+/* What one preemption search needs. */
+struct pctx {
+    struct eng *e;
+    struct eng__cq *cq;
+    struct eng__wl *wl;
+    const int *frs;       /* FRs needing preemption */
+    int n_frs;
+    const int *use_fr;    /* the preemptor's usage */
+    const int64_t *use_amt;
+    int n_use;
+};
+
+void eng__targets_free(struct eng__targets *t)
+{
+    xfree(t->v);
+    memset(t, 0, sizeof(*t));
+}
+
+static void targets_push(struct eng__targets *t, struct eng__wl *wl, const char *reason)
+{
+    XGROW(t->v, t->cap, t->n + 1);
+    t->v[t->n++] = (struct eng__target){wl, reason};
+}
+
+bool eng__wl_uses_frs(const struct eng__wl *wl, const int *frs, int n)
+{
+    for (int u = 0; u < wl->n_use; u++)
+        for (int k = 0; k < n; k++)
+            if (wl->use_fr[u] == frs[k])
+                return true;
+    return false;
+}
+
+void eng__sim_remove(struct eng *e, struct eng__wl *wl) { eng__wl_charge(e, wl, -1); }
+void eng__sim_add(struct eng *e, struct eng__wl *wl) { eng__wl_charge(e, wl, +1); }
+
+static struct eng__cq *node_cq(struct eng__node *n)
+{
+    return (struct eng__cq *)((char *)n - offsetof(struct eng__cq, node));
+}
+
+/* ---- classification (Kueue classifyPreemptionVariant) ---- */
+
+static bool priority_too_high(const struct pctx *p, const struct eng__wl *cand)
+{
+    enum api_preempt_policy pol = cand->rcq == p->cq ? p->cq->within_cq : p->cq->reclaim;
+    bool lower = p->wl->priority > cand->priority;
+    if (pol == PP_LOWER_PRIORITY)
+        return !lower;
+    if (pol == PP_LOWER_OR_NEWER_EQUAL_PRIORITY)
+        return !(lower || (p->wl->priority == cand->priority && p->wl->qo_ts_ms < cand->qo_ts_ms));
+    return pol != PP_ANY;
+}
+
+static enum variant classify(const struct pctx *p, const struct eng__wl *cand, bool advantage)
+{
+    if (!eng__wl_uses_frs(cand, p->frs, p->n_frs) || priority_too_high(p, cand))
+        return V_NEVER;
+    if (cand->rcq == p->cq)
+        return V_WITHIN_CQ;
+    if (advantage)
+        return V_HIERARCHICAL;
+    if (p->cq->borrow_within == PP_NEVER)
+        return V_RECLAIM_NO_BORROW;
+    if (cand->priority >= p->wl->priority ||
+        (p->cq->has_threshold && cand->priority > p->cq->threshold))
+        return V_RECLAIM_NO_BORROW;
+    return V_RECLAIM_BORROW;
+}
+
+static void from_cq(const struct pctx *p, struct eng__cq *cq, struct eng__node *lca, bool adv,
+                    struct cands *out)
+{
+    for (struct eng__wl *w = cq->holders; w; w = w->hnext) {
+        enum variant v = classify(p, w, adv);
+        if (v != V_NEVER)
+            cands_push(out, w, lca, v);
+    }
+}
+
+static bool within_nominal(const struct pctx *p, const struct eng__node *n)
+{
+    return eng__node_within_nominal(n, p->frs, p->n_frs);
+}
+
+static void in_subtree(const struct pctx *p, struct eng__node *cur, struct eng__node *root,
+                       struct eng__node *skip, bool adv, struct cands *out)
+{
+    for (size_t k = 0; k < cur->n_kids; k++) {
+        struct eng__node *kid = cur->kids[k];
+        if (kid->is_cq || kid == skip || within_nominal(p, kid))
+            continue;
+        in_subtree(p, kid, root, skip, adv, out);
+    }
+    for (size_t k = 0; k < cur->n_kids; k++) {
+        struct eng__node *kid = cur->kids[k];
+        if (!kid->is_cq || kid == &p->cq->node || within_nominal(p, kid))
+            continue;
+        from_cq(p, node_cq(kid), root, adv, out);
+    }
+}
+
+/* Kueue QuantitiesFitInQuota over the requests still to place (rem). */
+static bool fits_in_quota(const struct pctx *p, const struct eng__node *n, int64_t *rem)
+{
+    bool fits = true;
+    for (int u = 0; u < p->n_use; u++) {
+        int i = eng__node_idx(n, p->use_fr[u]);
+        int64_t usage = i >= 0 ? n->usage[i] : 0, sub = i >= 0 ? n->subtree[i] : 0;
+        if (eng__amt_add(usage, rem[u]) > sub)
+            fits = false;
+        int64_t la = i >= 0 ? eng__local_available(n, i) : 0;
+        rem[u] = rem[u] > la ? eng__amt_sub(rem[u], la) : 0;
+    }
+    return fits;
+}
+
+static void hierarchical(const struct pctx *p, struct cands *hier, struct cands *prio)
+{
+    if (!p->cq->node.parent || p->cq->reclaim == PP_NEVER)
+        return;
+    int64_t *rem = xcalloc((size_t)p->n_use + 1, sizeof(int64_t));
+    if (p->n_use)
+        memcpy(rem, p->use_amt, sizeof(int64_t) * (size_t)p->n_use);
+    bool adv = fits_in_quota(p, &p->cq->node, rem);
+    struct eng__node *prev = NULL;
+    for (struct eng__node *n = p->cq->node.parent; n; n = n->parent) {
+        in_subtree(p, n, n, prev, adv, adv ? hier : prio);
+        adv = fits_in_quota(p, n, rem) || adv;
+        prev = n;
+    }
+    xfree(rem);
+}
+
+/* ---- ordering (Kueue CandidatesOrdering) ---- */
+
+static bool is_evicted(const struct eng__wl *w) { return w->evicted || w->preempted; }
+
+static int64_t reserved_at(const struct eng *e, const struct eng__wl *w)
+{
+    return w->quota_reserved_ms ? w->quota_reserved_ms : e->now_ms;
+}
+
+static int cand_cmp(const void *x, const void *y, void *ctx)
+{
+    const struct pctx *p = ctx;
+    const struct eng__wl *a = ((const struct cand *)x)->wl, *b = ((const struct cand *)y)->wl;
+    if (is_evicted(a) != is_evicted(b))
+        return is_evicted(a) ? -1 : 1;
+    bool ain = a->rcq == p->cq, bin = b->rcq == p->cq;
+    if (ain != bin)
+        return ain ? 1 : -1;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    int64_t ta = reserved_at(p->e, a), tb = reserved_at(p->e, b);
+    if (ta != tb)
+        return ta > tb ? -1 : 1;
+    int c = strcmp(a->uid, b->uid);
+    return c ? c : strcmp(a->key, b->key);
+}
+
+/* Sort and append: the evicted ones of `src` go to `ev`, others to `rest`. */
+static void sort_split(const struct pctx *p, struct cands *src, struct cands *ev, struct cands *rest)
+{
+    if (src->n)
+        qsort_r(src->v, src->n, sizeof(*src->v), cand_cmp, (void *)p);
+    for (size_t i = 0; i < src->n; i++) {
+        struct cands *dst = is_evicted(src->v[i].wl) ? ev : rest;
+        cands_push(dst, src->v[i].wl, src->v[i].lca, src->v[i].v);
+    }
+}
+
+/* ---- the search ---- */
+
+static bool cand_valid(const struct pctx *p, const struct cand *c, bool borrow)
+{
+    if (c->wl->rcq == p->cq)
+        return true;
+    if (borrow && c->v == V_RECLAIM_NO_BORROW)
+        return false;
+    if (within_nominal(p, &c->wl->rcq->node))
+        return false;
+    for (struct eng__node *n = c->wl->rcq->node.parent; n && n != c->lca; n = n->parent)
+        if (within_nominal(p, n))
+            return false;
+    return true;
+}
+
+static bool wl_fits(const struct pctx *p, bool allow_borrowing)
+{
+    const struct eng__node *n = &p->cq->node;
+    for (int u = 0; u < p->n_use; u++) {
+        int i = eng__node_idx(n, p->use_fr[u]);
+        if (i < 0)
+            return false;
+        if (!allow_borrowing && eng__node_borrowing_with(n, i, p->use_amt[u]))
+            return false;
+        int64_t av = eng__available(n, i);
+        if (p->use_amt[u] > (av > 0 ? av : 0))
+            return false;
+    }
+    return true;
+}
+
+static bool under_nominal(const struct pctx *p)
+{
+    const struct eng__node *n = &p->cq->node;
+    for (int k = 0; k < p->n_frs; k++) {
+        int i = eng__node_idx(n, p->frs[k]);
+        if (i < 0 || n->usage[i] >= n->q[i].nominal)
+            return false;
+    }
+    return true;
+}
+
+/* One attempt: remove candidates in order until the preemptor fits, then
+ * add back (from the second-to-last) those it does not need. */
+static bool attempt(const struct pctx *p, const struct cands *all, bool borrow, struct eng__targets *out)
+{
+    struct eng__targets t = {0};
+    bool fits = false;
+    for (size_t i = 0; i < all->n && !fits; i++) {
+        if (!cand_valid(p, &all->v[i], borrow))
+            continue;
+        eng__sim_remove(p->e, all->v[i].wl);
+        targets_push(&t, all->v[i].wl, variant_reason(all->v[i].v));
+        fits = wl_fits(p, borrow);
+    }
+    if (fits && t.n >= 2) {
+        for (size_t i = t.n - 1; i-- > 0;) {
+            eng__sim_add(p->e, t.v[i].wl);
+            if (wl_fits(p, borrow)) {
+                t.v[i] = t.v[t.n - 1];
+                t.n--;
+            } else {
+                eng__sim_remove(p->e, t.v[i].wl);
+            }
+        }
+    }
+    for (size_t i = 0; i < t.n; i++)
+        eng__sim_add(p->e, t.v[i].wl);
+    if (!fits) {
+        eng__targets_free(&t);
+        return false;
+    }
+    *out = t;
+    return true;
+}
+
+static void classical(const struct pctx *p, struct eng__targets *out)
+{
+    struct cands same = {0}, hier = {0}, prio = {0}, all = {0}, rest = {0};
+    if (p->cq->within_cq != PP_NEVER)
+        from_cq(p, p->cq, NULL, false, &same);
+    hierarchical(p, &hier, &prio);
+    sort_split(p, &hier, &all, &rest);
+    sort_split(p, &prio, &all, &rest);
+    sort_split(p, &same, &all, &rest);
+    for (size_t i = 0; i < rest.n; i++)
+        cands_push(&all, rest.v[i].wl, rest.v[i].lca, rest.v[i].v);
+    bool forbidden = p->cq->borrow_within == PP_NEVER;
+    bool opts[2];
+    int n_opts;
+    if ((hier.n == 0 && prio.n == 0) || (forbidden && !under_nominal(p))) {
+        opts[0] = true;
+        n_opts = 1;
+    } else if (forbidden && hier.n == 0) {
+        opts[0] = false;
+        opts[1] = true;
+        n_opts = 2;
+    } else {
+        opts[0] = true;
+        opts[1] = false;
+        n_opts = 2;
+    }
+    for (int o = 0; o < n_opts; o++)
+        if (attempt(p, &all, opts[o], out))
+            break;
+    xfree(same.v);
+    xfree(hier.v);
+    xfree(prio.v);
+    xfree(all.v);
+    xfree(rest.v);
+}
+
+static void get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int *frs,
+                        int n_frs, const int *use_fr, const int64_t *use_amt, int n_use,
+                        struct eng__targets *out)
+{
+    struct pctx p = {e, cq, wl, frs, n_frs, use_fr, use_amt, n_use};
+    memset(out, 0, sizeof(*out));
+    if (e->cfg.fair_sharing) {
+        eng__fair_targets(e, cq, wl, frs, n_frs, use_fr, use_amt, n_use, out);
+        return;
+    }
+    classical(&p, out);
+}
+
+void eng__get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
+                      const struct eng__asg *a, struct eng__targets *out)
+{
+    int *frs = xcalloc((size_t)a->n_use + 1, sizeof(int)), n = 0;
+    for (int i = 0; i < a->n_ps; i++)
+        for (int k = 0; k < a->ps[i].n_ra; k++) {
+            const struct eng__ra *ra = &a->ps[i].ra[k];
+            if (ra->flv < 0 || ra->mode != ENG__PREEMPT)
+                continue;
+            bool dup = false;
+            for (int j = 0; j < n; j++)
+                dup = dup || frs[j] == ra->fr;
+            if (!dup && n < a->n_use)
+                frs[n++] = ra->fr;
+        }
+    get_targets(e, cq, wl, frs, n, a->use_fr, a->use_amt, a->n_use, out);
+    xfree(frs);
+}
+
+int eng__oracle(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, int fr, int64_t val,
+                int *borrow)
+{
+    struct eng__targets t;
+    bool may_reclaim;
+    get_targets(e, cq, wl, &fr, 1, &fr, &val, 1, &t);
+    if (!t.n) {
+        *borrow = eng__lowest_fitting_height(cq, fr, val, &may_reclaim);
+        return ENG__PM_NOCAND;
+    }
+    bool own = false;
+    for (size_t i = 0; i < t.n; i++) {
+        eng__sim_remove(e, t.v[i].wl);
+        own = own || t.v[i].wl->rcq == cq;
+    }
+    *borrow = eng__lowest_fitting_height(cq, fr, val, &may_reclaim);
+    for (size_t i = 0; i < t.n; i++)
+        eng__sim_add(e, t.v[i].wl);
+    eng__targets_free(&t);
+    return own ? ENG__PM_PREEMPT : ENG__PM_RECLAIM;
+}

@@ -1,0 +1,465 @@
+/*
+ * workload: the engine's copy of a Workload (pod sets with per-pod requests
+ * and interned placement shapes, the quota reservation and the usage it
+ * charges), and the upsert/delete entry points.
+ *
+ * A quota-holding workload (status.admission, not finished) is charged to
+ * its ClusterQueue and listed in that queue's holders. Releasing a
+ * reservation (deletion, finish, eviction done, smaller reclaimable usage)
+ * bumps the ClusterQueue's allocatable generation and retries the
+ * inadmissible workloads of its cohort tree, as Kueue does.
+ *
+ * An upsert whose scheduling-relevant state did not change keeps the
+ * workload where it was (heap slot or parked), so the control plane writing
+ * a pending status back does not requeue the workload.
+ */
+#include <string.h>
+#include <utlist.h>
+
+#include "engine/engine-int.h"
+#include "util/err.h"
+#include "util/sbuf.h"
+#include "util/xalloc.h"
+
+/* ---- hashing (FNV-1a, 64 bits) ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1); }
+static uint64_t fnv_i64(uint64_t h, int64_t v) { return fnv(h, &v, sizeof(v)); }
+
+/* ---- shapes ---- */
+
+static void shape_key(struct sbuf *sb, const struct api_podset *p)
+{
+    for (size_t i = 0; i < p->node_selector.n; i++)
+        sbuf_addf(sb, "%s=%s,", p->node_selector.items[i].key, p->node_selector.items[i].value);
+    sbuf_addc(sb, '|');
+    for (size_t t = 0; t < p->n_affinity_terms; t++) {
+        const struct api_node_term *term = &p->affinity_terms[t];
+        for (size_t x = 0; x < term->n_exprs; x++) {
+            sbuf_addf(sb, "%s %d(", term->exprs[x].key, (int)term->exprs[x].op);
+            for (size_t v = 0; v < term->exprs[x].n_values; v++)
+                sbuf_addf(sb, "%s,", term->exprs[x].values[v]);
+            sbuf_addc(sb, ')');
+        }
+        sbuf_addc(sb, ';');
+    }
+    sbuf_addc(sb, '|');
+    for (size_t i = 0; i < p->n_tolerations; i++) {
+        const struct api_toleration *t = &p->tolerations[i];
+        sbuf_addf(sb, "%s/%s/%s/%s,", t->key ? t->key : "", t->op ? t->op : "",
+                  t->value ? t->value : "", t->effect ? t->effect : "");
+    }
+}
+
+static struct eng__shape *shape_intern(struct eng *e, const struct api_podset *p)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    shape_key(&sb, p);
+    struct eng__shape *s;
+    HASH_FIND_STR(e->shapes, sb.buf, s);
+    if (s) {
+        sbuf_release(&sb);
+        s->refs++;
+        return s;
+    }
+    s = xcalloc(1, sizeof(*s));
+    s->key = eng__sbuf_take(&sb);
+    s->refs = 1;
+    eng__labels_copy(&s->node_selector, &p->node_selector);
+    s->n_terms = p->n_affinity_terms;
+    s->terms = s->n_terms ? xcalloc(s->n_terms, sizeof(*s->terms)) : NULL;
+    for (size_t t = 0; t < s->n_terms; t++)
+        eng__reqs_copy(&s->terms[t].exprs, &s->terms[t].n_exprs, p->affinity_terms[t].exprs,
+                       p->affinity_terms[t].n_exprs);
+    eng__tols_copy(&s->tols, &s->n_tols, p->tolerations, p->n_tolerations);
+    HASH_ADD_KEYPTR(hh, e->shapes, s->key, strlen(s->key), s);
+    return s;
+}
+
+/* ---- conversion ---- */
+
+static int64_t queue_order_ts(const struct api_workload *in)
+{
+    if (in->evicted && in->evicted_reason &&
+        (!strcmp(in->evicted_reason, "PodsReadyTimeout") ||
+         !strcmp(in->evicted_reason, "AdmissionCheck")))
+        return in->evicted_ms;
+    return in->creation_ms;
+}
+
+static int32_t reclaimable_of(const struct api_workload *in, const char *ps)
+{
+    for (size_t i = 0; i < in->n_reclaimable; i++)
+        if (in->reclaimable[i].name && !strcmp(in->reclaimable[i].name, ps))
+            return in->reclaimable[i].count;
+    return 0;
+}
+
+static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset *p, int32_t reclaim)
+{
+    ps->name = xstrdup(p->name ? p->name : "main");
+    ps->count = p->count;
+    ps->min_count = p->min_count;
+    ps->reclaim = reclaim;
+    ps->n_req = (int)p->requests.n;
+    ps->res = xcalloc((size_t)ps->n_req + 1, sizeof(int));
+    ps->per_pod = xcalloc((size_t)ps->n_req + 1, sizeof(int64_t));
+    for (int r = 0; r < ps->n_req; r++) {
+        ps->res[r] = eng__res_id(e, p->requests.items[r].name);
+        ps->per_pod[r] = p->requests.items[r].value;
+    }
+    ps->shape = shape_intern(e, p);
+}
+
+static uint64_t sched_hash(const struct eng__wl *wl, const struct eng *e)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    h = fnv_i64(h, wl->priority);
+    for (int i = 0; i < wl->n_ps; i++) {
+        const struct eng__ps *ps = &wl->ps[i];
+        h = fnv_str(h, ps->name);
+        h = fnv_i64(h, ps->count);
+        h = fnv_i64(h, ps->min_count);
+        h = fnv_str(h, ps->shape->key);
+        for (int r = 0; r < ps->n_req; r++) {
+            h = fnv_str(h, e->res_names[ps->res[r]]);
+            h = fnv_i64(h, ps->per_pod[r]);
+        }
+    }
+    return h;
+}
+
+static uint64_t state_hash(const struct eng__wl *wl)
+{
+    uint64_t h = fnv_i64(wl->hash, wl->qo_ts_ms);
+    h = fnv_str(h, wl->queue_name);
+    h = fnv_str(h, wl->gated_by);
+    h = fnv_i64(h, wl->active);
+    h = fnv_i64(h, wl->requeued_false);
+    h = fnv_i64(h, wl->requeue_at_ms);
+    h = fnv_i64(h, wl->creation_ms);
+    for (int i = 0; i < wl->n_ps; i++)
+        h = fnv_i64(h, wl->ps[i].reclaim);
+    return h;
+}
+
+static void usage_add(struct eng__wl *wl, int fr, int64_t amt, size_t *cap)
+{
+    for (int u = 0; u < wl->n_use; u++)
+        if (wl->use_fr[u] == fr) {
+            wl->use_amt[u] = eng__amt_add(wl->use_amt[u], amt);
+            return;
+        }
+    size_t cap2 = *cap;
+    XGROW(wl->use_fr, cap2, (size_t)wl->n_use + 1);
+    XGROW(wl->use_amt, *cap, (size_t)wl->n_use + 1);
+    wl->use_fr[wl->n_use] = fr;
+    wl->use_amt[wl->n_use++] = amt;
+}
+
+/* Usage charged by a reservation: resourceUsage scaled down by reclaimable
+ * pods (Kueue workload.Info TotalRequests from the admission). */
+void eng__wl_recompute_usage(struct eng *e, struct eng__wl *wl)
+{
+    size_t cap = 0;
+    XFREE(wl->use_fr);
+    XFREE(wl->use_amt);
+    wl->n_use = 0;
+    for (int p = 0; p < wl->n_pa; p++) {
+        const struct eng__pa *pa = &wl->pa[p];
+        int32_t reclaim = 0;
+        for (int i = 0; i < wl->n_ps; i++)
+            if (!strcmp(wl->ps[i].name, pa->name))
+                reclaim = wl->ps[i].reclaim;
+        int32_t after = pa->count - reclaim;
+        for (int r = 0; r < pa->n; r++) {
+            if (pa->flv[r] < 0)
+                continue;
+            int64_t amt = pa->amt[r];
+            if (reclaim > 0 && after < pa->count && pa->count > 0)
+                amt = amt / pa->count * (after > 0 ? after : 0);
+            usage_add(wl, eng__fr_id(e, pa->flv[r], pa->res[r]), amt, &cap);
+        }
+    }
+}
+
+static void admission_build(struct eng *e, struct eng__wl *wl, const struct api_workload *in)
+{
+    const struct api_admission *a = &in->admission;
+    wl->rcq_name = xstrdup(a->cluster_queue ? a->cluster_queue : "");
+    wl->n_pa = (int)a->n_podsets;
+    wl->pa = xcalloc((size_t)wl->n_pa + 1, sizeof(*wl->pa));
+    for (int p = 0; p < wl->n_pa; p++) {
+        const struct api_podset_assignment *s = &a->podsets[p];
+        struct eng__pa *pa = &wl->pa[p];
+        pa->name = xstrdup(s->name ? s->name : "main");
+        pa->count = s->count;
+        if (pa->count <= 0)
+            for (int i = 0; i < wl->n_ps; i++)
+                if (!strcmp(wl->ps[i].name, pa->name))
+                    pa->count = wl->ps[i].count;
+        pa->n = (int)s->flavors.n;
+        pa->res = xcalloc((size_t)pa->n + 1, sizeof(int));
+        pa->flv = xcalloc((size_t)pa->n + 1, sizeof(int));
+        pa->amt = xcalloc((size_t)pa->n + 1, sizeof(int64_t));
+        for (int r = 0; r < pa->n; r++) {
+            pa->res[r] = eng__res_id(e, s->flavors.items[r].key);
+            pa->flv[r] = eng__flv_id(e, s->flavors.items[r].value);
+            pa->amt[r] = api_reslist_get(&s->resource_usage, s->flavors.items[r].key);
+        }
+    }
+    eng__wl_recompute_usage(e, wl);
+}
+
+static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
+{
+    struct eng__wl *wl = xcalloc(1, sizeof(*wl));
+    wl->key = xasprintf("%s/%s", in->ns, in->name);
+    wl->ns = xstrdup(in->ns);
+    wl->name = xstrdup(in->name);
+    wl->uid = xstrdup(in->uid ? in->uid : "");
+    wl->queue_name = xstrdup(in->queue_name ? in->queue_name : "");
+    wl->gated_by = in->admission_gated_by && *in->admission_gated_by ? xstrdup(in->admission_gated_by) : NULL;
+    wl->replacement_for = in->replacement_for && *in->replacement_for ? xstrdup(in->replacement_for) : NULL;
+    wl->priority = in->priority;
+    wl->creation_ms = in->creation_ms;
+    wl->qo_ts_ms = queue_order_ts(in);
+    wl->requeue_at_ms = in->requeue_at_ms;
+    wl->quota_reserved_ms = in->quota_reserved_ms;
+    wl->active = in->active;
+    wl->finished = in->finished;
+    wl->evicted = in->evicted;
+    wl->requeued_false = in->requeued_false;
+    wl->elastic = in->elastic;
+    wl->admitted = in->admitted;
+    wl->n_ps = (int)in->n_podsets;
+    wl->ps = xcalloc((size_t)wl->n_ps + 1, sizeof(*wl->ps));
+    for (int i = 0; i < wl->n_ps; i++)
+        ps_build(e, &wl->ps[i], &in->podsets[i], reclaimable_of(in, in->podsets[i].name));
+    wl->hash = sched_hash(wl, e);
+    wl->state_hash = state_hash(wl);
+    if (in->has_admission && !in->finished) {
+        wl->reserved = true;
+        admission_build(e, wl, in);
+    }
+    return wl;
+}
+
+void eng__pa_free(struct eng__pa *pa, int n)
+{
+    for (int p = 0; p < n; p++) {
+        xfree(pa[p].name);
+        xfree(pa[p].res);
+        xfree(pa[p].flv);
+        xfree(pa[p].amt);
+    }
+    xfree(pa);
+}
+
+void eng__wl_free(struct eng *e, struct eng__wl *wl)
+{
+    for (int i = 0; i < wl->n_ps; i++) {
+        xfree(wl->ps[i].name);
+        xfree(wl->ps[i].res);
+        xfree(wl->ps[i].per_pod);
+        eng__shape_release(e, wl->ps[i].shape);
+    }
+    xfree(wl->ps);
+    eng__pa_free(wl->pa, wl->n_pa);
+    xfree(wl->use_fr);
+    xfree(wl->use_amt);
+    xfree(wl->last_idx);
+    xfree(wl->key);
+    xfree(wl->ns);
+    xfree(wl->name);
+    xfree(wl->uid);
+    xfree(wl->queue_name);
+    xfree(wl->gated_by);
+    xfree(wl->replacement_for);
+    xfree(wl->rcq_name);
+    xfree(wl->last_reason);
+    xfree(wl->last_msg);
+    xfree(wl);
+}
+
+/* ---- quota holders ---- */
+
+/* True when the ClusterQueue's admission checks apply to the flavors the
+ * workload was given (Kueue AdmissionChecksForWorkload after reservation). */
+bool eng__checks_apply(const struct eng__cq *cq, const struct eng__wl *wl)
+{
+    for (size_t c = 0; c < cq->n_checks; c++) {
+        if (!cq->n_check_flv[c])
+            return true;
+        for (int p = 0; p < wl->n_pa; p++)
+            for (int r = 0; r < wl->pa[p].n; r++)
+                for (size_t f = 0; f < cq->n_check_flv[c]; f++)
+                    if (wl->pa[p].flv[r] == cq->check_flv[c][f])
+                        return true;
+    }
+    return false;
+}
+
+void eng__holder_add(struct eng *e, struct eng__wl *wl)
+{
+    struct eng__cq *cq = eng__cq_find(e, wl->rcq_name);
+    wl->rcq = cq;
+    if (!cq)
+        return;
+    DL_APPEND2(cq->holders, wl, hprev, hnext);
+    cq->n_reserving++;
+    if (wl->admitted)
+        cq->n_admitted++;
+    eng__wl_charge(e, wl, +1);
+}
+
+/* Release the reservation's usage; `freed` requeues the cohort tree. */
+void eng__holder_remove(struct eng *e, struct eng__wl *wl, bool freed)
+{
+    struct eng__cq *cq = wl->rcq;
+    if (!cq)
+        return;
+    eng__wl_charge(e, wl, -1);
+    DL_DELETE2(cq->holders, wl, hprev, hnext);
+    cq->n_reserving--;
+    if (wl->admitted)
+        cq->n_admitted--;
+    wl->rcq = NULL;
+    if (freed) {
+        cq->alloc_gen++;
+        eng__requeue_tree(e, cq);
+    }
+}
+
+static bool same_usage(const struct eng__wl *a, const struct eng__wl *b)
+{
+    if (!a->reserved || !b->reserved || a->n_use != b->n_use || strcmp(a->rcq_name, b->rcq_name))
+        return false;
+    for (int u = 0; u < a->n_use; u++)
+        if (a->use_fr[u] != b->use_fr[u] || a->use_amt[u] > b->use_amt[u])
+            return false;
+    return true;
+}
+
+/* Carry the engine's memory over to the new version of a workload. */
+static void carry_over(struct eng__wl *nw, struct eng__wl *old)
+{
+    nw->last_reason = old->last_reason;
+    nw->last_msg = old->last_msg;
+    old->last_reason = old->last_msg = NULL;
+    nw->blocker_emitted = old->blocker_emitted;
+    nw->expected_end_ms = old->expected_end_ms;
+    nw->preempted = old->preempted && nw->reserved;
+    if (old->has_last && old->hash == nw->hash && old->n_ps == nw->n_ps) {
+        nw->has_last = true;
+        nw->last_idx = old->last_idx;
+        nw->n_last = old->n_last;
+        old->last_idx = NULL;
+        nw->last_cycle = old->last_cycle;
+        nw->last_gen = old->last_gen;
+        nw->last_hash = old->last_hash;
+    }
+    if (!nw->reserved)
+        nw->quota_reserved_ms = 0;
+}
+
+/* Put nw where old was when nothing placement-relevant changed. */
+static bool keep_place(struct eng *e, struct eng__wl *nw, enum eng__wlq q, struct eng__cq *qcq,
+                       bool sticky, bool bypassed)
+{
+    if (q == ENG__Q_NONE || !qcq)
+        return false;
+    if (q == ENG__Q_HEAP) {
+        if (sticky)
+            qcq->sticky = nw;
+        eng__heap_push(qcq, nw);
+    } else {
+        eng__wl_park(e, qcq, nw);
+        nw->bypassed = bypassed;
+    }
+    eng__wl_route(e, nw); /* refreshes blocker statuses, keeps the place */
+    return true;
+}
+
+void eng_upsert_workload(struct eng *e, const struct api_workload *in)
+{
+    if (!in || !in->ns || !in->name)
+        return;
+    struct eng__wl *old = eng__wl_find(e, in->ns, in->name);
+    struct eng__wl *nw = wl_build(e, in);
+    enum eng__wlq q = ENG__Q_NONE;
+    struct eng__cq *qcq = NULL;
+    bool same_place = false, sticky = false, bypassed = false, nw_unsent = false;
+    if (old) {
+        carry_over(nw, old);
+        q = old->q;
+        qcq = old->qcq;
+        sticky = qcq && qcq->sticky == old;
+        bypassed = old->bypassed;
+        same_place = !old->reserved && !nw->reserved && old->state_hash == nw->state_hash;
+        if (old->reserved)
+            eng__holder_remove(e, old, !same_usage(old, nw));
+        eng__wl_unqueue(e, old);
+        if (old->unsent) {
+            eng__unsent_forget(e, old);
+            nw_unsent = true;
+        }
+        HASH_DEL(e->wls, old);
+        eng__wl_free(e, old);
+    }
+    if (nw->finished) {
+        eng__wl_free(e, nw);
+        return;
+    }
+    HASH_ADD_KEYPTR(hh, e->wls, nw->key, strlen(nw->key), nw);
+    if (nw_unsent && !nw->reserved) {
+        DL_APPEND2(e->unsent, nw, uprev, unext);
+        nw->unsent = true;
+    }
+    if (nw->reserved) {
+        eng__holder_add(e, nw);
+        return;
+    }
+    if (!(same_place && keep_place(e, nw, q, qcq, sticky, bypassed)))
+        eng__wl_route(e, nw);
+}
+
+void eng_delete_workload(struct eng *e, const char *ns, const char *name)
+{
+    struct eng__wl *wl = eng__wl_find(e, ns, name);
+    if (!wl)
+        return;
+    if (wl->reserved)
+        eng__holder_remove(e, wl, true);
+    eng__wl_unqueue(e, wl);
+    eng__unsent_forget(e, wl);
+    HASH_DEL(e->wls, wl);
+    eng__wl_free(e, wl);
+}
+
+struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *name)
+{
+    char *key = xasprintf("%s/%s", ns, name);
+    struct eng__wl *wl;
+    HASH_FIND_STR(e->wls, key, wl);
+    xfree(key);
+    return wl;
+}
+
+void eng_set_expected_end(struct eng *e, const char *ns, const char *name, int64_t end_ms)
+{
+    struct eng__wl *wl = eng__wl_find(e, ns, name);
+    if (wl)
+        wl->expected_end_ms = end_ms;
+}
