@@ -89,6 +89,17 @@ void ctrl_run(struct ctrl *c, volatile int *stop);
  * In single-threaded use (sim) it runs at once. */
 void ctrl_call(struct ctrl *c, void (*fn)(struct ctrl *c, void *arg), void *arg);
 
+/* Why a pending Workload waits and when it may be admitted (the admission
+ * engine's eng_explain), as a new JSON object:
+ *   {"position": <0-based place in its ClusterQueue's queue, -1 = not queued>,
+ *    "reason": <QuotaReserved=False reason>, "message": <its message>,
+ *    "blockers": [{"flavor", "resource", "needed": <quantity>,
+ *                  "holders": ["ns/name", ...]}],
+ *    "estimatedAdmissionTime": <RFC 3339> | null}
+ * Runs on the loop thread (ctrl_call), so HTTP threads may call it.
+ * Returns 0 (*out set, caller decrefs) or CU_ENOTFOUND (*out NULL). */
+int ctrl_explain_workload(struct ctrl *c, const char *ns, const char *name, json_t **out);
+
 /* ---- for reconcilers ---- */
 
 struct ctrl_reconciler_ops {

@@ -1,7 +1,622 @@
-/* scheduler: reconciler (not yet implemented; registered by ctrl_new). */
+/*
+ * scheduler: the glue between the store and the admission engine
+ * (engine/engine.h). Store events of ResourceFlavor, Cohort, ClusterQueue
+ * (with the part of the inactive message only the control plane knows:
+ * missing or inactive AdmissionChecks), LocalQueue, Namespace and Workload
+ * are decoded and upserted into the engine; a WorkloadPriorityClass whose
+ * value changes updates spec.priority of the Workloads that use it. After
+ * every round the engine runs (eng_schedule at the clock's now) and its
+ * decisions are written back the way Kueue's scheduler writes them
+ * (kueue.md §2.3 step 6, §2.6, §2.9):
+ *   ENG_RESERVE  status.admission + QuotaReserved=True, the admission
+ *                checks that apply added as Pending, and Admitted=True at
+ *                once when there are none; events QuotaReserved/Admitted
+ *   ENG_PREEMPT  Evicted=True/Preempted + Preempted=True/<reason>
+ *   ENG_PENDING  QuotaReserved=False/<reason>, Admitted=False/NoReservation,
+ *                status.resourceRequests, a Warning event
+ * with one trace record each (QuotaReserved, Admitted, Preempted, Pending).
+ * ClusterQueue/LocalQueue status is rewritten for the queues that changed
+ * (kueue_queues.c). ctrl_explain_workload answers eng_explain as JSON; the
+ * explanation is not written into Workload status (it runs the engine
+ * forward, too costly for every pending Workload every round).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/meta.h"
+#include "api/object.h"
+#include "api/selector.h"
 #include "ctrl/ctrl-int.h"
+#include "ctrl/kueue_int.h"
+#include "ctrl/kueue_sched.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/sbuf.h"
+#include "util/timefmt.h"
+#include "util/xalloc.h"
+
+#define WPC_KEY_PREFIX "wpc:"
+
+struct sched {
+    int rid;
+    struct eng *eng;
+    struct kq_queues *queues;
+    bool checks_changed; /* an AdmissionCheck changed: re-upsert ClusterQueues */
+    int64_t wake_at;     /* last wakeup requested */
+};
+
+/* ---- inputs ---- */
+
+/* Kueue's inactive-message parts for the ClusterQueue's admission checks:
+ * "references missing AdmissionCheck(s): [a b]", "references inactive
+ * AdmissionCheck(s): [c]" joined by ", "; NULL when all are active. */
+static char *checks_inactive_message(struct ctrl *c, const struct api_cluster_queue *cq)
+{
+    struct sbuf missing, inactive;
+    sbuf_init(&missing, 0);
+    sbuf_init(&inactive, 0);
+    for (size_t i = 0; i < cq->n_checks; i++) {
+        json_t *ac = store_get(ctrl_store(c), KIND_ADMISSIONCHECK, NULL, cq->checks[i].name);
+        struct sbuf *sb = !ac ? &missing : !api_cond_is_true(ac, "Active") ? &inactive : NULL;
+        if (sb)
+            sbuf_addf(sb, "%s%s", sb->len ? " " : "", cq->checks[i].name);
+        json_decref(ac);
+    }
+    char *out = NULL;
+    if (missing.len && inactive.len)
+        out = xasprintf("references missing AdmissionCheck(s): [%s], references inactive "
+                        "AdmissionCheck(s): [%s]",
+                        missing.buf, inactive.buf);
+    else if (missing.len)
+        out = xasprintf("references missing AdmissionCheck(s): [%s]", missing.buf);
+    else if (inactive.len)
+        out = xasprintf("references inactive AdmissionCheck(s): [%s]", inactive.buf);
+    sbuf_release(&missing);
+    sbuf_release(&inactive);
+    return out;
+}
+
+static void upsert_cq(struct ctrl *c, struct sched *s, const json_t *obj)
+{
+    struct api_cluster_queue cq;
+    memset(&cq, 0, sizeof(cq));
+    if (api_cluster_queue_from_json(obj, &cq) == 0) {
+        char *msg = checks_inactive_message(c, &cq);
+        if (api_is_deleting(obj)) {
+            char *t = msg ? xasprintf("%s, is terminating", msg) : xstrdup("is terminating");
+            xfree(msg);
+            msg = t;
+        }
+        eng_upsert_cluster_queue(s->eng, &cq, msg);
+        xfree(msg);
+    }
+    api_cluster_queue_release(&cq);
+    kq_queues_mark_cq(s->queues, api_name(obj));
+}
+
+static void upsert_all_cqs(struct ctrl *c, struct sched *s)
+{
+    json_t *cqs = store_list(ctrl_store(c), KIND_CLUSTERQUEUE, NULL, NULL);
+    size_t i;
+    json_t *cq;
+    json_array_foreach(cqs, i, cq) {
+        upsert_cq(c, s, cq);
+    }
+    json_decref(cqs);
+}
+
+/* Expected end of an admitted Workload for eng_explain: the annotation
+ * cueue.dev/expected-runtime-seconds (copied from the job; `cueue sim`
+ * sets it from its durations), else the job's activeDeadlineSeconds. */
+static int64_t expected_end(struct ctrl *c, const json_t *wl)
+{
+    int64_t since = api_cond_time_ms(wl, "Admitted");
+    const char *ann = api_annotation(wl, KQ_EXPECTED_RUNTIME_ANNOTATION);
+    if (ann)
+        return since + (int64_t)(strtod(ann, NULL) * 1000.0);
+    const json_t *ref = kq_controller_ref(wl);
+    const char *kind = ref ? JX_STR(ref, "kind") : NULL;
+    enum api_kind_id k = kind && !strcmp(kind, "Job")      ? KIND_JOB
+                         : kind && !strcmp(kind, "RayJob") ? KIND_RAYJOB
+                                                           : KIND__COUNT;
+    if (k == KIND__COUNT)
+        return 0;
+    json_t *job = store_get(ctrl_store(c), k, api_namespace(wl), JX_STR(ref, "name"));
+    int64_t ads = JX_INT(job, 0, "spec", "activeDeadlineSeconds");
+    json_decref(job);
+    return ads > 0 ? since + ads * 1000 : 0;
+}
+
+static void observe_workload(struct ctrl *c, struct sched *s, const struct store_event *ev)
+{
+    const json_t *obj = ev->obj;
+    bool deleted = ev->type == STORE_DELETED;
+    if (deleted) {
+        eng_delete_workload(s->eng, api_namespace(obj), api_name(obj));
+    } else {
+        struct api_workload wl;
+        memset(&wl, 0, sizeof(wl));
+        if (api_workload_from_json(obj, &wl) == 0) {
+            eng_upsert_workload(s->eng, &wl);
+            if (wl.admitted) {
+                int64_t end = expected_end(c, obj);
+                if (end > 0)
+                    eng_set_expected_end(s->eng, wl.ns, wl.name, end);
+            }
+        }
+        api_workload_release(&wl);
+    }
+    kq_queues_observe_workload(s->queues, c, obj, deleted);
+}
+
+static void observe_flavor(struct ctrl *c, struct sched *s, const struct store_event *ev)
+{
+    if (ev->type == STORE_DELETED) {
+        eng_delete_flavor(s->eng, api_name(ev->obj));
+        return;
+    }
+    struct api_resource_flavor rf;
+    memset(&rf, 0, sizeof(rf));
+    if (api_resource_flavor_from_json(ev->obj, &rf) == 0)
+        eng_upsert_flavor(s->eng, &rf);
+    api_resource_flavor_release(&rf);
+    if (api_is_deleting(ev->obj))
+        ctrl_enqueue(c, s->rid, NULL, api_name(ev->obj)); /* finalizer check */
+}
+
+static void observe_queue(struct ctrl *c, struct sched *s, const struct store_event *ev)
+{
+    const json_t *obj = ev->obj;
+    bool del = ev->type == STORE_DELETED;
+    if (ev->kind == KIND_CLUSTERQUEUE) {
+        if (del)
+            eng_delete_cluster_queue(s->eng, api_name(obj));
+        else
+            upsert_cq(c, s, obj);
+        return;
+    }
+    if (ev->kind == KIND_COHORT) {
+        struct api_cohort co;
+        memset(&co, 0, sizeof(co));
+        if (del)
+            eng_delete_cohort(s->eng, api_name(obj));
+        else if (api_cohort_from_json(obj, &co) == 0)
+            eng_upsert_cohort(s->eng, &co);
+        api_cohort_release(&co);
+        return;
+    }
+    /* LocalQueue */
+    struct api_local_queue lq;
+    memset(&lq, 0, sizeof(lq));
+    if (del)
+        eng_delete_local_queue(s->eng, api_namespace(obj), api_name(obj));
+    else if (api_local_queue_from_json(obj, &lq) == 0)
+        eng_upsert_local_queue(s->eng, &lq);
+    api_local_queue_release(&lq);
+    if (!del)
+        kq_queues_mark_lq(s->queues, api_namespace(obj), api_name(obj));
+}
+
+static void sched_on_event(struct ctrl *c, void *self, const struct store_event *ev)
+{
+    struct sched *s = self;
+    switch (ev->kind) {
+    case KIND_WORKLOAD:
+        observe_workload(c, s, ev);
+        break;
+    case KIND_RESOURCEFLAVOR:
+        observe_flavor(c, s, ev);
+        break;
+    case KIND_CLUSTERQUEUE:
+    case KIND_COHORT:
+    case KIND_LOCALQUEUE:
+        observe_queue(c, s, ev);
+        break;
+    case KIND_NAMESPACE:
+        if (ev->type == STORE_DELETED) {
+            eng_delete_namespace(s->eng, api_name(ev->obj));
+        } else {
+            struct api_labels l = {0};
+            api_labels_from_json(JX_GET(ev->obj, "metadata", "labels"), &l);
+            eng_upsert_namespace(s->eng, api_name(ev->obj), &l);
+            api_labels_release(&l);
+        }
+        break;
+    case KIND_ADMISSIONCHECK:
+        s->checks_changed = true;
+        break;
+    case KIND_WORKLOADPRIORITYCLASS:
+        if (ev->type != STORE_DELETED) {
+            char *key = xasprintf(WPC_KEY_PREFIX "%s", api_name(ev->obj));
+            ctrl_enqueue(c, s->rid, NULL, key);
+            xfree(key);
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* A WorkloadPriorityClass value changed: update the Workloads using it. */
+static void sync_priority_class(struct ctrl *c, struct sched *s, const char *name)
+{
+    json_t *wpc = store_get(ctrl_store(c), KIND_WORKLOADPRIORITYCLASS, NULL, name);
+    if (!wpc)
+        return;
+    int64_t value = JX_INT(wpc, 0, "value");
+    json_decref(wpc);
+    json_t *wls = store_list(ctrl_store(c), KIND_WORKLOAD, NULL, NULL);
+    size_t i;
+    json_t *wl;
+    json_array_foreach(wls, i, wl) {
+        const char *cls = JX_STR(wl, "spec", "priorityClassName");
+        const char *src = JX_STR(wl, "spec", "priorityClassSource");
+        if (!cls || strcmp(cls, name) || (src && strcmp(src, KQ_WPC_SOURCE)) ||
+            JX_INT(wl, 0, "spec", "priority") == value || kq_wl_is_finished(wl))
+            continue;
+        json_t *cp = json_deep_copy(wl);
+        JX_SET_NEW(cp, json_integer(value), "spec", "priority");
+        if (kq_update(c, KIND_WORKLOAD, cp, STORE_UPDATE_MAIN) == CU_ECONFLICT) {
+            char *key = xasprintf(WPC_KEY_PREFIX "%s", name);
+            ctrl_enqueue(c, s->rid, NULL, key);
+            xfree(key);
+        }
+        json_decref(cp);
+    }
+    json_decref(wls);
+}
+
+/* A deleting ResourceFlavor keeps its finalizer while a ClusterQueue uses it. */
+static void sync_flavor_finalizer(struct ctrl *c, const char *name)
+{
+    json_t *rf = store_get(ctrl_store(c), KIND_RESOURCEFLAVOR, NULL, name);
+    if (!rf || !api_is_deleting(rf)) {
+        json_decref(rf);
+        return;
+    }
+    json_decref(rf);
+    json_t *cqs = store_list(ctrl_store(c), KIND_CLUSTERQUEUE, NULL, NULL);
+    bool used = false;
+    size_t i, g, f;
+    json_t *cq, *grp, *flv;
+    json_array_foreach(cqs, i, cq) {
+        json_array_foreach(JX_GET(cq, "spec", "resourceGroups"), g, grp) {
+            json_array_foreach(JX_GET(grp, "flavors"), f, flv) {
+                used |= !strcmp(jx_or_empty(JX_STR(flv, "name")), name);
+            }
+        }
+    }
+    json_decref(cqs);
+    if (!used)
+        kq_remove_finalizer(c, KIND_RESOURCEFLAVOR, NULL, name, KQ_RESOURCE_IN_USE_FINALIZER);
+}
+
+static void sched_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
+{
+    struct sched *s = self;
+    (void)ns;
+    if (!strncmp(name, WPC_KEY_PREFIX, strlen(WPC_KEY_PREFIX)))
+        sync_priority_class(c, s, name + strlen(WPC_KEY_PREFIX));
+    else
+        sync_flavor_finalizer(c, name);
+}
+
+/* ---- decisions ---- */
+
+/* Re-read a Workload and feed its real state back (a decision could not be
+ * applied). */
+static void resync_workload(struct ctrl *c, struct sched *s, const struct eng_wl_ref *ref)
+{
+    json_t *obj = store_get(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name);
+    struct store_event ev = {obj ? STORE_MODIFIED : STORE_DELETED, KIND_WORKLOAD, 0, obj};
+    if (!obj) {
+        eng_delete_workload(s->eng, ref->ns, ref->name);
+        return;
+    }
+    observe_workload(c, s, &ev);
+    json_decref(obj);
+}
+
+/* The Workload a decision names, as a mutable copy, if it is still the
+ * same object (uid). */
+static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
+{
+    json_t *wl = kq_get_copy(c, KIND_WORKLOAD, ref->ns, ref->name);
+    if (wl && ref->uid && api_uid(wl) && strcmp(ref->uid, api_uid(wl))) {
+        json_decref(wl);
+        return NULL;
+    }
+    return wl;
+}
+
+static json_t *admission_json(const struct api_admission *a, const char *cq)
+{
+    json_t *psas = json_array();
+    for (size_t i = 0; i < a->n_podsets; i++) {
+        const struct api_podset_assignment *p = &a->podsets[i];
+        json_t *flv = json_object();
+        for (size_t j = 0; j < p->flavors.n; j++)
+            json_object_set_new(flv, p->flavors.items[j].key,
+                                json_string(p->flavors.items[j].value));
+        json_t *use = json_object();
+        for (size_t j = 0; j < p->resource_usage.n; j++)
+            json_object_set_new(use, p->resource_usage.items[j].name,
+                                kq_quantity_json(p->resource_usage.items[j].value,
+                                                 p->resource_usage.items[j].name));
+        json_array_append_new(psas, json_pack("{s:s, s:o, s:o, s:i}", "name", p->name, "flavors",
+                                              flv, "resourceUsage", use, "count", p->count));
+    }
+    return json_pack("{s:s, s:o}", "clusterQueue", a->cluster_queue ? a->cluster_queue : cq,
+                     "podSetAssignments", psas);
+}
+
+/* Reset an active Evicted/Preempted condition on reservation (§2.9). */
+static void reset_on_reserve(json_t *wl, const char *type, int64_t now)
+{
+    json_t *cond = api_cond_get(wl, type);
+    if (!cond || !api_cond_is_true(wl, type))
+        return;
+    char *msg = xasprintf("Previously: %s", jx_or_empty(JX_STR(cond, "message")));
+    api_cond_set(wl, type, "False", "QuotaReserved", msg, now);
+    xfree(msg);
+}
+
+/* Elastic slices: the replaced slice finishes (kueue.md §5). */
+static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const json_t *wl)
+{
+    if (!d->replaces.ns)
+        return;
+    json_t *old = kq_get_copy(c, KIND_WORKLOAD, d->replaces.ns, d->replaces.name);
+    if (!old || kq_wl_is_finished(old)) {
+        json_decref(old);
+        return;
+    }
+    char *msg = xasprintf("Replaced to accommodate a workload (UID: %s, JobUID: %s) due to "
+                          "workload slice aggregation",
+                          jx_or_empty(api_uid(wl)),
+                          jx_or_empty(api_label(wl, KQ_JOB_UID_LABEL)));
+    kq_wl_finish(c, old, "WorkloadSliceReplaced", msg);
+    ctrl_event(c, old, "Normal", "Replaced", "%s", msg);
+    kq_update(c, KIND_WORKLOAD, old, STORE_UPDATE_STATUS);
+    xfree(msg);
+    json_decref(old);
+}
+
+static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
+{
+    json_t *wl = decision_target(c, &d->wl);
+    if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl)) {
+        json_decref(wl);
+        resync_workload(c, s, &d->wl);
+        return;
+    }
+    int64_t now = ctrl_now(c);
+    JX_SET_NEW(wl, admission_json(&d->admission, d->cluster_queue), "status", "admission");
+    char *msg = xasprintf("Quota reserved in ClusterQueue %s", d->cluster_queue);
+    api_cond_set(wl, "QuotaReserved", "True", "QuotaReserved", msg, now);
+    xfree(msg);
+    reset_on_reserve(wl, "Evicted", now);
+    reset_on_reserve(wl, "Preempted", now);
+    struct kq_check_rule *rules;
+    size_t n;
+    kq_cq_check_rules(c, d->cluster_queue, &rules, &n);
+    json_t *names = kq_checks_for_admission(rules, n, JX_GET(wl, "status", "admission"));
+    kq_wl_sync_checks(wl, names, now);
+    json_decref(names);
+    kq_rules_release(rules, n);
+    ctrl_event(c, wl, "Normal", "QuotaReserved", "%s",
+               d->event_message ? d->event_message : "Quota reserved");
+    if (ctrl_tracing(c)) {
+        json_t *f = kq_wl_trace_fields(wl, d->cluster_queue);
+        json_object_set_new(f, "podSets", kq_wl_trace_podsets(wl));
+        if (d->borrowing)
+            json_object_set_new(f, "borrowing", json_true());
+        ctrl_trace(c, "QuotaReserved", f);
+    }
+    if (kq_wl_all_checks_ready(wl))
+        kq_wl_set_admitted(c, wl);
+    else
+        api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
+                     "The workload has not all checks ready", now);
+    if (kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) != 0)
+        resync_workload(c, s, &d->wl);
+    else
+        finish_replaced(c, d, wl);
+    json_decref(wl);
+}
+
+static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_decision *d)
+{
+    json_t *wl = decision_target(c, &d->wl);
+    if (!wl || kq_wl_is_finished(wl) || kq_wl_is_evicted(wl)) {
+        json_decref(wl);
+        resync_workload(c, s, &d->wl);
+        return;
+    }
+    const char *msg = d->message ? d->message : "Preempted";
+    const char *reason = d->reason ? d->reason : "InClusterQueue";
+    kq_wl_evict(c, wl, "Preempted", reason, msg);
+    api_cond_set(wl, "Preempted", "True", reason, msg, ctrl_now(c));
+    ctrl_event(c, wl, "Normal", "Preempted", "%s", msg);
+    if (ctrl_tracing(c)) {
+        json_t *f = kq_wl_trace_fields(wl, d->cluster_queue ? d->cluster_queue
+                                                            : kq_wl_cluster_queue(wl));
+        char *pk = kq_key(d->preemptor.ns, d->preemptor.name);
+        json_object_set_new(f, "preemptor", json_string(pk));
+        xfree(pk);
+        json_object_set_new(f, "reason", json_string(reason));
+        json_object_set_new(f, "message", json_string(msg));
+        ctrl_trace(c, "Preempted", f);
+    }
+    if (kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) != 0)
+        resync_workload(c, s, &d->wl);
+    json_decref(wl);
+}
+
+/* status.resourceRequests: per pod set, the total requests of its pods. */
+static json_t *resource_requests(const json_t *obj)
+{
+    struct api_workload wl;
+    memset(&wl, 0, sizeof(wl));
+    json_t *out = json_array();
+    if (api_workload_from_json(obj, &wl) == 0) {
+        for (size_t i = 0; i < wl.n_podsets; i++) {
+            const struct api_podset *ps = &wl.podsets[i];
+            json_t *res = json_object();
+            for (size_t j = 0; j < ps->requests.n; j++) {
+                int64_t per = ps->requests.items[j].value;
+                int64_t total = per > INT64_MAX / (ps->count > 0 ? ps->count : 1)
+                                    ? INT64_MAX
+                                    : per * ps->count;
+                json_object_set_new(res, ps->requests.items[j].name,
+                                    kq_quantity_json(total, ps->requests.items[j].name));
+            }
+            json_array_append_new(out, json_pack("{s:s, s:o}", "name", ps->name, "resources", res));
+        }
+    }
+    api_workload_release(&wl);
+    return out;
+}
+
+static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_decision *d)
+{
+    json_t *wl = decision_target(c, &d->wl);
+    if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl)) {
+        json_decref(wl);
+        return;
+    }
+    int64_t now = ctrl_now(c);
+    const char *reason = d->reason ? d->reason : "Pending";
+    const char *msg = d->message ? d->message : "";
+    api_cond_set(wl, "QuotaReserved", "False", reason, msg, now);
+    api_cond_set(wl, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
+    JX_SET_NEW(wl, resource_requests(wl), "status", "resourceRequests");
+    int rc = kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS);
+    ctrl_event(c, wl, "Warning", reason, "%s", msg);
+    if (ctrl_tracing(c)) {
+        json_t *f = kq_wl_trace_fields(wl, d->cluster_queue);
+        json_object_set_new(f, "reason", json_string(reason));
+        json_object_set_new(f, "message", json_string(msg));
+        ctrl_trace(c, "Pending", f);
+    }
+    if (rc != 0)
+        resync_workload(c, s, &d->wl);
+    json_decref(wl);
+}
+
+static bool sched_after_round(struct ctrl *c, void *self)
+{
+    struct sched *s = self;
+    if (s->checks_changed) {
+        s->checks_changed = false;
+        upsert_all_cqs(c, s);
+    }
+    int64_t now = ctrl_now(c);
+    struct eng_result res = {0};
+    int n = eng_schedule(s->eng, now, 0, &res);
+    for (size_t i = 0; i < res.n; i++) {
+        const struct eng_decision *d = &res.items[i];
+        kq_queues_mark_cq(s->queues, d->cluster_queue);
+        if (d->type == ENG_RESERVE)
+            apply_reserve(c, s, d);
+        else if (d->type == ENG_PREEMPT)
+            apply_preempt(c, s, d);
+        else
+            apply_pending(c, s, d);
+    }
+    if (res.next_wakeup_ms > now && res.next_wakeup_ms != s->wake_at) {
+        s->wake_at = res.next_wakeup_ms;
+        ctrl_wake_at(c, res.next_wakeup_ms);
+    }
+    eng_result_release(&res);
+    bool wrote = kq_queues_flush(s->queues, c, s->eng);
+    return n > 0 || wrote;
+}
+
+/* ---- explain ---- */
+
+struct explain_call {
+    const char *ns;
+    const char *name;
+    json_t *out;
+    int rc;
+};
+
+static json_t *explanation_json(const struct eng_explanation *x)
+{
+    json_t *blockers = json_array();
+    for (size_t i = 0; i < x->n_blockers; i++) {
+        const struct eng_blocker *b = &x->blockers[i];
+        json_t *holders = json_array();
+        for (size_t j = 0; j < b->n_holders; j++) {
+            char *k = kq_key(b->holders[j].ns, b->holders[j].name);
+            json_array_append_new(holders, json_string(k));
+            xfree(k);
+        }
+        json_array_append_new(blockers,
+                              json_pack("{s:s, s:s, s:o, s:o}", "flavor", jx_or_empty(b->flavor),
+                                        "resource", jx_or_empty(b->resource), "needed",
+                                        kq_quantity_json(b->needed, jx_or_empty(b->resource)),
+                                        "holders", holders));
+    }
+    json_t *eta = json_null();
+    if (x->estimated_admission_ms > 0) {
+        char ts[TIMEFMT_LEN];
+        eta = json_string(timefmt_rfc3339(x->estimated_admission_ms, false, ts));
+    }
+    return json_pack("{s:i, s:s, s:s, s:o, s:o}", "position", x->position, "reason",
+                     jx_or_empty(x->reason), "message", jx_or_empty(x->message), "blockers",
+                     blockers, "estimatedAdmissionTime", eta);
+}
+
+static void explain_on_loop(struct ctrl *c, void *arg)
+{
+    struct explain_call *call = arg;
+    void *self = NULL;
+    if (ctrl_find(c, "scheduler", &self) < 0 || !self) {
+        call->rc = CU_EINTERNAL;
+        return;
+    }
+    struct sched *s = self;
+    struct eng_explanation x;
+    memset(&x, 0, sizeof(x));
+    call->rc = eng_explain(s->eng, call->ns, call->name, ctrl_now(c), &x);
+    if (call->rc == 0)
+        call->out = explanation_json(&x);
+    eng_explanation_release(&x);
+}
+
+int ctrl_explain_workload(struct ctrl *c, const char *ns, const char *name, json_t **out)
+{
+    struct explain_call call = {ns, name, NULL, 0};
+    ctrl_call(c, explain_on_loop, &call);
+    *out = call.out;
+    return call.rc;
+}
+
+/* ---- registration ---- */
+
+static void sched_free(void *self)
+{
+    struct sched *s = self;
+    eng_free(s->eng);
+    kq_queues_free(s->queues);
+    xfree(s);
+}
+
+static const struct ctrl_reconciler_ops sched_ops = {
+    .name = "scheduler",
+    .on_event = sched_on_event,
+    .reconcile = sched_reconcile,
+    .after_round = sched_after_round,
+    .free = sched_free,
+};
 
 void ctrl__scheduler_register(struct ctrl *c)
 {
-    (void)c;
+    struct sched *s = xcalloc(1, sizeof(*s));
+    s->eng = eng_new(&ctrl_cfg(c)->engine);
+    s->queues = kq_queues_new();
+    s->rid = ctrl_register(c, &sched_ops, s);
 }

@@ -1,7 +1,478 @@
-/* workload: reconciler (not yet implemented; registered by ctrl_new). */
+/*
+ * workload: Kueue's workload controller (kueue.md §2.9-2.12). Per
+ * Workload, in this order:
+ *   - a deleting Workload whose owner job is gone loses its finalizer;
+ *   - admission checks (§2.9): the list follows the flavors of the
+ *     reservation; Rejected -> DeactivationTarget; Retry -> eviction
+ *     (AdmissionCheck) with requeueAt; all Ready -> Admitted=True;
+ *   - maximumExecutionTimeSeconds -> DeactivationTarget;
+ *   - deactivation: DeactivationTarget -> spec.active=false -> eviction
+ *     (Deactivated[DueTo<cause>]), Requeued=False until reactivated;
+ *   - stop policies of the LocalQueue/ClusterQueue (§2.12);
+ *   - waitForPodsReady timeouts (§2.11) with the requeuing backoff and
+ *     backoffLimitCount -> DeactivationTarget/RequeuingLimitExceeded;
+ *   - Requeued=False -> True when its backoff passed or its queue restarted;
+ *   - Workloads without a job integration (created directly) get their
+ *     eviction completed here (reservation released).
+ * Everything that waits is a timer (ctrl_enqueue_at) on the Workload key.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "api/meta.h"
 #include "ctrl/ctrl-int.h"
+#include "ctrl/kueue_int.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/sbuf.h"
+#include "util/timefmt.h"
+#include "util/xalloc.h"
+
+/* The last stopPolicy seen per queue, to requeue its Workloads on change. */
+struct stop_seen {
+    char *key; /* "cq/<name>" or "lq/<ns>/<name>" */
+    char *policy;
+    UT_hash_handle hh;
+};
+
+struct wl_rec {
+    int rid;
+    struct stop_seen *seen;
+};
+
+struct wl_ctx {
+    struct ctrl *c;
+    struct wl_rec *r;
+    json_t *wl;
+    bool dirty;
+    int64_t now;
+};
+
+static const char *stop_policy(const json_t *obj)
+{
+    const char *p = JX_STR(obj, "spec", "stopPolicy");
+    return p && p[0] ? p : "None";
+}
+
+/* ---- admission checks (§2.9) ---- */
+
+/* "<Prefix> in <state> state: \"a\" (m1); \"b\" (m2)", or NULL if none. */
+static char *checks_in_state(const json_t *wl, const char *state, const char *prefix)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    int n = 0;
+    size_t i;
+    json_t *ac;
+    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+        if (strcmp(jx_or_empty(JX_STR(ac, "state")), state))
+            continue;
+        sbuf_addf(&sb, "%s\"%s\" (%s)", n ? "; " : "", jx_or_empty(JX_STR(ac, "name")),
+                  jx_or_empty(JX_STR(ac, "message")));
+        n++;
+    }
+    char *list = sbuf_take(&sb);
+    sbuf_release(&sb);
+    char *out = n ? xasprintf("%s%s in %s state: %s", prefix, n > 1 ? "s" : "", state, list)
+                  : NULL;
+    xfree(list);
+    return out;
+}
+
+static void set_requeue_at(json_t *wl, int64_t at_ms)
+{
+    char ts[TIMEFMT_LEN];
+    JX_SET_NEW(wl, json_string(timefmt_rfc3339(at_ms, false, ts)), "status", "requeueState",
+               "requeueAt");
+}
+
+static void retry_eviction(struct wl_ctx *x)
+{
+    char *list = checks_in_state(x->wl, "Retry", "AdmissionCheck");
+    int64_t at = 0;
+    size_t i;
+    json_t *ac;
+    json_array_foreach(JX_GET(x->wl, "status", "admissionChecks"), i, ac) {
+        if (strcmp(jx_or_empty(JX_STR(ac, "state")), "Retry"))
+            continue;
+        int64_t ltt = 0;
+        timefmt_parse(jx_or_empty(JX_STR(ac, "lastTransitionTime")), &ltt);
+        int64_t t = ltt + JX_INT(ac, 0, "requeueAfterSeconds") * 1000;
+        if (t > at)
+            at = t;
+    }
+    char *msg = xasprintf("Evicted due to %s", list);
+    kq_wl_evict(x->c, x->wl, "AdmissionCheck", NULL, msg);
+    if (at > 0)
+        set_requeue_at(x->wl, at);
+    xfree(msg);
+    xfree(list);
+    x->dirty = true;
+}
+
+static void step_checks(struct wl_ctx *x)
+{
+    json_t *wl = x->wl;
+    if (!kq_wl_has_reservation(wl) || kq_wl_is_evicted(wl) || !kq_wl_is_active(wl))
+        return;
+    struct kq_check_rule *rules;
+    size_t n;
+    kq_cq_check_rules(x->c, kq_wl_cluster_queue(wl), &rules, &n);
+    json_t *names = kq_checks_for_admission(rules, n, JX_GET(wl, "status", "admission"));
+    x->dirty |= kq_wl_sync_checks(wl, names, x->now);
+    json_decref(names);
+    kq_rules_release(rules, n);
+    char *rejected = checks_in_state(wl, "Rejected", "AdmissionCheck");
+    if (rejected) {
+        x->dirty |= api_cond_set(wl, "DeactivationTarget", "True", "AdmissionCheck", rejected,
+                                 x->now);
+        ctrl_event(x->c, wl, "Warning", "AdmissionCheckRejected", "Deactivated due to %s",
+                   rejected);
+        xfree(rejected);
+        return;
+    }
+    bool retry = false;
+    size_t i;
+    json_t *ac;
+    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+        retry |= !strcmp(jx_or_empty(JX_STR(ac, "state")), "Retry");
+    }
+    if (retry) {
+        retry_eviction(x);
+        return;
+    }
+    if (kq_wl_all_checks_ready(wl)) {
+        if (!kq_wl_is_admitted(wl)) {
+            kq_wl_set_admitted(x->c, wl);
+            x->dirty = true;
+        }
+    } else {
+        const char *reason = JX_STR(api_cond_get(wl, "Admitted"), "reason");
+        if (kq_wl_is_admitted(wl) || !reason || strcmp(reason, "UnsatisfiedAdmissionChecks")) {
+            kq_wl_unset_admitted(x->c, wl, "UnsatisfiedAdmissionChecks",
+                                 "The workload has not all checks ready");
+            x->dirty = true;
+        }
+    }
+}
+
+/* ---- maximum execution time (§2.10) ---- */
+
+static void step_max_exec(struct wl_ctx *x)
+{
+    json_t *wl = x->wl;
+    int64_t max_s = JX_INT(wl, 0, "spec", "maximumExecutionTimeSeconds");
+    if (max_s <= 0 || !kq_wl_is_admitted(wl) || kq_wl_is_evicted(wl) || !kq_wl_is_active(wl) ||
+        api_cond_is_true(wl, "DeactivationTarget"))
+        return;
+    int64_t acc = JX_INT(wl, 0, "status", "accumulatedPastExexcutionTimeSeconds");
+    int64_t at = api_cond_time_ms(wl, "Admitted") + (max_s - acc) * 1000;
+    if (x->now < at) {
+        ctrl_enqueue_at(x->c, x->r->rid, api_namespace(wl), api_name(wl), at);
+        return;
+    }
+    api_cond_set(wl, "DeactivationTarget", "True", "MaximumExecutionTimeExceeded",
+                 "exceeding the maximum execution time", x->now);
+    ctrl_event(x->c, wl, "Warning", "MaximumExecutionTimeExceeded",
+               "The maximum execution time (%llds) exceeded", (long long)max_s);
+    x->dirty = true;
+}
+
+/* ---- deactivation ---- */
+
+/* Returns true when the Workload is inactive (later steps skip it). */
+static bool step_deactivation(struct wl_ctx *x)
+{
+    json_t *wl = x->wl;
+    const json_t *dt = api_cond_get(wl, "DeactivationTarget");
+    bool has_dt = api_cond_is_true(wl, "DeactivationTarget");
+    if (has_dt && kq_wl_is_active(wl)) {
+        JX_SET_NEW(wl, json_false(), "spec", "active");
+        if (kq_update(x->c, KIND_WORKLOAD, wl, STORE_UPDATE_MAIN) != 0)
+            return true; /* requeued by the event or the conflict */
+    }
+    if (kq_wl_is_active(wl)) {
+        const char *rq = JX_STR(api_cond_get(wl, "Requeued"), "reason");
+        if (api_cond_status(wl, "Requeued") && !api_cond_is_true(wl, "Requeued") && rq &&
+            !strncmp(rq, "Deactivated", 11)) {
+            api_cond_set(wl, "Requeued", "True", "Reactivated", "The workload was reactivated",
+                         x->now);
+            x->dirty = true;
+        }
+        return false;
+    }
+    if (!kq_wl_is_evicted(wl) || has_dt) {
+        char *reason = has_dt ? xasprintf("DeactivatedDueTo%s", JX_STR(dt, "reason"))
+                              : xstrdup("Deactivated");
+        char *msg = has_dt ? xasprintf("The workload is deactivated due to %s",
+                                       jx_or_empty(JX_STR(dt, "message")))
+                           : xstrdup("The workload is deactivated");
+        if (!kq_wl_is_evicted(wl))
+            kq_wl_evict(x->c, wl, reason, has_dt ? JX_STR(dt, "reason") : NULL, msg);
+        if (ctrl_tracing(x->c)) {
+            json_t *f = kq_wl_trace_fields(wl, kq_wl_cluster_queue(wl));
+            json_object_set_new(f, "reason", json_string(reason));
+            json_object_set_new(f, "message", json_string(msg));
+            ctrl_trace(x->c, "Deactivated", f);
+        }
+        api_cond_remove(wl, "DeactivationTarget");
+        JX_DEL(wl, "status", "requeueState");
+        if (!kq_wl_has_reservation(wl)) {
+            api_cond_set(wl, "QuotaReserved", "False", "Deactivated",
+                         "The workload is deactivated", x->now);
+            api_cond_set(wl, "Requeued", "False", reason, msg, x->now);
+        }
+        xfree(reason);
+        xfree(msg);
+        x->dirty = true;
+    }
+    return true;
+}
+
+/* ---- stop policies (§2.12) ---- */
+
+static void step_stop(struct wl_ctx *x)
+{
+    json_t *wl = x->wl;
+    const char *q = JX_STR(wl, "spec", "queueName");
+    json_t *lq = q ? store_get(ctrl_store(x->c), KIND_LOCALQUEUE, api_namespace(wl), q) : NULL;
+    const char *cqn = kq_wl_cluster_queue(wl);
+    if (!cqn && lq)
+        cqn = JX_STR(lq, "spec", "clusterQueue");
+    json_t *cq = cqn ? store_get(ctrl_store(x->c), KIND_CLUSTERQUEUE, NULL, cqn) : NULL;
+    const char *cq_stop = cq ? stop_policy(cq) : "None";
+    const char *lq_stop = lq ? stop_policy(lq) : "None";
+    bool cq_stopped = strcmp(cq_stop, "None"), lq_stopped = strcmp(lq_stop, "None");
+    if (kq_wl_has_reservation(wl) && !kq_wl_is_evicted(wl) && (cq_stopped || lq_stopped)) {
+        const char *policy = cq_stopped ? cq_stop : lq_stop;
+        if (!kq_wl_is_admitted(wl)) {
+            char *msg = cq_stopped ? xasprintf("ClusterQueue %s is stopped", cqn)
+                                   : xasprintf("LocalQueue %s is stopped", q);
+            kq_wl_clear_reservation(x->c, wl, "Suspended", msg, NULL, false);
+            xfree(msg);
+            x->dirty = true;
+        } else if (!strcmp(policy, "HoldAndDrain")) {
+            kq_wl_evict(x->c, wl, cq_stopped ? "ClusterQueueStopped" : "LocalQueueStopped", NULL,
+                        cq_stopped ? "The ClusterQueue is stopped" : "The LocalQueue is stopped");
+            x->dirty = true;
+        }
+    }
+    const char *rq = JX_STR(api_cond_get(wl, "Requeued"), "reason");
+    if (rq && !api_cond_is_true(wl, "Requeued")) {
+        if (!strcmp(rq, "ClusterQueueStopped") && !cq_stopped) {
+            api_cond_set(wl, "Requeued", "True", "ClusterQueueRestarted",
+                         "The ClusterQueue was restarted after being stopped", x->now);
+            x->dirty = true;
+        } else if (!strcmp(rq, "LocalQueueStopped") && !lq_stopped) {
+            api_cond_set(wl, "Requeued", "True", "LocalQueueRestarted",
+                         "The LocalQueue was restarted after being stopped", x->now);
+            x->dirty = true;
+        }
+    }
+    json_decref(lq);
+    json_decref(cq);
+}
+
+/* ---- waitForPodsReady (§2.11) ---- */
+
+static void step_pods_ready(struct wl_ctx *x)
+{
+    const struct ctrl_config *cfg = ctrl_cfg(x->c);
+    json_t *wl = x->wl;
+    const json_t *pr = api_cond_get(wl, "PodsReady");
+    if (!cfg->wait_for_pods_ready || !pr || api_cond_is_true(wl, "PodsReady") ||
+        !kq_wl_is_admitted(wl) || kq_wl_is_evicted(wl))
+        return;
+    const char *reason = jx_or_empty(JX_STR(pr, "reason"));
+    int64_t start = !strcmp(reason, "WaitForRecovery") ? api_cond_time_ms(wl, "PodsReady")
+                                                      : api_cond_time_ms(wl, "Admitted");
+    int64_t at = start + cfg->pods_ready_timeout_ms;
+    if (x->now < at) {
+        ctrl_enqueue_at(x->c, x->r->rid, api_namespace(wl), api_name(wl), at);
+        return;
+    }
+    int32_t count = (int32_t)JX_INT(wl, 0, "status", "requeueState", "count");
+    if (cfg->requeue_backoff_limit >= 0 && count + 1 > cfg->requeue_backoff_limit) {
+        api_cond_set(wl, "DeactivationTarget", "True", "RequeuingLimitExceeded",
+                     "exceeding the maximum number of re-queuing retries", x->now);
+        x->dirty = true;
+        return;
+    }
+    char *msg = xasprintf("Exceeded the PodsReady timeout %s/%s", api_namespace(wl), api_name(wl));
+    kq_wl_evict(x->c, wl, "PodsReadyTimeout", NULL, msg);
+    xfree(msg);
+    JX_SET_NEW(wl, json_integer(count + 1), "status", "requeueState", "count");
+    set_requeue_at(wl, x->now + kq_backoff_ms(cfg->requeue_backoff_base_ms,
+                                              cfg->requeue_backoff_max_ms, count + 1));
+    x->dirty = true;
+}
+
+/* ---- Requeued=False -> True after the backoff (§2.10) ---- */
+
+static void step_backoff(struct wl_ctx *x)
+{
+    json_t *wl = x->wl;
+    const char *rq = JX_STR(api_cond_get(wl, "Requeued"), "reason");
+    if (!rq || api_cond_is_true(wl, "Requeued") || kq_wl_has_reservation(wl) ||
+        (strcmp(rq, "PodsReadyTimeout") && strcmp(rq, "AdmissionCheck")))
+        return;
+    int64_t at = 0;
+    timefmt_parse(jx_or_empty(JX_STR(wl, "status", "requeueState", "requeueAt")), &at);
+    if (at > x->now) {
+        ctrl_enqueue_at(x->c, x->r->rid, api_namespace(wl), api_name(wl), at);
+        return;
+    }
+    api_cond_set(wl, "Requeued", "True", "BackoffFinished", "The workload backoff was finished",
+                 x->now);
+    if (ctrl_tracing(x->c)) {
+        json_t *f = kq_wl_trace_fields(wl, NULL);
+        json_object_set_new(f, "reason", json_string("BackoffFinished"));
+        json_object_set_new(f, "message", json_string("The workload backoff was finished"));
+        ctrl_trace(x->c, "Requeued", f);
+    }
+    x->dirty = true;
+}
+
+/* ---- Workloads with no job integration ---- */
+
+static bool has_integration_owner(const json_t *wl)
+{
+    return kq_controlled_by_kind(wl, "Job") || kq_controlled_by_kind(wl, "RayJob");
+}
+
+static void step_bare(struct wl_ctx *x)
+{
+    json_t *wl = x->wl;
+    if (has_integration_owner(wl) || !kq_wl_is_evicted(wl) || !kq_wl_has_reservation(wl))
+        return;
+    const json_t *ev = api_cond_get(wl, "Evicted");
+    const char *reason = jx_or_empty(JX_STR(ev, "reason"));
+    char *msg = xstrdup(jx_or_empty(JX_STR(ev, "message")));
+    char *rs = xstrdup(reason);
+    bool requeued = !strcmp(rs, "Preempted") || !strcmp(rs, "NodeFailures");
+    kq_wl_clear_reservation(x->c, wl, "PendingEvaluation", msg, rs, requeued);
+    xfree(rs);
+    xfree(msg);
+    x->dirty = true;
+}
+
+/* A deleting Workload keeps its finalizer while its job may still run. */
+static void step_deleting(struct ctrl *c, const json_t *wl)
+{
+    if (!kq_has_finalizer(wl, KQ_RESOURCE_IN_USE_FINALIZER))
+        return;
+    const json_t *ref = kq_controller_ref(wl);
+    const char *kind = ref ? JX_STR(ref, "kind") : NULL;
+    json_t *owner = NULL;
+    if (kind && !strcmp(kind, "Job"))
+        owner = store_get(ctrl_store(c), KIND_JOB, api_namespace(wl), JX_STR(ref, "name"));
+    else if (kind && !strcmp(kind, "RayJob"))
+        owner = store_get(ctrl_store(c), KIND_RAYJOB, api_namespace(wl), JX_STR(ref, "name"));
+    bool owner_alive = owner && !strcmp(jx_or_empty(api_uid(owner)), jx_or_empty(JX_STR(ref, "uid")));
+    /* with a live owner, the job integration releases it once stopped */
+    if (!owner_alive || kq_wl_is_finished(wl) || !kq_wl_has_reservation(wl))
+        kq_remove_finalizer(c, KIND_WORKLOAD, api_namespace(wl), api_name(wl),
+                            KQ_RESOURCE_IN_USE_FINALIZER);
+    json_decref(owner);
+}
+
+static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
+{
+    struct wl_rec *r = self;
+    json_t *wl = kq_get_copy(c, KIND_WORKLOAD, ns, name);
+    if (!wl)
+        return;
+    if (api_is_deleting(wl)) {
+        step_deleting(c, wl);
+        json_decref(wl);
+        return;
+    }
+    if (kq_wl_is_finished(wl)) {
+        json_decref(wl);
+        return;
+    }
+    struct wl_ctx x = {c, r, wl, false, ctrl_now(c)};
+    step_checks(&x);
+    step_max_exec(&x);
+    if (!step_deactivation(&x)) {
+        step_stop(&x);
+        step_pods_ready(&x);
+        step_backoff(&x);
+    }
+    step_bare(&x);
+    if (x.dirty && kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) == CU_ECONFLICT)
+        ctrl_enqueue(c, r->rid, ns, name);
+    json_decref(wl);
+}
+
+/* Requeue every Workload of a queue whose stopPolicy changed. */
+static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_event *ev)
+{
+    bool is_cq = ev->kind == KIND_CLUSTERQUEUE;
+    char *key = is_cq ? xasprintf("cq/%s", api_name(ev->obj))
+                      : xasprintf("lq/%s/%s", api_namespace(ev->obj), api_name(ev->obj));
+    const char *pol = ev->type == STORE_DELETED ? "None" : stop_policy(ev->obj);
+    struct stop_seen *s;
+    HASH_FIND_STR(r->seen, key, s);
+    bool changed = s ? strcmp(s->policy, pol) != 0 : strcmp(pol, "None") != 0;
+    if (!s) {
+        s = xcalloc(1, sizeof(*s));
+        s->key = key;
+        s->policy = xstrdup(pol);
+        HASH_ADD_KEYPTR(hh, r->seen, s->key, strlen(s->key), s);
+        key = NULL;
+    } else if (changed) {
+        xfree(s->policy);
+        s->policy = xstrdup(pol);
+    }
+    xfree(key);
+    if (!changed)
+        return;
+    json_t *wls = store_list(ctrl_store(c), KIND_WORKLOAD, is_cq ? NULL : api_namespace(ev->obj),
+                             NULL);
+    size_t i;
+    json_t *wl;
+    json_array_foreach(wls, i, wl) {
+        const char *q = JX_STR(wl, "spec", "queueName");
+        if (is_cq || (q && !strcmp(q, api_name(ev->obj))))
+            ctrl_enqueue(c, r->rid, api_namespace(wl), api_name(wl));
+    }
+    json_decref(wls);
+}
+
+static void wl_on_event(struct ctrl *c, void *self, const struct store_event *ev)
+{
+    struct wl_rec *r = self;
+    if (ev->kind == KIND_WORKLOAD && ev->type != STORE_DELETED)
+        ctrl_enqueue(c, r->rid, api_namespace(ev->obj), api_name(ev->obj));
+    else if (ev->kind == KIND_CLUSTERQUEUE || ev->kind == KIND_LOCALQUEUE)
+        stop_changed(c, r, ev);
+}
+
+static void wl_free(void *self)
+{
+    struct wl_rec *r = self;
+    struct stop_seen *s, *t;
+    HASH_ITER(hh, r->seen, s, t) {
+        HASH_DEL(r->seen, s);
+        xfree(s->key);
+        xfree(s->policy);
+        xfree(s);
+    }
+    xfree(r);
+}
+
+static const struct ctrl_reconciler_ops wl_ops = {
+    .name = "workload",
+    .on_event = wl_on_event,
+    .reconcile = wl_reconcile,
+    .after_round = NULL,
+    .free = wl_free,
+};
 
 void ctrl__workload_register(struct ctrl *c)
 {
-    (void)c;
+    struct wl_rec *r = xcalloc(1, sizeof(*r));
+    r->rid = ctrl_register(c, &wl_ops, r);
 }

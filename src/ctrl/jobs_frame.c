@@ -1,0 +1,518 @@
+/*
+ * jobs_frame: Kueue's generic job lifecycle (jobframework reconciler,
+ * kueue.md §4.1), shared by every integration. Per reconcile of a managed
+ * job: ensure exactly one Workload (suspending the job first, as Kueue's
+ * webhook would have done at creation), report the job's outcome as
+ * Workload Finished, keep PodsReady and reclaimablePods current, stop the
+ * job on eviction and then release the reservation, start it (admission
+ * injected into its pod templates) once the Workload is Admitted, and
+ * suspend it again if it runs without admission.
+ *
+ * Invariant: each step writes at most one object kind per pass and returns;
+ * the store event it causes brings the job back (level-triggered).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/meta.h"
+#include "ctrl/jobs_int.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+void jobs_podsets_release(struct jobs_podsets *p)
+{
+    for (size_t i = 0; i < p->n; i++) {
+        xfree(p->items[i].name);
+        json_decref(p->items[i].tmpl);
+    }
+    XFREE(p->items);
+    p->n = 0;
+}
+
+void jobs_podsets_add(struct jobs_podsets *p, const char *name, int32_t count,
+                      int32_t min_count, json_t *tmpl)
+{
+    p->items = xreallocarray(p->items, p->n + 1, sizeof(*p->items));
+    p->items[p->n].name = xstrdup(name);
+    p->items[p->n].count = count;
+    p->items[p->n].min_count = min_count;
+    p->items[p->n].tmpl = tmpl;
+    p->n++;
+}
+
+void jobs_frame_init(struct jobs_frame *f, const struct jobs_integration *in)
+{
+    f->in = in;
+    f->workloads = kq_index_new();
+}
+
+void jobs_frame_release(struct jobs_frame *f)
+{
+    kq_index_free(f->workloads);
+    f->workloads = NULL;
+}
+
+const char *jobs_frame_observe(struct jobs_frame *f, const struct store_event *ev)
+{
+    if (ev->kind != KIND_WORKLOAD)
+        return NULL;
+    const json_t *ref = kq_controller_ref(ev->obj);
+    const char *kind = ref ? JX_STR(ref, "kind") : NULL;
+    if (!kind || strcmp(kind, f->in->kind))
+        return NULL;
+    const char *owner = JX_STR(ref, "uid");
+    if (ev->type == STORE_DELETED)
+        kq_index_remove(f->workloads, owner, api_name(ev->obj));
+    else
+        kq_index_add(f->workloads, owner, api_name(ev->obj));
+    return JX_STR(ref, "name");
+}
+
+bool jobs_is_managed(const json_t *job)
+{
+    const char *q = api_label(job, KQ_QUEUE_NAME_LABEL);
+    return q && q[0];
+}
+
+bool jobs_is_suspended(const json_t *job) { return JX_BOOL(job, false, "spec", "suspend"); }
+
+/* The job's current Workload: the first unfinished one by name, else the
+ * last finished one. A mutable copy, or NULL. */
+static json_t *find_workload(struct ctrl *c, struct jobs_frame *f, const json_t *job)
+{
+    size_t n;
+    char *const *names = kq_index_get(f->workloads, api_uid(job), &n);
+    json_t *last = NULL;
+    for (size_t i = 0; i < n; i++) {
+        json_t *wl = kq_get_copy(c, KIND_WORKLOAD, api_namespace(job), names[i]);
+        if (!wl)
+            continue;
+        if (!kq_wl_is_finished(wl)) {
+            json_decref(last);
+            return wl;
+        }
+        json_decref(last);
+        last = wl;
+    }
+    return last;
+}
+
+/* ---- Workload construction (ConstructWorkload) ---- */
+
+static void resolve_priority(struct ctrl *c, const json_t *job, json_t *spec)
+{
+    const char *cls = api_label(job, KQ_PRIORITY_CLASS_LABEL);
+    bool explicit_cls = cls && cls[0];
+    if (!explicit_cls)
+        cls = "default"; /* WorkloadPriorityClassDefaulting */
+    json_t *wpc = store_get(ctrl_store(c), KIND_WORKLOADPRIORITYCLASS, NULL, cls);
+    if (wpc) {
+        json_object_set_new(spec, "priorityClassName", json_string(cls));
+        json_object_set_new(spec, "priorityClassSource", json_string(KQ_WPC_SOURCE));
+        json_object_set_new(spec, "priority", json_integer(JX_INT(wpc, 0, "value")));
+        json_decref(wpc);
+        return;
+    }
+    if (explicit_cls)
+        ctrl_event(c, job, "Warning", "WorkloadPriorityClassNotFound",
+                   "WorkloadPriorityClass \"%s\" not found", cls);
+    json_object_set_new(spec, "priority", json_integer(0));
+}
+
+static void copy_annotations(const json_t *job, json_t *wl)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(JX_GET(job, "metadata", "annotations"), k, v) {
+        if (!json_is_string(v))
+            continue;
+        if (!strncmp(k, KQ_PROVREQ_PREFIX, strlen(KQ_PROVREQ_PREFIX)) ||
+            !strcmp(k, KQ_ELASTIC_ANNOTATION) || !strcmp(k, KQ_EXPECTED_RUNTIME_ANNOTATION))
+            api_set_annotation(wl, k, json_string_value(v));
+    }
+}
+
+static json_t *build_workload(struct ctrl *c, const struct jobs_frame *f, const json_t *job,
+                              const struct jobs_podsets *ps, const char *name)
+{
+    const char *ns = api_namespace(job);
+    json_t *wl = api_object_new(api_kind_api_version(api_kind_get(KIND_WORKLOAD)), "Workload",
+                                ns, name);
+    api_set_label(wl, KQ_JOB_UID_LABEL, jx_or_empty(api_uid(job)));
+    copy_annotations(job, wl);
+    const char *elastic = api_annotation(job, KQ_ELASTIC_ANNOTATION);
+    if (elastic && !strcmp(elastic, "true"))
+        api_set_annotation(wl, KQ_SLICE_NAME_ANNOTATION, name);
+    api_owner_ref_add(wl, api_owner_ref_new(job, true));
+    JX_SET_NEW(wl, json_pack("[s]", KQ_RESOURCE_IN_USE_FINALIZER), "metadata", "finalizers");
+    json_t *spec = JX_OBJ(wl, "spec");
+    json_t *sets = json_array();
+    for (size_t i = 0; i < ps->n; i++) {
+        json_t *s = json_pack("{s:s, s:i, s:O}", "name", ps->items[i].name, "count",
+                              (int)ps->items[i].count, "template", ps->items[i].tmpl);
+        if (ps->items[i].min_count > 0)
+            json_object_set_new(s, "minCount", json_integer(ps->items[i].min_count));
+        json_array_append_new(sets, s);
+    }
+    json_object_set_new(spec, "podSets", sets);
+    json_object_set_new(spec, "queueName", json_string(api_label(job, KQ_QUEUE_NAME_LABEL)));
+    resolve_priority(c, job, spec);
+    json_object_set_new(spec, "active", json_true());
+    const char *max_exec = api_label(job, KQ_MAX_EXEC_TIME_LABEL);
+    if (max_exec) {
+        long long v = strtoll(max_exec, NULL, 10);
+        if (v >= 1)
+            json_object_set_new(spec, "maximumExecutionTimeSeconds", json_integer(v));
+    }
+    (void)f;
+    return wl;
+}
+
+/* Suspend a copy of the job and restore its templates from wl (if any). */
+static void stop_job(const struct jobs_integration *in, json_t *job, const json_t *wl)
+{
+    JX_SET_NEW(job, json_true(), "spec", "suspend");
+    if (!wl)
+        return;
+    size_t i;
+    json_t *ps;
+    json_array_foreach(JX_GET(wl, "spec", "podSets"), i, ps) {
+        json_t *tmpl = in->template_at(job, i, jx_or_empty(JX_STR(ps, "name")));
+        if (tmpl)
+            jobs_template_restore(tmpl, JX_GET(ps, "template"));
+    }
+    if (in->after_stop)
+        in->after_stop(job, wl);
+}
+
+/* Write a job copy (spec/metadata). On conflict requeue. Always true: the
+ * job was (or is about to be) written. */
+static bool write_job(struct ctrl *c, const struct jobs_frame *f, int rid, json_t *job)
+{
+    int rc = kq_update(c, f->in->kind_id, job, STORE_UPDATE_MAIN);
+    if (rc == CU_ECONFLICT)
+        ctrl_enqueue(c, rid, api_namespace(job), api_name(job));
+    return true;
+}
+
+static void write_wl(struct ctrl *c, int rid, const json_t *job, json_t *wl,
+                     enum store_update_mode mode)
+{
+    int rc = kq_update(c, KIND_WORKLOAD, wl, mode);
+    if (rc == CU_ECONFLICT)
+        ctrl_enqueue(c, rid, api_namespace(job), api_name(job));
+}
+
+static bool ensure_workload(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job)
+{
+    const struct jobs_integration *in = f->in;
+    char msg[1024];
+    bool success;
+    if (in->finished(job, msg, sizeof(msg), &success))
+        return false;
+    /* the name hashes the generation seen before our own suspend write */
+    char *extra = in->name_extra ? in->name_extra(job) : NULL;
+    char *name = kq_workload_name(in->kind, in->group, api_name(job), jx_or_empty(api_uid(job)),
+                                  extra);
+    xfree(extra);
+    bool wrote = false;
+    if (!jobs_is_suspended(job)) {
+        /* Kueue's webhook forces suspend=true on a managed job at creation;
+         * cueue stores jobs as submitted, so the first reconcile does it. */
+        json_t *cp = json_deep_copy(job);
+        stop_job(in, cp, NULL);
+        wrote = write_job(c, f, rid, cp);
+        json_decref(cp);
+    }
+    struct jobs_podsets ps = {0};
+    char err[512] = "";
+    if (in->podsets(c, job, &ps, err, sizeof(err)) != 0) {
+        ctrl_event(c, job, "Warning", "FailedToCreateWorkload", "%s", err);
+        jobs_podsets_release(&ps);
+        xfree(name);
+        return wrote;
+    }
+    json_t *wl = build_workload(c, f, job, &ps, name);
+    int rc = store_create(ctrl_store(c), KIND_WORKLOAD, api_namespace(job), wl, NULL);
+    if (rc == 0)
+        ctrl_event(c, job, "Normal", "CreatedWorkload", "Created Workload: %s/%s",
+                   api_namespace(job), name);
+    json_decref(wl);
+    xfree(name);
+    jobs_podsets_release(&ps);
+    return wrote;
+}
+
+/* The job's pod sets differ from the Workload's (names, counts, templates)? */
+static bool podsets_changed(struct ctrl *c, const struct jobs_integration *in,
+                            const json_t *job, const json_t *wl)
+{
+    struct jobs_podsets ps = {0};
+    char err[256];
+    if (in->podsets(c, job, &ps, err, sizeof(err)) != 0)
+        return false;
+    json_t *cur = JX_GET(wl, "spec", "podSets");
+    bool changed = json_array_size(cur) != ps.n;
+    for (size_t i = 0; !changed && i < ps.n; i++) {
+        json_t *w = json_array_get(cur, i);
+        changed = strcmp(jx_or_empty(JX_STR(w, "name")), ps.items[i].name) ||
+                  JX_INT(w, 1, "count") != ps.items[i].count ||
+                  !jx_equal(JX_GET(w, "template"), ps.items[i].tmpl);
+    }
+    jobs_podsets_release(&ps);
+    return changed;
+}
+
+static void replace_podsets(struct ctrl *c, const struct jobs_integration *in, const json_t *job,
+                            json_t *wl)
+{
+    struct jobs_podsets ps = {0};
+    char err[256];
+    if (in->podsets(c, job, &ps, err, sizeof(err)) != 0)
+        return;
+    json_t *sets = json_array();
+    for (size_t i = 0; i < ps.n; i++) {
+        json_t *s = json_pack("{s:s, s:i, s:O}", "name", ps.items[i].name, "count",
+                              (int)ps.items[i].count, "template", ps.items[i].tmpl);
+        if (ps.items[i].min_count > 0)
+            json_object_set_new(s, "minCount", json_integer(ps.items[i].min_count));
+        json_array_append_new(sets, s);
+    }
+    JX_SET_NEW(wl, sets, "spec", "podSets");
+    jobs_podsets_release(&ps);
+}
+
+/* Kueue's generatePodsReadyCondition (§2.11). True when wl changed. */
+static bool sync_pods_ready(struct ctrl *c, const struct jobs_integration *in, const json_t *job,
+                            json_t *wl)
+{
+    int64_t now = ctrl_now(c);
+    const char *cur_reason = JX_STR(api_cond_get(wl, "PodsReady"), "reason");
+    bool was_true = api_cond_is_true(wl, "PodsReady");
+    if (!kq_wl_is_admitted(wl))
+        return api_cond_set(wl, "PodsReady", "False", "WaitForStart",
+                            "Not all pods are ready or succeeded", now);
+    if (in->pods_ready(job, wl)) {
+        const char *reason =
+            cur_reason && !strcmp(cur_reason, "WaitForRecovery") ? "Recovered" : "Started";
+        if (was_true)
+            return false;
+        return api_cond_set(wl, "PodsReady", "True", reason,
+                            "All pods reached readiness and the workload is running", now);
+    }
+    if (was_true || (cur_reason && !strcmp(cur_reason, "WaitForRecovery")))
+        return api_cond_set(wl, "PodsReady", "False", "WaitForRecovery",
+                            "At least one pod has failed, waiting for recovery", now);
+    return api_cond_set(wl, "PodsReady", "False", "WaitForStart",
+                        "Not all pods are ready or succeeded", now);
+}
+
+/* Eviction (§2.10): stop the job, then release the reservation once the
+ * job has no active pods. Returns true when the job was written. */
+static bool handle_eviction(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
+                            json_t *wl)
+{
+    const json_t *ev = api_cond_get(wl, "Evicted");
+    const char *reason = jx_or_empty(JX_STR(ev, "reason"));
+    const char *message = jx_or_empty(JX_STR(ev, "message"));
+    if (!jobs_is_suspended(job)) {
+        json_t *cp = json_deep_copy(job);
+        stop_job(f->in, cp, wl);
+        write_job(c, f, rid, cp);
+        json_decref(cp);
+        ctrl_event(c, job, "Normal", "Stopped", "%s", message);
+        return true;
+    }
+    if (f->in->is_active(job))
+        return false;
+    bool requeued = !strcmp(reason, "Preempted") || !strcmp(reason, "NodeFailures");
+    kq_wl_clear_reservation(c, wl, "PendingEvaluation", message, reason, requeued);
+    write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+    return false;
+}
+
+/* Start (§4.1): inject the admission into the templates and unsuspend. */
+static bool start_job(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
+                      json_t *wl)
+{
+    const struct jobs_integration *in = f->in;
+    struct jobs_podset_info *infos = NULL;
+    size_t n = 0;
+    char err[1024] = "";
+    int rc = jobs_infos_from_workload(c, wl, &infos, &n, err, sizeof(err));
+    json_t *cp = json_deep_copy(job);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        json_t *tmpl = in->template_at(cp, i, infos[i].name);
+        if (!tmpl) {
+            snprintf(err, sizeof(err), "invalid podSet infos: expecting %zu got pod set %s", n,
+                     infos[i].name);
+            rc = CU_EINVAL;
+            break;
+        }
+        rc = jobs_template_merge(tmpl, &infos[i], err, sizeof(err));
+    }
+    if (rc != 0) {
+        /* a permanent start error finishes the Workload (FailedToStart) */
+        kq_wl_finish(c, wl, "FailedToStart", err);
+        write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+        ctrl_event(c, job, "Warning", "FailedToStart", "%s", err);
+        jobs_infos_free(infos, n);
+        json_decref(cp);
+        return false;
+    }
+    if (in->after_start)
+        in->after_start(cp, infos, n);
+    JX_SET_NEW(cp, json_false(), "spec", "suspend");
+    write_job(c, f, rid, cp);
+    ctrl_event(c, job, "Normal", "Started", "Admitted by clusterQueue %s",
+               jx_or_empty(kq_wl_cluster_queue(wl)));
+    jobs_infos_free(infos, n);
+    json_decref(cp);
+    return true;
+}
+
+static bool step_deleting(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
+                          json_t *wl)
+{
+    if (!jobs_is_suspended(job)) {
+        json_t *cp = json_deep_copy(job);
+        stop_job(f->in, cp, wl);
+        write_job(c, f, rid, cp);
+        json_decref(cp);
+        return true;
+    }
+    if (!f->in->is_active(job))
+        kq_remove_finalizer(c, KIND_WORKLOAD, api_namespace(wl), api_name(wl),
+                            KQ_RESOURCE_IN_USE_FINALIZER);
+    return false;
+}
+
+/* Status upkeep that needs no decision: reclaimablePods and PodsReady. */
+static bool sync_status(struct ctrl *c, const struct jobs_integration *in, const json_t *job,
+                        json_t *wl)
+{
+    bool dirty = false;
+    if (in->reclaimable && kq_wl_has_reservation(wl)) {
+        json_t *r = in->reclaimable(job, wl);
+        json_t *cur = JX_GET(wl, "status", "reclaimablePods");
+        if (r && !jx_equal(r, cur)) {
+            JX_SET_NEW(wl, json_incref(r), "status", "reclaimablePods");
+            dirty = true;
+        }
+        json_decref(r);
+    }
+    if (ctrl_cfg(c)->wait_for_pods_ready)
+        dirty |= sync_pods_ready(c, in, job, wl);
+    return dirty;
+}
+
+static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
+                               json_t *wl)
+{
+    const struct jobs_integration *in = f->in;
+    if (kq_wl_is_finished(wl))
+        return false;
+    if (api_is_deleting(wl))
+        return step_deleting(c, f, rid, job, wl);
+    char msg[1024] = "";
+    bool success = false;
+    if (in->finished(job, msg, sizeof(msg), &success)) {
+        kq_wl_finish(c, wl, success ? "Succeeded" : "Failed", msg);
+        write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+        ctrl_event(c, job, "Normal", "FinishedWorkload", "Workload '%s/%s' is declared finished",
+                   api_namespace(wl), api_name(wl));
+        return false;
+    }
+    bool suspended = jobs_is_suspended(job);
+    if (suspended && !kq_wl_has_reservation(wl) && podsets_changed(c, in, job, wl)) {
+        replace_podsets(c, in, job, wl);
+        write_wl(c, rid, job, wl, STORE_UPDATE_MAIN);
+        return false;
+    }
+    if (sync_status(c, in, job, wl))
+        write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+    if (kq_wl_is_evicted(wl) && kq_wl_has_reservation(wl))
+        return handle_eviction(c, f, rid, job, wl);
+    bool admitted = kq_wl_is_admitted(wl);
+    if (suspended && admitted)
+        return start_job(c, f, rid, job, wl);
+    if (!suspended && !admitted) {
+        json_t *cp = json_deep_copy(job);
+        stop_job(in, cp, wl);
+        write_job(c, f, rid, cp);
+        json_decref(cp);
+        ctrl_event(c, job, "Normal", "Stopped", "Not admitted by cluster queue");
+        return true;
+    }
+    return false;
+}
+
+bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job)
+{
+    if (!jobs_is_managed(job) || api_is_deleting(job))
+        return false;
+    json_t *wl = find_workload(c, f, job);
+    if (!wl)
+        return ensure_workload(c, f, rid, job);
+    bool wrote = step_with_workload(c, f, rid, job, wl);
+    json_decref(wl);
+    return wrote;
+}
+
+/* ---- the reconciler shared by the job kinds ---- */
+
+struct jobs_rec *jobs_rec_new(const struct jobs_integration *in,
+                              void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix,
+                                           const json_t *job))
+{
+    struct jobs_rec *r = xcalloc(1, sizeof(*r));
+    jobs_frame_init(&r->frame, in);
+    r->pods = kq_index_new();
+    r->sync = sync;
+    return r;
+}
+
+void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev)
+{
+    struct jobs_rec *r = self;
+    const struct jobs_integration *in = r->frame.in;
+    const char *ns = api_namespace(ev->obj);
+    if (ev->kind == in->kind_id) {
+        if (ev->type == STORE_DELETED)
+            kq_index_drop(r->pods, api_uid(ev->obj));
+        ctrl_enqueue(c, r->rid, ns, api_name(ev->obj));
+    } else if ((ev->kind == KIND_POD || ev->kind == KIND_JOB) &&
+               kq_controlled_by_kind(ev->obj, in->kind)) {
+        const json_t *ref = kq_controller_ref(ev->obj);
+        if (ev->kind == KIND_POD && ev->type == STORE_DELETED)
+            kq_index_remove(r->pods, JX_STR(ref, "uid"), api_name(ev->obj));
+        else if (ev->kind == KIND_POD)
+            kq_index_add(r->pods, JX_STR(ref, "uid"), api_name(ev->obj));
+        ctrl_enqueue(c, r->rid, ns, JX_STR(ref, "name"));
+    } else if (ev->kind == KIND_WORKLOAD) {
+        const char *owner = jobs_frame_observe(&r->frame, ev);
+        if (owner)
+            ctrl_enqueue(c, r->rid, ns, owner);
+    }
+}
+
+void jobs_rec_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
+{
+    struct jobs_rec *r = self;
+    json_t *job = store_get(ctrl_store(c), r->frame.in->kind_id, ns, name);
+    if (!job)
+        return;
+    if (!jobs_frame_reconcile(c, &r->frame, r->rid, job))
+        r->sync(c, r->rid, r->pods, job);
+    json_decref(job);
+}
+
+void jobs_rec_free(void *self)
+{
+    struct jobs_rec *r = self;
+    jobs_frame_release(&r->frame);
+    kq_index_free(r->pods);
+    xfree(r);
+}

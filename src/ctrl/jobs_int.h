@@ -1,0 +1,202 @@
+/*
+ * jobs_int: the generic job lifecycle shared by the job integrations
+ * (batch/v1 Job in job.c, ray.io/v1 RayJob in rayjob.c), after Kueue's
+ * jobframework (kueue.md §4.1): a managed job (label
+ * kueue.x-k8s.io/queue-name) is suspended until its Workload is Admitted,
+ * started with the admission injected into its pod templates, stopped (and
+ * its templates restored) on eviction, and its outcome is written back as
+ * Workload Finished. ctrl-internal.
+ *
+ * An integration describes its kind through struct jobs_integration; the
+ * shared reconcile step (jobs_frame_reconcile) does the rest. Indexes
+ * (owner uid -> Workload names) are kept by the caller's reconciler from
+ * store events (jobs_frame_observe).
+ */
+#ifndef CUEUE_CTRL_JOBS_INT_H
+#define CUEUE_CTRL_JOBS_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrl/ctrl.h"
+#include "ctrl/kueue_int.h"
+
+/* One pod set as an integration derives it (Kueue's podset.PodSet). */
+struct jobs_podset {
+    char *name;
+    int32_t count;
+    int32_t min_count; /* 0 = not set */
+    json_t *tmpl;      /* PodTemplateSpec {metadata, spec}; owned */
+};
+
+struct jobs_podsets {
+    struct jobs_podset *items;
+    size_t n;
+};
+
+void jobs_podsets_release(struct jobs_podsets *p);
+/* Append a pod set (name copied, tmpl stolen). */
+void jobs_podsets_add(struct jobs_podsets *p, const char *name, int32_t count,
+                      int32_t min_count, json_t *tmpl);
+
+/* What starting a job injects into one pod set's template
+ * (Kueue's podset.PodSetInfo). Every JSON member is owned. */
+struct jobs_podset_info {
+    char *name;
+    int32_t count;           /* admitted count */
+    json_t *node_selector;   /* object */
+    json_t *tolerations;     /* array */
+    json_t *labels;          /* object */
+    json_t *annotations;     /* object */
+};
+
+struct jobs_integration {
+    const char *kind;  /* "Job" */
+    const char *group; /* "batch" */
+    const char *api_version; /* "batch/v1" */
+    enum api_kind_id kind_id;
+    /* Kueue's pod sets for the job. Returns 0, or CU_EINVAL with a reason. */
+    int (*podsets)(struct ctrl *c, const json_t *job, struct jobs_podsets *out, char *err,
+                   size_t errlen);
+    /* The job's pod template for pod set i named name (mutable, inside
+     * job), created when the integration materialises it (RayJob's
+     * submitter); NULL when the job has no such pod set. */
+    json_t *(*template_at)(json_t *job, size_t i, const char *name);
+    /* Kueue's IsActive: the job still has running pods. */
+    bool (*is_active)(const json_t *job);
+    /* Finished? Writes the message and whether it succeeded. */
+    bool (*finished)(const json_t *job, char *msg, size_t msglen, bool *success);
+    /* PodsReady as the integration computes it (wl is the Workload). */
+    bool (*pods_ready)(const json_t *job, const json_t *wl);
+    /* Extra start/stop steps (partial admission's parallelism); may be NULL. */
+    void (*after_start)(json_t *job, const struct jobs_podset_info *infos, size_t n);
+    void (*after_stop)(json_t *job, const json_t *wl);
+    /* reclaimablePods JSON array for the Workload, or NULL; may be NULL. */
+    json_t *(*reclaimable)(const json_t *job, const json_t *wl);
+    /* Extra text hashed into the Workload name ("<generation>" for
+     * elastic jobs), or NULL. Caller frees. */
+    char *(*name_extra)(const json_t *job);
+};
+
+/* Per-reconciler state of the generic lifecycle. */
+struct jobs_frame {
+    const struct jobs_integration *in;
+    struct kq_index *workloads; /* job uid -> Workload names */
+};
+
+void jobs_frame_init(struct jobs_frame *f, const struct jobs_integration *in);
+void jobs_frame_release(struct jobs_frame *f);
+/* Keep the index current from a store event of a Workload; returns the
+ * owning job's name (borrowed from the event object) when the Workload is
+ * controlled by this integration's kind, else NULL. */
+const char *jobs_frame_observe(struct jobs_frame *f, const struct store_event *ev);
+
+/* A job kind's reconciler state: the generic lifecycle, the owner -> Pods
+ * index, and the kind's own controller step (Kubernetes' Job controller,
+ * the KubeRay operator) run when the Kueue step left the job alone. The
+ * jobs_rec_* functions are its ctrl_reconciler_ops callbacks. */
+struct jobs_rec {
+    int rid;
+    struct jobs_frame frame;
+    struct kq_index *pods; /* job uid -> Pod names */
+    void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *job);
+};
+
+struct jobs_rec *jobs_rec_new(const struct jobs_integration *in,
+                              void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix,
+                                           const json_t *job));
+/* Map events of the job kind, the Pods and Jobs it controls, and its
+ * Workloads to the job's key (keeping the indexes current). */
+void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev);
+/* The Kueue step, then (unless it wrote the job) the kind's own step. */
+void jobs_rec_reconcile(struct ctrl *c, void *self, const char *ns, const char *name);
+void jobs_rec_free(void *self);
+
+/* True when the job is managed by Kueue (has the queue-name label). */
+bool jobs_is_managed(const json_t *job);
+bool jobs_is_suspended(const json_t *job);
+
+/* One reconcile step of the generic lifecycle for job (the stored object;
+ * borrowed). Returns true when it wrote the job (the caller stops this
+ * reconcile and waits for the resulting event), false when the job is
+ * untouched. rid is the caller's reconciler id (for requeues). */
+bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job);
+
+/* ---- pod set info (jobs_podset.c) ---- */
+
+/* Build the infos for each admitted pod set of wl: flavors' nodeLabels and
+ * tolerations (ResourceFlavors read from the store), label
+ * kueue.x-k8s.io/podset, the queue labels, the elastic slice annotation,
+ * then every admission check's podSetUpdates merged in. Returns 0 or
+ * CU_EINVAL with Kueue's conflict message in err. *infos_out is an array of
+ * *n_out infos, freed with jobs_infos_free. */
+int jobs_infos_from_workload(struct ctrl *c, const json_t *wl, struct jobs_podset_info **infos_out,
+                             size_t *n_out, char *err, size_t errlen);
+void jobs_infos_free(struct jobs_podset_info *infos, size_t n);
+/* Merge info into a PodTemplateSpec (maps must not conflict; tolerations
+ * de-duplicated). Returns 0 or CU_EINVAL with the conflict in err. */
+int jobs_template_merge(json_t *tmpl, const struct jobs_podset_info *info, char *err,
+                        size_t errlen);
+/* Restore a template's labels, annotations, nodeSelector, tolerations and
+ * schedulingGates from the Workload pod set's original template. */
+void jobs_template_restore(json_t *tmpl, const json_t *orig);
+
+/* ---- pods (jobs_pods.c) ---- */
+
+/* Phase helpers over a Pod object. */
+bool jobs_pod_is_terminal(const json_t *pod);
+bool jobs_pod_succeeded(const json_t *pod);
+bool jobs_pod_failed(const json_t *pod);
+bool jobs_pod_ready(const json_t *pod);
+/* The pod's failure text ("<reason>: <message>" of the first failed
+ * container, else status.message); caller frees; never NULL. */
+char *jobs_pod_failure(const json_t *pod);
+/* True when a container could not start (StartError, CrashLoopBackOff,
+ * ErrImagePull...). Fills the message (caller frees). */
+bool jobs_pod_start_failed(const json_t *pod, char **msg);
+/* Append env vars (`env`: a JSON array of {"name","value"}) to every
+ * container of the pod spec unless the container already sets the name. */
+void jobs_pod_add_env(json_t *pod_spec, const json_t *env);
+/* True when some container (or init container) requests or limits res. */
+bool jobs_spec_uses_resource(const json_t *pod_spec, const char *res);
+/* Copy pod annotation cueue.dev/metrics of each pod into the object's
+ * annotation cueue.dev/metrics as {pod-name: dict} (keeping workers seen
+ * before). True when the annotation changed. */
+bool jobs_collect_metrics(json_t *obj, const json_t *pods);
+/* Deterministic coordinator port for a job uid: 30000 + (sha1(uid) % 20000). */
+int jobs_master_port(const char *uid);
+
+/* ---- the Kubernetes Job controller (jobs_batch.c) ---- */
+
+/* Run kube-controller-manager's Job controller once for job (borrowed):
+ * create Pods for an unsuspended Job (NonIndexed/Indexed, parallelism,
+ * completions, the multi-host env), delete active Pods of a suspended or
+ * finished one, and write status (active, ready, succeeded, failed,
+ * startTime, completionTime, completedIndexes, conditions Suspended,
+ * SuccessCriteriaMet/Complete, FailureTarget/Failed) and the per-worker
+ * metrics annotation. pods_ix maps a Job uid to its Pods' names. */
+void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *job);
+/* The owner's Pods (names from the index, current state, controller uid
+ * checked) as a new array. */
+json_t *jobs_owned_pods(struct ctrl *c, struct kq_index *pods_ix, const json_t *owner);
+
+/* ---- the KubeRay operator (jobs_ray.c) ---- */
+
+/* Kueue's default submitter pod template for a RayJob in K8sJobMode
+ * (container ray-job-submitter, the head image, requests 500m/200Mi,
+ * limits 1/1Gi, restartPolicy Never). New reference. */
+json_t *jobs_ray_default_submitter(const json_t *rayjob);
+/* The RayJob's submission mode ("K8sJobMode" when unset). Borrowed. */
+const char *jobs_ray_mode(const json_t *rayjob);
+/* Run the KubeRay operator once for a RayJob (borrowed): the deployment
+ * state machine of provisioning.md §3.2 (Initializing -> Running ->
+ * Complete/Failed, Suspending -> Suspended), the cluster's Pods (head with
+ * the autoscaler sidecar, numOfHosts workers per replica with the TPU
+ * webhook's env) and the submitter Job. pods_ix maps a RayJob uid to its
+ * Pods. A Ray pod that cannot start (no `ray` here) fails the RayJob with
+ * a message that says so. */
+void jobs_ray_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *rayjob);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * kueue_sched: the scheduler reconciler's private pieces (scheduler.c,
+ * kueue_queues.c). ctrl-internal.
+ *
+ * kq_queues keeps what ClusterQueue and LocalQueue status needs between
+ * rounds: per-LocalQueue counts and flavor usage, maintained incrementally
+ * from Workload events (each Workload's last contribution is remembered and
+ * replaced), and the sets of queues whose status must be rewritten. The
+ * ClusterQueue figures come from the engine (eng_cq_status).
+ */
+#ifndef CUEUE_CTRL_KUEUE_SCHED_H
+#define CUEUE_CTRL_KUEUE_SCHED_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "ctrl/ctrl.h"
+#include "engine/engine.h"
+
+struct kq_queues;
+
+struct kq_queues *kq_queues_new(void);
+void kq_queues_free(struct kq_queues *q);
+/* A Workload was added/changed (deleted = false) or removed: update its
+ * LocalQueue's figures and mark that LocalQueue and its ClusterQueue. */
+void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
+                                bool deleted);
+/* Mark a queue for a status rewrite. */
+void kq_queues_mark_cq(struct kq_queues *q, const char *cq);
+void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name);
+/* Rewrite the status of every marked ClusterQueue (from eng_cq_status;
+ * its finalizer is dropped once a deleting ClusterQueue holds nothing) and
+ * LocalQueue. Returns true when something was written. */
+bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e);
+
+#endif

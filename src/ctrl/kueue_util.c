@@ -1,0 +1,285 @@
+/*
+ * kueue_util: store and naming helpers shared by the Kueue-side reconcilers
+ * (see kueue_int.h), and the owner -> owned-names index they use to find a
+ * job's Workloads and Pods without listing a namespace.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "api/meta.h"
+#include "api/quantity.h"
+#include "ctrl/kueue_int.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/sha1.h"
+#include "util/xalloc.h"
+
+json_t *kq_get_copy(struct ctrl *c, enum api_kind_id kind, const char *ns, const char *name)
+{
+    json_t *cur = store_get(ctrl_store(c), kind, ns, name);
+    if (!cur)
+        return NULL;
+    json_t *cp = json_deep_copy(cur);
+    json_decref(cur);
+    return cp;
+}
+
+int kq_update(struct ctrl *c, enum api_kind_id kind, json_t *obj, enum store_update_mode mode)
+{
+    json_t *out = NULL;
+    int rc = store_update(ctrl_store(c), kind, api_namespace(obj), obj, mode, &out);
+    if (rc == 0 && out) {
+        json_t *md = JX_OBJ(obj, "metadata");
+        json_t *rv = JX_GET(out, "metadata", "resourceVersion");
+        json_t *gen = JX_GET(out, "metadata", "generation");
+        if (rv)
+            json_object_set(md, "resourceVersion", rv);
+        if (gen)
+            json_object_set(md, "generation", gen);
+    }
+    json_decref(out);
+    return rc;
+}
+
+bool kq_has_finalizer(const json_t *obj, const char *fin)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(JX_GET(obj, "metadata", "finalizers"), i, f) {
+        if (json_is_string(f) && !strcmp(json_string_value(f), fin))
+            return true;
+    }
+    return false;
+}
+
+int kq_remove_finalizer(struct ctrl *c, enum api_kind_id kind, const char *ns,
+                        const char *name, const char *fin)
+{
+    json_t *obj = kq_get_copy(c, kind, ns, name);
+    if (!obj)
+        return CU_ENOTFOUND;
+    json_t *fins = JX_GET(obj, "metadata", "finalizers");
+    int rc = 0;
+    bool changed = false;
+    for (size_t i = json_array_size(fins); i-- > 0;) {
+        json_t *f = json_array_get(fins, i);
+        if (json_is_string(f) && !strcmp(json_string_value(f), fin)) {
+            json_array_remove(fins, i);
+            changed = true;
+        }
+    }
+    if (changed)
+        rc = kq_update(c, kind, obj, STORE_UPDATE_MAIN);
+    json_decref(obj);
+    return rc;
+}
+
+const json_t *kq_controller_ref(const json_t *obj)
+{
+    size_t i;
+    json_t *r;
+    json_array_foreach(JX_GET(obj, "metadata", "ownerReferences"), i, r) {
+        if (JX_BOOL(r, false, "controller"))
+            return r;
+    }
+    return NULL;
+}
+
+bool kq_controlled_by_kind(const json_t *obj, const char *kind)
+{
+    const json_t *r = kq_controller_ref(obj);
+    const char *k = r ? JX_STR(r, "kind") : NULL;
+    return k && !strcmp(k, kind);
+}
+
+static void sha1_prefix(const char *text, char out[6])
+{
+    char hex[41];
+    sha1_hex(text, strlen(text), hex);
+    memcpy(out, hex, 5);
+    out[5] = '\0';
+}
+
+char *kq_limit_name(const char *full)
+{
+    if (strlen(full) <= 253)
+        return xstrdup(full);
+    char h[6];
+    sha1_prefix(full, h);
+    return xasprintf("%.247s-%s", full, h);
+}
+
+char *kq_workload_name(const char *kind, const char *group, const char *job,
+                       const char *uid, const char *extra)
+{
+    char *lower = xstrdup(kind);
+    for (char *p = lower; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    char *hash_in = extra ? xasprintf("%s\n%s\n%s\n%s\n%s", kind, group, job, uid, extra)
+                          : xasprintf("%s\n%s\n%s\n%s", kind, group, job, uid);
+    char h[6];
+    sha1_prefix(hash_in, h);
+    char *prefixed = xasprintf("%s-%s", lower, job);
+    char *name = xasprintf("%.247s-%s", prefixed, h);
+    xfree(prefixed);
+    xfree(hash_in);
+    xfree(lower);
+    return name;
+}
+
+json_t *kq_quantity_json(int64_t value, const char *resource)
+{
+    char *s = api_quantity_format(value, resource);
+    json_t *j = json_string(s);
+    xfree(s);
+    return j;
+}
+
+int64_t kq_quantity_value(const json_t *v, const char *resource)
+{
+    int64_t out = 0;
+    char err[128];
+    if (json_is_string(v)) {
+        if (api_quantity_parse(json_string_value(v), resource, &out, err, sizeof(err)) != 0)
+            return 0;
+        return out;
+    }
+    if (json_is_integer(v)) {
+        int64_t x = json_integer_value(v);
+        return api_resource_is_milli(resource) ? x * 1000 : x;
+    }
+    if (json_is_real(v)) {
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+        if (api_quantity_parse(buf, resource, &out, err, sizeof(err)) != 0)
+            return 0;
+        return out;
+    }
+    return 0;
+}
+
+char *kq_key(const char *ns, const char *name)
+{
+    return xasprintf("%s/%s", ns ? ns : "", name ? name : "");
+}
+
+/* ---- owner index ---- */
+
+struct kq_owner {
+    char *owner;
+    char **names; /* sorted, unique */
+    size_t n, cap;
+    UT_hash_handle hh;
+};
+
+struct kq_index {
+    struct kq_owner *owners;
+};
+
+struct kq_index *kq_index_new(void)
+{
+    return xcalloc(1, sizeof(struct kq_index));
+}
+
+static void owner_free(struct kq_owner *o)
+{
+    for (size_t i = 0; i < o->n; i++)
+        xfree(o->names[i]);
+    xfree(o->names);
+    xfree(o->owner);
+    xfree(o);
+}
+
+void kq_index_free(struct kq_index *ix)
+{
+    if (!ix)
+        return;
+    struct kq_owner *o, *t;
+    HASH_ITER(hh, ix->owners, o, t) {
+        HASH_DEL(ix->owners, o);
+        owner_free(o);
+    }
+    xfree(ix);
+}
+
+/* Position of name in o->names, or where it would go (*found tells). */
+static size_t owner_find(const struct kq_owner *o, const char *name, bool *found)
+{
+    size_t lo = 0, hi = o->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = strcmp(o->names[mid], name);
+        if (cmp == 0) {
+            *found = true;
+            return mid;
+        }
+        if (cmp < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+void kq_index_add(struct kq_index *ix, const char *owner, const char *name)
+{
+    if (!owner || !name)
+        return;
+    struct kq_owner *o;
+    HASH_FIND_STR(ix->owners, owner, o);
+    if (!o) {
+        o = xcalloc(1, sizeof(*o));
+        o->owner = xstrdup(owner);
+        HASH_ADD_KEYPTR(hh, ix->owners, o->owner, strlen(o->owner), o);
+    }
+    bool found;
+    size_t at = owner_find(o, name, &found);
+    if (found)
+        return;
+    XGROW(o->names, o->cap, o->n + 1);
+    memmove(&o->names[at + 1], &o->names[at], (o->n - at) * sizeof(char *));
+    o->names[at] = xstrdup(name);
+    o->n++;
+}
+
+void kq_index_remove(struct kq_index *ix, const char *owner, const char *name)
+{
+    if (!owner || !name)
+        return;
+    struct kq_owner *o;
+    HASH_FIND_STR(ix->owners, owner, o);
+    if (!o)
+        return;
+    bool found;
+    size_t at = owner_find(o, name, &found);
+    if (!found)
+        return;
+    xfree(o->names[at]);
+    memmove(&o->names[at], &o->names[at + 1], (o->n - at - 1) * sizeof(char *));
+    o->n--;
+    if (o->n == 0) {
+        HASH_DEL(ix->owners, o);
+        owner_free(o);
+    }
+}
+
+void kq_index_drop(struct kq_index *ix, const char *owner)
+{
+    struct kq_owner *o;
+    HASH_FIND_STR(ix->owners, owner ? owner : "", o);
+    if (o) {
+        HASH_DEL(ix->owners, o);
+        owner_free(o);
+    }
+}
+
+char *const *kq_index_get(struct kq_index *ix, const char *owner, size_t *n)
+{
+    struct kq_owner *o;
+    HASH_FIND_STR(ix->owners, owner ? owner : "", o);
+    *n = o ? o->n : 0;
+    return o ? o->names : NULL;
+}
