@@ -15,12 +15,23 @@
 
 #define API_MAX_DOCUMENT_BYTES ((size_t)3 << 20) /* Kubernetes' 3 MiB request limit */
 #define API_MAX_DEPTH 100
+/* Whole input (a multi-document file given to the CLI). */
+#define API_MAX_STREAM_BYTES ((size_t)64 << 20)
+/* Nodes that alias expansion may create per input ("billion laughs" guard). */
+#define API_MAX_ALIAS_NODES ((size_t)1 << 20)
 
-/* Parse text[0..len) into *docs_out, a new JSON array of documents.
- * source names the input in messages ("dws-tpu-queue.yaml", "-").
- * Returns 0, CU_ELIMIT (too large or too deep) or CU_EBADREQ (syntax error,
- * a DIAG_SYNTAX cause naming line and column, or a top-level value that is
- * not a mapping). On error *docs_out is NULL. */
+/* Parse text[0..len) into *docs_out, a new JSON array of documents (each a
+ * JSON object; documents that are empty or null are skipped). Text whose
+ * first non-blank character is '{' is tried as a stream of JSON objects
+ * first, then as YAML. source names the input in messages
+ * ("dws-tpu-queue.yaml", "-"); callers read files or stdin themselves.
+ * Returns 0, CU_ELIMIT (a document over API_MAX_DOCUMENT_BYTES, input over
+ * API_MAX_STREAM_BYTES, nesting over API_MAX_DEPTH, alias expansion over
+ * API_MAX_ALIAS_NODES) or CU_EBADREQ (syntax error, duplicate mapping key,
+ * unknown anchor, non-finite number, NUL in a string, or a top-level value
+ * that is not a mapping); each error is one DIAG_SYNTAX cause whose detail
+ * reads "<source>: yaml: line L, column C: <problem>". On error *docs_out
+ * is NULL. Caller frees *docs_out with json_decref. */
 int api_parse_documents(const char *text, size_t len, const char *source, json_t **docs_out,
                         struct diag *d);
 

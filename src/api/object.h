@@ -26,11 +26,25 @@ const struct api_kind *api_doc_kind(const json_t *doc, struct diag *d);
 /* Admit obj (mutable; defaults are applied in place) as a create (old ==
  * NULL) or an update of old (immutable fields checked). ns is the request's
  * namespace for namespaced kinds (a different metadata.namespace is an
- * error; an absent one is filled in). status is ignored on create and
- * update of the main resource. Returns 0, CU_EBADREQ (decode errors) or
- * CU_EINVAL (validation), with every cause in d. */
+ * error; an absent one is filled in; cluster-scoped kinds lose any
+ * metadata.namespace). status is dropped on create (Node keeps it, as
+ * kubelets create nodes with status) and copied from old on an update of
+ * the main resource. A kueue.x-k8s.io/v1beta2 object is converted to the
+ * stored v1beta1 (ClusterQueue cohortName -> cohort, Workload
+ * priorityClassRef -> priorityClassName/priorityClassSource).
+ * On create the server sets metadata.uid first: a Job's selector and pod
+ * labels are generated from it. Returns 0, CU_EBADREQ (decode errors:
+ * unknown fields, wrong JSON types, apiVersion/kind or namespace
+ * mismatch) or CU_EINVAL (validation), with every cause in d. Schema,
+ * defaults and rules per kind: src/api/schema_*.c, docs/api.md. */
 int api_admit(const struct api_kind *k, json_t *obj, const json_t *old, const char *ns,
               struct diag *d);
+/* Admit a write to the /status subresource: obj is decoded strictly like
+ * api_admit, then everything but status is taken from old (a status write
+ * changes nothing else), defaults applied and the kind's rules run (e.g.
+ * Workload admission and reclaimablePods invariants). Same returns. */
+int api_admit_status(const struct api_kind *k, json_t *obj, const json_t *old,
+                     struct diag *d);
 
 /* The message Kubernetes prints for a rejected object, e.g.
  * `ClusterQueue.kueue.x-k8s.io "cq" is invalid: [spec...: Invalid value: ...]`

@@ -1,0 +1,38 @@
+/*
+ * api-int: helpers shared by the api module's own files (the libuv "__"
+ * convention: not for other modules). Diagnostics with rendered values,
+ * and small JSON accessors used by the validators.
+ */
+#ifndef CUEUE_API_API_INT_H
+#define CUEUE_API_API_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/diag.h"
+
+/* diag_add with the value rendered as a JSON string ("\"abc\""). */
+void api__diag_str(struct diag *d, enum diag_type t, const char *field, const char *value,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* diag_add with an integer value. */
+void api__diag_int(struct diag *d, enum diag_type t, const char *field, int64_t value,
+                   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* "Unsupported value" with Kubernetes' "supported values: \"a\", \"b\""
+ * detail built from a NULL-terminated list. */
+void api__diag_not_supported(struct diag *d, const char *field, const char *value,
+                             const char *const *supported);
+
+/* printf into a new string (xasprintf), for building field paths. */
+char *api__path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "object", "array", "string", "number", "boolean" or "null". */
+const char *api__json_type_name(const json_t *v);
+/* A JSON number as text: integers exactly, reals as the shortest decimal
+ * that reads back the same double ("0.1", "1000"). */
+void api__number_text(const json_t *v, char *buf, size_t n);
+
+/* True when s is one of the NULL-terminated list. */
+bool api__str_in(const char *s, const char *const *list);
+
+#endif

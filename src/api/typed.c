@@ -1,0 +1,385 @@
+/*
+ * typed: decoders from admitted JSON documents to the typed views of
+ * types.h (object.h). Documents are trusted to have passed api_admit, so
+ * only shape errors that would make the view meaningless (not an object,
+ * no name, an unparseable quantity) return CU_EINVAL; the output is then
+ * released. v1beta1 and v1beta2 spellings are both read (cohort /
+ * cohortName, admissionChecks / admissionChecksStrategy, priorityClassName
+ * / priorityClassRef).
+ */
+#include <string.h>
+
+#include "api/meta.h"
+#include "api/object.h"
+#include "api/quantity.h"
+#include "api/selector.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/timefmt.h"
+#include "util/xalloc.h"
+
+static char *dup_or(const char *s, const char *def) { return xstrdup(s ? s : def); }
+
+static bool is(const char *s, const char *want) { return s && !strcmp(s, want); }
+
+static char **string_array(const json_t *arr, size_t *n)
+{
+    *n = json_array_size(arr);
+    char **out = *n ? xcalloc(*n, sizeof(*out)) : NULL;
+    for (size_t i = 0; i < *n; i++)
+        out[i] = xstrdup(jx_or_empty(json_string_value(json_array_get(arr, i))));
+    return out;
+}
+
+/* ---- ResourceFlavor ---- */
+
+int api_resource_flavor_from_json(const json_t *obj, struct api_resource_flavor *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj) || !api_name(obj))
+        return CU_EINVAL;
+    const json_t *spec = json_object_get(obj, "spec");
+    out->name = xstrdup(api_name(obj));
+    api_labels_from_json(json_object_get(spec, "nodeLabels"), &out->node_labels);
+    json_t *taints = json_object_get(spec, "nodeTaints");
+    out->n_node_taints = json_array_size(taints);
+    out->node_taints = out->n_node_taints ? xcalloc(out->n_node_taints, sizeof(*out->node_taints))
+                                          : NULL;
+    for (size_t i = 0; i < out->n_node_taints; i++)
+        api_taint_from_json(json_array_get(taints, i), &out->node_taints[i]);
+    json_t *tols = json_object_get(spec, "tolerations");
+    out->n_tolerations = json_array_size(tols);
+    out->tolerations = out->n_tolerations ? xcalloc(out->n_tolerations, sizeof(*out->tolerations))
+                                          : NULL;
+    for (size_t i = 0; i < out->n_tolerations; i++)
+        api_toleration_from_json(json_array_get(tols, i), &out->tolerations[i]);
+    const char *topo = JX_STR(spec, "topologyName");
+    out->topology_name = topo ? xstrdup(topo) : NULL;
+    return 0;
+}
+
+/* ---- resource groups ---- */
+
+static int quota_from_json(const json_t *rq, struct api_resource_quota *q)
+{
+    q->name = dup_or(JX_STR(rq, "name"), "");
+    if (api_quantity_from_json(json_object_get(rq, "nominalQuota"), q->name, "", &q->nominal,
+                               NULL) < 0)
+        return CU_EINVAL;
+    json_t *bl = json_object_get(rq, "borrowingLimit");
+    json_t *ll = json_object_get(rq, "lendingLimit");
+    q->has_borrowing_limit = bl != NULL;
+    q->has_lending_limit = ll != NULL;
+    if (bl && api_quantity_from_json(bl, q->name, "", &q->borrowing_limit, NULL) < 0)
+        return CU_EINVAL;
+    if (ll && api_quantity_from_json(ll, q->name, "", &q->lending_limit, NULL) < 0)
+        return CU_EINVAL;
+    return 0;
+}
+
+static int group_from_json(const json_t *rg, struct api_resource_group *g)
+{
+    g->covered = string_array(json_object_get(rg, "coveredResources"), &g->n_covered);
+    json_t *flavors = json_object_get(rg, "flavors");
+    size_t nf = json_array_size(flavors);
+    g->flavors = nf ? xcalloc(nf, sizeof(*g->flavors)) : NULL;
+    for (size_t i = 0; i < nf; i++, g->n_flavors++) {
+        const json_t *fq = json_array_get(flavors, i);
+        struct api_flavor_quotas *f = &g->flavors[i];
+        f->name = dup_or(JX_STR(fq, "name"), "");
+        json_t *res = json_object_get(fq, "resources");
+        size_t nr = json_array_size(res);
+        f->resources = nr ? xcalloc(nr, sizeof(*f->resources)) : NULL;
+        for (size_t j = 0; j < nr; j++, f->n_resources++) {
+            if (quota_from_json(json_array_get(res, j), &f->resources[j]) < 0) {
+                f->n_resources++; /* the partly filled one is released too */
+                g->n_flavors++;
+                return CU_EINVAL;
+            }
+        }
+    }
+    return 0;
+}
+
+static int groups_from_json(const json_t *arr, struct api_resource_group **out, size_t *n)
+{
+    size_t count = json_array_size(arr);
+    *out = count ? xcalloc(count, sizeof(**out)) : NULL;
+    *n = 0;
+    for (size_t i = 0; i < count; i++) {
+        (*n)++;
+        if (group_from_json(json_array_get(arr, i), &(*out)[i]) < 0)
+            return CU_EINVAL;
+    }
+    return 0;
+}
+
+/* fairSharing.weight in thousandths; 1 (1000) when unset. */
+static int64_t fair_weight_milli(const json_t *spec)
+{
+    int64_t w = 1000;
+    json_t *v = JX_GET(spec, "fairSharing", "weight");
+    if (v && api_quantity_from_json(v, "cpu", "", &w, NULL) < 0)
+        w = 1000;
+    return w;
+}
+
+/* ---- ClusterQueue ---- */
+
+static enum api_fungibility fungibility(const char *s, enum api_fungibility def)
+{
+    if (!s)
+        return def;
+    return is(s, "TryNextFlavor") ? FUNG_TRY_NEXT_FLAVOR : FUNG_MAY_STOP_SEARCH;
+}
+
+static enum api_preempt_policy preempt_policy(const char *s)
+{
+    if (is(s, "LowerPriority"))
+        return PP_LOWER_PRIORITY;
+    if (is(s, "LowerOrNewerEqualPriority"))
+        return PP_LOWER_OR_NEWER_EQUAL_PRIORITY;
+    if (is(s, "Any"))
+        return PP_ANY;
+    return PP_NEVER;
+}
+
+static enum api_stop_policy stop_policy(const char *s)
+{
+    if (is(s, "Hold"))
+        return STOP_HOLD;
+    if (is(s, "HoldAndDrain"))
+        return STOP_HOLD_AND_DRAIN;
+    return STOP_NONE;
+}
+
+static void cq_checks(const json_t *spec, struct api_cluster_queue *cq)
+{
+    json_t *rules = JX_GET(spec, "admissionChecksStrategy", "admissionChecks");
+    json_t *names = json_object_get(spec, "admissionChecks"); /* v1beta1 */
+    size_t n = json_array_size(rules) + json_array_size(names);
+    cq->checks = n ? xcalloc(n, sizeof(*cq->checks)) : NULL;
+    size_t i;
+    json_t *v;
+    json_array_foreach(rules, i, v) {
+        struct api_admission_check_rule *r = &cq->checks[cq->n_checks++];
+        r->name = dup_or(JX_STR(v, "name"), "");
+        r->on_flavors = string_array(json_object_get(v, "onFlavors"), &r->n_on_flavors);
+    }
+    json_array_foreach(names, i, v)
+        cq->checks[cq->n_checks++].name = xstrdup(jx_or_empty(json_string_value(v)));
+}
+
+static void cq_policies(const json_t *spec, struct api_cluster_queue *cq)
+{
+    cq->queueing_strategy =
+        is(JX_STR(spec, "queueingStrategy"), "StrictFIFO") ? QS_STRICT_FIFO : QS_BEST_EFFORT_FIFO;
+    cq->when_can_borrow = fungibility(JX_STR(spec, "flavorFungibility", "whenCanBorrow"),
+                                      FUNG_MAY_STOP_SEARCH);
+    cq->when_can_preempt = fungibility(JX_STR(spec, "flavorFungibility", "whenCanPreempt"),
+                                       FUNG_TRY_NEXT_FLAVOR);
+    const char *pref = JX_STR(spec, "flavorFungibility", "preference");
+    cq->preference = is(pref, "BorrowingOverPreemption")   ? PREF_BORROWING_OVER_PREEMPTION
+                     : is(pref, "PreemptionOverBorrowing") ? PREF_PREEMPTION_OVER_BORROWING
+                                                           : PREF_UNSET;
+    cq->within_cluster_queue = preempt_policy(JX_STR(spec, "preemption", "withinClusterQueue"));
+    cq->reclaim_within_cohort = preempt_policy(JX_STR(spec, "preemption", "reclaimWithinCohort"));
+    cq->borrow_within_cohort =
+        preempt_policy(JX_STR(spec, "preemption", "borrowWithinCohort", "policy"));
+    json_t *thr = JX_GET(spec, "preemption", "borrowWithinCohort", "maxPriorityThreshold");
+    cq->has_max_priority_threshold = json_is_integer(thr);
+    cq->max_priority_threshold = (int32_t)json_integer_value(thr);
+    cq->stop_policy = stop_policy(JX_STR(spec, "stopPolicy"));
+    cq->fair_weight_milli = fair_weight_milli(spec);
+}
+
+int api_cluster_queue_from_json(const json_t *obj, struct api_cluster_queue *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj) || !api_name(obj))
+        return CU_EINVAL;
+    const json_t *spec = json_object_get(obj, "spec");
+    out->name = xstrdup(api_name(obj));
+    const char *cohort = JX_STR(spec, "cohort");
+    out->cohort = dup_or(cohort ? cohort : JX_STR(spec, "cohortName"), "");
+    if (groups_from_json(json_object_get(spec, "resourceGroups"), &out->groups,
+                         &out->n_groups) < 0) {
+        api_cluster_queue_release(out);
+        return CU_EINVAL;
+    }
+    json_t *sel = json_object_get(spec, "namespaceSelector");
+    out->has_namespace_selector = json_is_object(sel);
+    if (out->has_namespace_selector) {
+        struct diag d;
+        diag_init(&d);
+        api_label_selector_from_json(sel, "spec.namespaceSelector", &out->namespace_selector,
+                                     &d);
+        diag_release(&d);
+    }
+    cq_policies(spec, out);
+    cq_checks(spec, out);
+    return 0;
+}
+
+/* ---- Cohort, LocalQueue, WorkloadPriorityClass ---- */
+
+int api_cohort_from_json(const json_t *obj, struct api_cohort *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj) || !api_name(obj))
+        return CU_EINVAL;
+    const json_t *spec = json_object_get(obj, "spec");
+    out->name = xstrdup(api_name(obj));
+    out->parent = dup_or(JX_STR(spec, "parentName"), "");
+    out->fair_weight_milli = fair_weight_milli(spec);
+    if (groups_from_json(json_object_get(spec, "resourceGroups"), &out->groups,
+                         &out->n_groups) < 0) {
+        api_cohort_release(out);
+        return CU_EINVAL;
+    }
+    return 0;
+}
+
+int api_local_queue_from_json(const json_t *obj, struct api_local_queue *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj) || !api_name(obj))
+        return CU_EINVAL;
+    out->ns = dup_or(api_namespace(obj), "");
+    out->name = xstrdup(api_name(obj));
+    out->cluster_queue = dup_or(JX_STR(obj, "spec", "clusterQueue"), "");
+    out->stop_policy = stop_policy(JX_STR(obj, "spec", "stopPolicy"));
+    return 0;
+}
+
+int api_priority_class_from_json(const json_t *obj, struct api_priority_class *out)
+{
+    memset(out, 0, sizeof(*out));
+    json_t *v = json_object_get(obj, "value");
+    if (!json_is_object(obj) || !api_name(obj) || !json_is_integer(v))
+        return CU_EINVAL;
+    out->name = xstrdup(api_name(obj));
+    out->value = (int32_t)json_integer_value(v);
+    return 0;
+}
+
+/* ---- Workload ---- */
+
+static int wl_podsets(const json_t *spec, struct api_workload *wl)
+{
+    json_t *sets = json_object_get(spec, "podSets");
+    size_t n = json_array_size(sets);
+    wl->podsets = n ? xcalloc(n, sizeof(*wl->podsets)) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *ps = json_array_get(sets, i);
+        struct api_podset *p = &wl->podsets[i];
+        if (api_podset_from_template(json_object_get(ps, "template"), JX_STR(ps, "name"),
+                                     (int32_t)JX_INT(ps, 1, "count"), p) < 0)
+            return CU_EINVAL;
+        wl->n_podsets++;
+        p->min_count = (int32_t)JX_INT(ps, 0, "minCount");
+    }
+    return 0;
+}
+
+static int64_t podset_count(const struct api_workload *wl, const char *name)
+{
+    for (size_t i = 0; i < wl->n_podsets; i++)
+        if (is(wl->podsets[i].name, name))
+            return wl->podsets[i].count;
+    return 0;
+}
+
+static int assignment_from_json(const json_t *psa, const struct api_workload *wl,
+                                struct api_podset_assignment *a)
+{
+    a->name = dup_or(JX_STR(psa, "name"), "");
+    a->count = (int32_t)JX_INT(psa, podset_count(wl, a->name), "count");
+    api_labels_from_json(json_object_get(psa, "flavors"), &a->flavors);
+    const char *res;
+    json_t *q;
+    json_object_foreach(json_object_get(psa, "resourceUsage"), res, q) {
+        int64_t v;
+        if (api_quantity_from_json(q, res, "", &v, NULL) < 0)
+            return CU_EINVAL;
+        api_reslist_set(&a->resource_usage, res, v);
+    }
+    return 0;
+}
+
+static int wl_admission(const json_t *status, struct api_workload *wl)
+{
+    json_t *adm = json_object_get(status, "admission");
+    wl->has_admission = json_is_object(adm);
+    if (!wl->has_admission)
+        return 0;
+    wl->admission.cluster_queue = dup_or(JX_STR(adm, "clusterQueue"), "");
+    json_t *psas = json_object_get(adm, "podSetAssignments");
+    size_t n = json_array_size(psas);
+    wl->admission.podsets = n ? xcalloc(n, sizeof(*wl->admission.podsets)) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        wl->admission.n_podsets++;
+        if (assignment_from_json(json_array_get(psas, i), wl, &wl->admission.podsets[i]) < 0)
+            return CU_EINVAL;
+    }
+    return 0;
+}
+
+static void wl_conditions(const json_t *obj, struct api_workload *wl)
+{
+    wl->quota_reserved = api_cond_is_true(obj, "QuotaReserved");
+    wl->admitted = api_cond_is_true(obj, "Admitted");
+    wl->finished = api_cond_is_true(obj, "Finished");
+    wl->evicted = api_cond_is_true(obj, "Evicted");
+    wl->evicted_ms = wl->evicted ? api_cond_time_ms(obj, "Evicted") : 0;
+    const char *reason = JX_STR(api_cond_get(obj, "Evicted"), "reason");
+    wl->evicted_reason = wl->evicted && reason ? xstrdup(reason) : NULL;
+    wl->requeued_false = is(api_cond_status(obj, "Requeued"), "False");
+    wl->quota_reserved_ms = wl->quota_reserved ? api_cond_time_ms(obj, "QuotaReserved") : 0;
+}
+
+static void wl_status_misc(const json_t *obj, struct api_workload *wl)
+{
+    const json_t *st = json_object_get(obj, "status");
+    wl->requeue_count = (int32_t)JX_INT(st, 0, "requeueState", "count");
+    int64_t ms = 0;
+    const char *at = JX_STR(st, "requeueState", "requeueAt");
+    wl->requeue_at_ms = at && timefmt_parse(at, &ms) == 0 ? ms : 0;
+    json_t *rps = json_object_get(st, "reclaimablePods");
+    size_t n = json_array_size(rps);
+    wl->reclaimable = n ? xcalloc(n, sizeof(*wl->reclaimable)) : NULL;
+    for (size_t i = 0; i < n; i++, wl->n_reclaimable++) {
+        const json_t *rp = json_array_get(rps, i);
+        wl->reclaimable[i].name = dup_or(JX_STR(rp, "name"), "");
+        wl->reclaimable[i].count = (int32_t)JX_INT(rp, 0, "count");
+    }
+    wl->elastic = is(api_annotation(obj, "kueue.x-k8s.io/elastic-job"), "true");
+    const char *rf = api_annotation(obj, "kueue.x-k8s.io/workload-slice-replacement-for");
+    wl->replacement_for = rf ? xstrdup(rf) : NULL;
+    const char *gate = api_annotation(obj, "kueue.x-k8s.io/admission-gated-by");
+    wl->admission_gated_by = gate ? xstrdup(gate) : NULL;
+}
+
+int api_workload_from_json(const json_t *obj, struct api_workload *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (!json_is_object(obj) || !api_name(obj))
+        return CU_EINVAL;
+    const json_t *spec = json_object_get(obj, "spec");
+    out->ns = dup_or(api_namespace(obj), "");
+    out->name = xstrdup(api_name(obj));
+    out->uid = dup_or(api_uid(obj), "");
+    out->creation_ms = api_creation_ms(obj);
+    out->queue_name = dup_or(JX_STR(spec, "queueName"), "");
+    out->priority = (int32_t)JX_INT(spec, 0, "priority");
+    const char *pc = JX_STR(spec, "priorityClassName");
+    out->priority_class = dup_or(pc ? pc : JX_STR(spec, "priorityClassRef", "name"), "");
+    out->active = JX_BOOL(spec, true, "active");
+    if (wl_podsets(spec, out) < 0 || wl_admission(json_object_get(obj, "status"), out) < 0) {
+        api_workload_release(out);
+        return CU_EINVAL;
+    }
+    wl_conditions(obj, out);
+    wl_status_misc(obj, out);
+    return 0;
+}

@@ -1,0 +1,323 @@
+/*
+ * types: release functions and the sorted-map helpers of the typed views
+ * (see types.h). Every _release frees what the struct owns and zeroes it,
+ * so releasing twice or releasing a zeroed struct is harmless.
+ */
+#include "api/types.h"
+
+#include <string.h>
+
+#include "util/xalloc.h"
+
+void api_labels_release(struct api_labels *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++) {
+        xfree(l->items[i].key);
+        xfree(l->items[i].value);
+    }
+    xfree(l->items);
+    memset(l, 0, sizeof(*l));
+}
+
+void api_reslist_release(struct api_reslist *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        xfree(r->items[i].name);
+    xfree(r->items);
+    memset(r, 0, sizeof(*r));
+}
+
+void api_taint_release(struct api_taint *t)
+{
+    if (!t)
+        return;
+    xfree(t->key);
+    xfree(t->value);
+    xfree(t->effect);
+    memset(t, 0, sizeof(*t));
+}
+
+void api_toleration_release(struct api_toleration *t)
+{
+    if (!t)
+        return;
+    xfree(t->key);
+    xfree(t->op);
+    xfree(t->value);
+    xfree(t->effect);
+    memset(t, 0, sizeof(*t));
+}
+
+void api_sel_req_release(struct api_sel_req *r)
+{
+    if (!r)
+        return;
+    xfree(r->key);
+    for (size_t i = 0; i < r->n_values; i++)
+        xfree(r->values[i]);
+    xfree(r->values);
+    memset(r, 0, sizeof(*r));
+}
+
+static void sel_reqs_release(struct api_sel_req *reqs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        api_sel_req_release(&reqs[i]);
+    xfree(reqs);
+}
+
+void api_label_selector_release(struct api_label_selector *s)
+{
+    if (!s)
+        return;
+    api_labels_release(&s->match_labels);
+    sel_reqs_release(s->exprs, s->n_exprs);
+    memset(s, 0, sizeof(*s));
+}
+
+void api_node_term_release(struct api_node_term *t)
+{
+    if (!t)
+        return;
+    sel_reqs_release(t->exprs, t->n_exprs);
+    memset(t, 0, sizeof(*t));
+}
+
+void api_podset_release(struct api_podset *p)
+{
+    if (!p)
+        return;
+    xfree(p->name);
+    api_reslist_release(&p->requests);
+    api_labels_release(&p->node_selector);
+    for (size_t i = 0; i < p->n_affinity_terms; i++)
+        api_node_term_release(&p->affinity_terms[i]);
+    xfree(p->affinity_terms);
+    for (size_t i = 0; i < p->n_tolerations; i++)
+        api_toleration_release(&p->tolerations[i]);
+    xfree(p->tolerations);
+    memset(p, 0, sizeof(*p));
+}
+
+void api_resource_flavor_release(struct api_resource_flavor *rf)
+{
+    if (!rf)
+        return;
+    xfree(rf->name);
+    api_labels_release(&rf->node_labels);
+    for (size_t i = 0; i < rf->n_node_taints; i++)
+        api_taint_release(&rf->node_taints[i]);
+    xfree(rf->node_taints);
+    for (size_t i = 0; i < rf->n_tolerations; i++)
+        api_toleration_release(&rf->tolerations[i]);
+    xfree(rf->tolerations);
+    xfree(rf->topology_name);
+    memset(rf, 0, sizeof(*rf));
+}
+
+static void flavor_quotas_release(struct api_flavor_quotas *f)
+{
+    xfree(f->name);
+    for (size_t i = 0; i < f->n_resources; i++)
+        xfree(f->resources[i].name);
+    xfree(f->resources);
+}
+
+void api_resource_group_release(struct api_resource_group *g)
+{
+    if (!g)
+        return;
+    for (size_t i = 0; i < g->n_covered; i++)
+        xfree(g->covered[i]);
+    xfree(g->covered);
+    for (size_t i = 0; i < g->n_flavors; i++)
+        flavor_quotas_release(&g->flavors[i]);
+    xfree(g->flavors);
+    memset(g, 0, sizeof(*g));
+}
+
+static void groups_release(struct api_resource_group *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        api_resource_group_release(&g[i]);
+    xfree(g);
+}
+
+void api_cluster_queue_release(struct api_cluster_queue *cq)
+{
+    if (!cq)
+        return;
+    xfree(cq->name);
+    xfree(cq->cohort);
+    groups_release(cq->groups, cq->n_groups);
+    api_label_selector_release(&cq->namespace_selector);
+    for (size_t i = 0; i < cq->n_checks; i++) {
+        xfree(cq->checks[i].name);
+        for (size_t j = 0; j < cq->checks[i].n_on_flavors; j++)
+            xfree(cq->checks[i].on_flavors[j]);
+        xfree(cq->checks[i].on_flavors);
+    }
+    xfree(cq->checks);
+    memset(cq, 0, sizeof(*cq));
+}
+
+void api_cohort_release(struct api_cohort *c)
+{
+    if (!c)
+        return;
+    xfree(c->name);
+    xfree(c->parent);
+    groups_release(c->groups, c->n_groups);
+    memset(c, 0, sizeof(*c));
+}
+
+void api_local_queue_release(struct api_local_queue *lq)
+{
+    if (!lq)
+        return;
+    xfree(lq->ns);
+    xfree(lq->name);
+    xfree(lq->cluster_queue);
+    memset(lq, 0, sizeof(*lq));
+}
+
+void api_priority_class_release(struct api_priority_class *pc)
+{
+    if (!pc)
+        return;
+    xfree(pc->name);
+    memset(pc, 0, sizeof(*pc));
+}
+
+void api_podset_assignment_release(struct api_podset_assignment *a)
+{
+    if (!a)
+        return;
+    xfree(a->name);
+    api_labels_release(&a->flavors);
+    api_reslist_release(&a->resource_usage);
+    memset(a, 0, sizeof(*a));
+}
+
+static void assignments_release(struct api_podset_assignment *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        api_podset_assignment_release(&a[i]);
+    xfree(a);
+}
+
+void api_admission_release(struct api_admission *a)
+{
+    if (!a)
+        return;
+    xfree(a->cluster_queue);
+    assignments_release(a->podsets, a->n_podsets);
+    memset(a, 0, sizeof(*a));
+}
+
+void api_workload_release(struct api_workload *wl)
+{
+    if (!wl)
+        return;
+    xfree(wl->ns);
+    xfree(wl->name);
+    xfree(wl->uid);
+    xfree(wl->queue_name);
+    xfree(wl->priority_class);
+    for (size_t i = 0; i < wl->n_podsets; i++)
+        api_podset_release(&wl->podsets[i]);
+    xfree(wl->podsets);
+    api_admission_release(&wl->admission);
+    xfree(wl->evicted_reason);
+    assignments_release(wl->reclaimable, wl->n_reclaimable);
+    xfree(wl->replacement_for);
+    xfree(wl->admission_gated_by);
+    memset(wl, 0, sizeof(*wl));
+}
+
+/* Binary search over an array of structs whose first member is the
+ * (char *) key: index of key, or the insertion point with *found false.
+ * Used for api_kv (key) and api_res (name). */
+static size_t sorted_find(const void *base, size_t n, size_t stride, const char *key,
+                          bool *found)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *k = *(char *const *)((const char *)base + mid * stride);
+        int c = strcmp(k, key);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *found = false;
+    return lo;
+}
+
+static size_t labels_find(const struct api_labels *l, const char *key, bool *found)
+{
+    return sorted_find(l->items, l->n, sizeof(*l->items), key, found);
+}
+
+const char *api_labels_get(const struct api_labels *l, const char *key)
+{
+    if (!l || !key)
+        return NULL;
+    bool found;
+    size_t i = labels_find(l, key, &found);
+    return found ? l->items[i].value : NULL;
+}
+
+void api_labels_set(struct api_labels *l, const char *key, const char *value)
+{
+    bool found;
+    size_t i = labels_find(l, key, &found);
+    if (found) {
+        xfree(l->items[i].value);
+        l->items[i].value = xstrdup(value ? value : "");
+        return;
+    }
+    l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
+    memmove(&l->items[i + 1], &l->items[i], (l->n - i) * sizeof(*l->items));
+    l->items[i].key = xstrdup(key);
+    l->items[i].value = xstrdup(value ? value : "");
+    l->n++;
+}
+
+static size_t reslist_find(const struct api_reslist *r, const char *name, bool *found)
+{
+    return sorted_find(r->items, r->n, sizeof(*r->items), name, found);
+}
+
+int64_t api_reslist_get(const struct api_reslist *r, const char *name)
+{
+    if (!r || !name)
+        return 0;
+    bool found;
+    size_t i = reslist_find(r, name, &found);
+    return found ? r->items[i].value : 0;
+}
+
+void api_reslist_set(struct api_reslist *r, const char *name, int64_t value)
+{
+    bool found;
+    size_t i = reslist_find(r, name, &found);
+    if (found) {
+        r->items[i].value = value;
+        return;
+    }
+    r->items = xreallocarray(r->items, r->n + 1, sizeof(*r->items));
+    memmove(&r->items[i + 1], &r->items[i], (r->n - i) * sizeof(*r->items));
+    r->items[i].name = xstrdup(name);
+    r->items[i].value = value;
+    r->n++;
+}
