@@ -151,7 +151,9 @@ static char *read_file(const char *path, size_t *len, int64_t *mtime_ms)
             break;
     close(fd);
     *len = sb.len;
-    return sbuf_take(&sb);
+    char *text = sbuf_take(&sb);
+    sbuf_release(&sb); /* sbuf_take re-initialises */
+    return text;
 }
 
 static int follow_next(void *ctx, struct sbuf *out)

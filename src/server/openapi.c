@@ -5,15 +5,18 @@
  * server honours ?fieldValidation= for each kind: every kind gets its item
  * path with a `patch` operation carrying the fieldValidation query
  * parameter and x-kubernetes-group-version-kind (kubectl.md §3).
- * Deliberately no components/schemas: kubectl would use a schema it finds
- * for a built-in kind to compute strategic merge patches, and a partial
- * schema without patch-merge keys would make it send wrong patches; without
- * one it uses the type information compiled into it.
+ * components/schemas come from the api schema (api_schema_openapi) for the
+ * custom groups only (kueue, ray, autoscaling.x-k8s.io, cueue.dev), which
+ * is what `kubectl explain` reads. Built-in kinds (core, batch) deliberately
+ * get none: kubectl computes strategic merge patches for them from a schema
+ * it finds, and without x-kubernetes-patch-merge-key extensions it would
+ * send wrong patches; without one it uses the types compiled into it.
  * /openapi/v2 is 404 (kubectl then falls back where it needs to).
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "api/schema.h"
 #include "server/srv-int.h"
 #include "util/xalloc.h"
 
@@ -54,15 +57,54 @@ static char *base_path(const struct api_kind *k)
     return p;
 }
 
+/* "io.x-k8s.kueue.v1beta1.ClusterQueue": the CRD convention (reversed group). */
+static char *schema_name(const struct api_kind *k)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 1024);
+    char *g = xstrdup(k->group);
+    for (;;) {
+        char *dot = strrchr(g, '.');
+        sbuf_adds(&sb, dot ? dot + 1 : g);
+        sbuf_addc(&sb, '.');
+        if (!dot)
+            break;
+        *dot = '\0';
+    }
+    sbuf_addf(&sb, "%s.%s", k->version, k->kind);
+    xfree(g);
+    char *name = sbuf_take(&sb);
+    sbuf_release(&sb); /* sbuf_take re-initialises */
+    return name;
+}
+
+static void add_schema(json_t *schemas, const struct api_kind *k)
+{
+    const struct api_schema *root = api_schema_for_kind(k->id);
+    if (!root)
+        return;
+    json_t *sch = api_schema_openapi(root);
+    json_object_set_new(sch, "x-kubernetes-group-version-kind",
+                        json_pack("[{s:s, s:s, s:s}]", "group", k->group, "version", k->version,
+                                  "kind", k->kind));
+    char *name = schema_name(k);
+    json_object_set_new(schemas, name, sch);
+    xfree(name);
+}
+
 static json_t *gv_document(const char *group, const char *version)
 {
     json_t *paths = json_object();
+    json_t *schemas = json_object();
+    bool builtin = !group[0] || !strcmp(group, "batch");
     bool any = false;
     for (int i = 0; i < KIND__COUNT; i++) {
         const struct api_kind *k = api_kind_get((enum api_kind_id)i);
         if (strcmp(k->group, group) || strcmp(k->version, version))
             continue;
         any = true;
+        if (!builtin)
+            add_schema(schemas, k);
         char *coll = base_path(k);
         char *item = xasprintf("%s/{name}", coll);
         json_object_set_new(paths, coll,
@@ -84,13 +126,14 @@ static json_t *gv_document(const char *group, const char *version)
     }
     if (!any) {
         json_decref(paths);
+        json_decref(schemas);
         return NULL;
     }
     char *title = group[0] ? xasprintf("cueue %s/%s", group, version)
                            : xasprintf("cueue %s", version);
-    json_t *doc = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:{}}}", "openapi", "3.0.0", "info",
+    json_t *doc = json_pack("{s:s, s:{s:s, s:s}, s:o, s:{s:o}}", "openapi", "3.0.0", "info",
                             "title", title, "version", "v1.32.0", "paths", paths, "components",
-                            "schemas");
+                            "schemas", schemas);
     xfree(title);
     return doc;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/schema.h"
 #include "server/srv-int.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -110,7 +111,38 @@ static void smp_fail(struct smp *c, const char *msg, const char *field)
 }
 
 static json_t *smp_object(struct smp *c, const json_t *orig, const json_t *patch,
-                          const char *parent, int depth);
+                          const char *parent, const struct api_schema *sch, int depth);
+
+/* The schema of field k inside an object (or map value) schema; NULL when
+ * unknown (pass-through, or no schema): the merge-key table decides then. */
+static const struct api_schema *child_schema(const struct api_schema *s, const char *k)
+{
+    if (!s)
+        return NULL;
+    if (s->type == SCH_OBJECT)
+        return api_schema_field(s, k);
+    if (s->type == SCH_MAP)
+        return api_schema_items(s);
+    return NULL;
+}
+
+/* How list field k merges: 'k' keyed (*key set), 's' set, 'r' replaced. */
+static char list_mode(const struct api_schema *fs, const char *parent, const char *k,
+                      const char **key)
+{
+    *key = NULL;
+    if (fs && fs->type == SCH_ARRAY) {
+        if (fs->list_type == LIST_MAP && fs->merge_key) {
+            *key = fs->merge_key;
+            return 'k';
+        }
+        return fs->list_type == LIST_SET ? 's' : 'r';
+    }
+    *key = srv_merge_key(parent, k);
+    if (*key)
+        return 'k';
+    return is_merge_set(k) ? 's' : 'r';
+}
 
 /* Drop directive keys ($patch, $setElementOrder/..., ...) from a value that
  * is inserted whole (no original to merge with). */
@@ -157,7 +189,8 @@ static long find_by_key(const json_t *list, const json_t *item, const char *key)
  * items of orig matched by key. A {"$patch":"replace"} item replaces the
  * whole list with the patch's other items. */
 static json_t *smp_keyed_list(struct smp *c, const json_t *orig, const json_t *patch,
-                              const char *field, const char *key, int depth)
+                              const char *field, const char *key,
+                              const struct api_schema *item_sch, int depth)
 {
     size_t i;
     json_t *pi;
@@ -195,7 +228,7 @@ static json_t *smp_keyed_list(struct smp *c, const json_t *orig, const json_t *p
         } else if (at >= 0) {
             json_array_set_new(out, (size_t)at,
                                smp_object(c, json_array_get(out, (size_t)at), pi, field,
-                                          depth + 1));
+                                          item_sch, depth + 1));
         } else {
             json_array_append_new(out, strip_directives(pi));
         }
@@ -285,8 +318,8 @@ static void retain_keys(json_t *out, const json_t *keys, const json_t *patch)
     }
 }
 
-static void smp_field(struct smp *c, json_t *out, const char *k, const json_t *pv,
-                      int depth)
+static void smp_field(struct smp *c, json_t *out, const char *parent, const char *k,
+                      const json_t *pv, const struct api_schema *fs, int depth)
 {
     json_t *ov = json_object_get(out, k);
     if (json_is_null(pv)) {
@@ -298,13 +331,16 @@ static void smp_field(struct smp *c, json_t *out, const char *k, const json_t *p
         else if (d && !strcmp(d, "replace"))
             json_object_set_new(out, k, strip_directives(pv));
         else
-            json_object_set_new(out, k, smp_object(c, json_is_object(ov) ? ov : NULL, pv, k,
+            json_object_set_new(out, k, smp_object(c, json_is_object(ov) ? ov : NULL, pv, k, fs,
                                                    depth + 1));
     } else if (json_is_array(pv)) {
-        const char *key = srv_merge_key(NULL, k);
-        if (key)
-            json_object_set_new(out, k, smp_keyed_list(c, ov, pv, k, key, depth));
-        else if (is_merge_set(k))
+        const char *key;
+        char mode = list_mode(fs, parent, k, &key);
+        if (mode == 'k')
+            json_object_set_new(out, k,
+                                smp_keyed_list(c, ov, pv, k, key, fs ? api_schema_items(fs) : NULL,
+                                               depth));
+        else if (mode == 's')
             json_object_set_new(out, k, smp_set_list(ov, pv));
         else
             json_object_set_new(out, k, strip_directives(pv));
@@ -314,7 +350,7 @@ static void smp_field(struct smp *c, json_t *out, const char *k, const json_t *p
 }
 
 static json_t *smp_object(struct smp *c, const json_t *orig, const json_t *patch,
-                          const char *parent, int depth)
+                          const char *parent, const struct api_schema *sch, int depth)
 {
     if (depth > SMP_MAX_DEPTH) {
         smp_fail(c, "the patch is nested too deeply", NULL);
@@ -330,31 +366,26 @@ static json_t *smp_object(struct smp *c, const json_t *orig, const json_t *patch
     json_t *pv;
     json_object_foreach((json_t *)patch, k, pv)
     {
-        if (k[0] == '$')
-            continue;
-        /* a keyed list nested in a keyed list item: the key depends on the
-         * parent (container ports) */
-        const char *key = json_is_array(pv) ? srv_merge_key(parent, k) : NULL;
-        if (key && json_is_array(pv))
-            json_object_set_new(out, k,
-                                smp_keyed_list(c, json_object_get(out, k), pv, k, key, depth));
-        else
-            smp_field(c, out, k, pv, depth);
+        if (k[0] != '$')
+            smp_field(c, out, parent, k, pv, child_schema(sch, k), depth);
     }
     json_object_foreach((json_t *)patch, k, pv)
     {
-        if (!strncmp(k, "$setElementOrder/", 17))
-            apply_order(json_object_get(out, k + 17), pv, srv_merge_key(parent, k + 17));
-        else if (!strncmp(k, "$deleteFromPrimitiveList/", 25))
+        if (!strncmp(k, "$setElementOrder/", 17)) {
+            const char *key;
+            list_mode(child_schema(sch, k + 17), parent, k + 17, &key);
+            apply_order(json_object_get(out, k + 17), pv, key);
+        } else if (!strncmp(k, "$deleteFromPrimitiveList/", 25)) {
             delete_from_primitive(json_object_get(out, k + 25), pv);
-        else if (k[0] == '$' && strcmp(k, "$patch") && strcmp(k, "$retainKeys"))
+        } else if (k[0] == '$' && strcmp(k, "$patch") && strcmp(k, "$retainKeys")) {
             smp_fail(c, "unknown patch directive", k);
+        }
     }
     return out;
 }
 
-json_t *srv_strategic_merge_patch(const json_t *target, const json_t *patch, char *err,
-                                  size_t errlen)
+json_t *srv_strategic_merge_patch(const struct api_schema *root, const json_t *target,
+                                  const json_t *patch, char *err, size_t errlen)
 {
     struct smp c = {err, errlen, false};
     if (!json_is_object(patch)) {
@@ -366,7 +397,7 @@ json_t *srv_strategic_merge_patch(const json_t *target, const json_t *patch, cha
     if (d && !strcmp(d, "replace"))
         out = strip_directives(patch);
     else
-        out = smp_object(&c, target, patch, NULL, 0);
+        out = smp_object(&c, target, patch, NULL, root, 0);
     if (c.failed) {
         json_decref(out);
         return NULL;

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "api/decode.h"
+#include "api/schema.h"
 #include "server/srv-int.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -97,7 +98,8 @@ static json_t *apply_over(const struct api_kind *k, const json_t *live, const js
     }
     json_object_del(patch, "status");
     char err[256];
-    json_t *out = is_builtin(k) ? srv_strategic_merge_patch(live, patch, err, sizeof(err))
+    json_t *out = is_builtin(k) ? srv_strategic_merge_patch(api_schema_for_kind(k->id), live, patch, err,
+                                                       sizeof(err))
                                 : srv_merge_patch(live, patch);
     if (!out)
         out = srv_merge_patch(live, patch);
@@ -115,7 +117,7 @@ static json_t *apply_patch(struct srv_req *q, struct srv_resp *r, const struct a
         out = srv_merge_patch(old, patch);
         break;
     case PT_STRATEGIC:
-        out = srv_strategic_merge_patch(old, patch, err, sizeof(err));
+        out = srv_strategic_merge_patch(api_schema_for_kind(k->id), old, patch, err, sizeof(err));
         break;
     case PT_JSON:
         out = srv_json_patch(old, patch, err, sizeof(err));

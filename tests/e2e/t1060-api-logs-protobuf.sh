@@ -7,9 +7,9 @@
 require_tools curl jq python3
 start_server --no-default-pool
 P=/api/v1/namespaces/default/pods
-# bound to a node that does not exist, so no executor runs it: the test
-# writes the log file itself, as the executor would
-api POST $P '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"nodeName":"e2e-no-such-node","restartPolicy":"Never","containers":[{"name":"main","image":"x","command":["true"]},{"name":"side","image":"x","command":["true"]}]}}'
+# held by a scheduling gate, so no node and no executor ever takes it: the
+# test writes the log file itself, as the executor would
+api POST $P '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"schedulingGates":[{"name":"e2e.cueue.dev/hold"}],"restartPolicy":"Never","containers":[{"name":"main","image":"x","command":["true"]},{"name":"side","image":"x","command":["true"]}]}}'
 is "$API_CODE" 201 "create a two-container pod"
 uid=$(jq_body -r .metadata.uid)
 api PATCH $P/p/status '{"status":{"phase":"Running"}}' application/merge-patch+json
