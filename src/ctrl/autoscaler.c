@@ -218,6 +218,8 @@ static void as_on_event(struct ctrl *c, void *self, const struct store_event *ev
         break;
     case KIND_PROVISIONINGREQUEST:
         ctrl_enqueue(c, ctx->rid_autoscaler, api_namespace(ev->obj), api_name(ev->obj));
+        /* a booking that ends makes its nodes candidates for scale-down */
+        ctrl_enqueue(c, ctx->rid_autoscaler, NULL, SCALE_KEY);
         break;
     case KIND_PODTEMPLATE: {
         /* a request may have arrived before its templates */
