@@ -1,0 +1,328 @@
+/*
+ * cmd_logs: `cueue logs pod/NAME | NAME | job/NAME [-c C] [-f] [--prefix]`.
+ * A pod's log comes from .../pods/NAME/log (container: -c, else the
+ * kubectl.kubernetes.io/default-container annotation, else the first). A
+ * Job's logs are those of all its pods (selected by the job's
+ * spec.selector, else batch.kubernetes.io/controller-uid=<uid>) in
+ * completion-index order, one pod after the other; with -f they are
+ * followed together (logs_follow.c) and lines never interleave mid-line.
+ * Once the Job has finished the output ends with "Job 'NAME' succeeded" or
+ * "Job 'NAME' failed: REASON", as Ray's job submitter ends its log.
+ * Lines get a "[pod-name] " prefix only with --prefix and several pods.
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli-int.h"
+#include "cli/logs-int.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+static const char help[] =
+    "Print the logs of a pod, or of every pod of a Job.\n"
+    "\n"
+    "Usage:\n"
+    "  cueue logs pod/NAME | NAME [-c CONTAINER] [-f]\n"
+    "  cueue logs job/NAME [-c CONTAINER] [-f] [--prefix]\n"
+    "\n"
+    "For a Job, the logs of all its pods are printed in completion-index order\n"
+    "(pod 0 first). With -f they are followed together until the Job ends, each\n"
+    "line printed whole as it arrives. Lines are printed as the pods wrote them;\n"
+    "--prefix adds \"[POD] \" before each line when the Job has several pods. When\n"
+    "the Job has finished, the output ends with \"Job 'NAME' succeeded\" or\n"
+    "\"Job 'NAME' failed: REASON\".\n"
+    "\n"
+    "Examples:\n"
+    "  cueue logs job/rayjob-tpu-v6e-dws-1\n"
+    "  cueue logs -f job/train --prefix\n"
+    "  cueue logs train-0-x7k2p -c worker --tail=20\n"
+    "\n"
+    "Flags:\n"
+    "  -c, --container NAME   container (default: the pod's default, else its first)\n"
+    "  -f, --follow           keep printing new lines until the pod or Job ends\n"
+    "      --prefix           prefix each line with [POD] (Jobs with several pods)\n"
+    "      --tail N           only the last N lines of each pod\n"
+    "      --timestamps       prefix each line with its RFC 3339 time\n"
+    "  -n, --namespace NS     namespace (default \"default\")\n"
+    "      --server URL       API server\n";
+
+enum { OPT_PREFIX = 256, OPT_TAIL, OPT_TIMESTAMPS };
+
+static const struct option opts[] = {
+    {"container", required_argument, NULL, 'c'},
+    {"follow", no_argument, NULL, 'f'},
+    {"prefix", no_argument, NULL, OPT_PREFIX},
+    {"tail", required_argument, NULL, OPT_TAIL},
+    {"timestamps", no_argument, NULL, OPT_TIMESTAMPS},
+    {0, 0, 0, 0},
+};
+
+static const struct cli_verb verb = {"logs", help, opts, "c:f"};
+
+static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
+{
+    struct logs_opts *o = st;
+    int32_t n;
+    switch (code) {
+    case 'c':
+        o->container = arg;
+        return 0;
+    case 'f':
+        o->follow = true;
+        return 0;
+    case OPT_PREFIX:
+        o->prefix = true;
+        return 0;
+    case OPT_TAIL:
+        if (cli__parse_count(arg, &n) != 0)
+            return -cli__usage_error(c, "invalid --tail \"%s\": a number of lines", arg);
+        o->tail = arg;
+        return 0;
+    case OPT_TIMESTAMPS:
+        o->timestamps = true;
+        return 0;
+    }
+    return -1;
+}
+
+static int64_t completion_index(const json_t *pod)
+{
+    const char *key = "batch.kubernetes.io/job-completion-index";
+    const char *v = JX_STR(pod, "metadata", "annotations", key);
+    if (!v)
+        v = JX_STR(pod, "metadata", "labels", key);
+    char *end;
+    long long i = v ? strtoll(v, &end, 10) : -1;
+    return v && *v && !*end && i >= 0 ? (int64_t)i : INT64_MAX;
+}
+
+int cli__pod_index_cmp(const void *a, const void *b)
+{
+    const json_t *pa = *(const json_t *const *)a, *pb = *(const json_t *const *)b;
+    int64_t ia = completion_index(pa), ib = completion_index(pb);
+    if (ia != ib)
+        return ia < ib ? -1 : 1;
+    int c = strcmp(jx_or_empty(JX_STR(pa, "metadata", "creationTimestamp")),
+                   jx_or_empty(JX_STR(pb, "metadata", "creationTimestamp")));
+    if (c)
+        return c;
+    return strcmp(jx_or_empty(JX_STR(pa, "metadata", "name")),
+                  jx_or_empty(JX_STR(pb, "metadata", "name")));
+}
+
+char *cli__job_final_line(const json_t *job)
+{
+    size_t i;
+    json_t *cond;
+    const char *name = jx_or_empty(JX_STR(job, "metadata", "name"));
+    json_array_foreach(JX_GET(job, "status", "conditions"), i, cond) {
+        if (strcmp(jx_or_empty(JX_STR(cond, "status")), "True"))
+            continue;
+        const char *type = jx_or_empty(JX_STR(cond, "type"));
+        if (!strcmp(type, "Complete"))
+            return xasprintf("Job '%s' succeeded", name);
+        if (!strcmp(type, "Failed")) {
+            const char *reason = JX_STR(cond, "reason"), *msg = JX_STR(cond, "message");
+            return xasprintf("Job '%s' failed: %s%s%s", name, reason ? reason : "Failed",
+                             msg && *msg ? ": " : "", msg && *msg ? msg : "");
+        }
+    }
+    return NULL;
+}
+
+void logs__pod_path(struct cli_ctx *c, const struct logs_opts *o, const json_t *pod,
+                    bool follow, struct sbuf *path)
+{
+    const struct api_kind *k = api_kind_get(KIND_POD);
+    cli__path(path, k, JX_STR(pod, "metadata", "namespace") ? JX_STR(pod, "metadata", "namespace")
+                                                            : c->ns,
+              JX_STR(pod, "metadata", "name"));
+    sbuf_adds(path, "/log");
+    const char *container = o->container;
+    if (!container)
+        container = JX_STR(pod, "metadata", "annotations", "kubectl.kubernetes.io/default-container");
+    if (!container)
+        container = JX_STR(json_array_get(JX_GET(pod, "spec", "containers"), 0), "name");
+    if (container)
+        cli__query(path, "container", container);
+    if (follow)
+        cli__query(path, "follow", "true");
+    if (o->tail)
+        cli__query(path, "tailLines", o->tail);
+    if (o->timestamps)
+        cli__query(path, "timestamps", "true");
+}
+
+/* Print "[pod] " before each line of text (used without -f). */
+static void print_prefixed(struct cli_ctx *c, const char *pod, const char *text, size_t n)
+{
+    while (n > 0) {
+        const char *nl = memchr(text, '\n', n);
+        size_t len = nl ? (size_t)(nl - text) : n;
+        fprintf(c->out, "[%s] %.*s\n", pod, (int)len, text);
+        if (!nl)
+            break;
+        n -= len + 1;
+        text = nl + 1;
+    }
+}
+
+/* Print one pod's whole log. Returns 0, or 1 after printing the error
+ * (pods that have not started are reported without failing the job's log
+ * when allow_pending). */
+static int print_pod_log(struct cli_ctx *c, const struct logs_opts *o, const json_t *pod,
+                         bool prefix, bool allow_pending)
+{
+    struct sbuf path;
+    struct cli_call r;
+    const char *name = jx_or_empty(JX_STR(pod, "metadata", "name"));
+    int rc = 0;
+    sbuf_init(&path, 0);
+    logs__pod_path(c, o, pod, false, &path);
+    cli__call_init(&r);
+    if (cli__http(c, "GET", path.buf, "*/*", NULL, NULL, &r) != 0) {
+        rc = cli__print_unreachable(c, &r);
+    } else if (!cli__call_ok(&r)) {
+        const char *phase = jx_or_empty(JX_STR(pod, "status", "phase"));
+        if (allow_pending && !strcmp(phase, "Pending"))
+            fprintf(c->err, "pod/%s has not started yet (Pending)\n", name);
+        else
+            rc = cli__print_call_error(c, &r, api_kind_get(KIND_POD), name, "get", NULL);
+    } else if (prefix) {
+        print_prefixed(c, name, r.body.buf, r.body.len);
+    } else {
+        fwrite(r.body.buf, 1, r.body.len, c->out);
+    }
+    fflush(c->out);
+    cli__call_release(&r);
+    sbuf_release(&path);
+    return rc;
+}
+
+static int stream_to_out(void *st, const char *data, size_t n)
+{
+    struct cli_ctx *c = st;
+    fwrite(data, 1, n, c->out);
+    fflush(c->out);
+    return 0;
+}
+
+static int pod_logs(struct cli_ctx *c, const struct logs_opts *o, const char *name)
+{
+    json_t *pod;
+    const struct api_kind *k = api_kind_get(KIND_POD);
+    if (cli__get_object(c, k, c->ns, name, false, &pod) != 0)
+        return 1;
+    json_t *containers = JX_GET(pod, "spec", "containers");
+    if (!o->container && json_array_size(containers) > 1 &&
+        !JX_STR(pod, "metadata", "annotations", "kubectl.kubernetes.io/default-container")) {
+        fprintf(c->err, "Defaulted container \"%s\" out of:",
+                jx_or_empty(JX_STR(json_array_get(containers, 0), "name")));
+        for (size_t i = 0; i < json_array_size(containers); i++)
+            fprintf(c->err, "%s %s", i ? "," : "",
+                    jx_or_empty(JX_STR(json_array_get(containers, i), "name")));
+        fputc('\n', c->err);
+    }
+    int rc = 0;
+    if (!o->follow) {
+        rc = print_pod_log(c, o, pod, false, false);
+    } else {
+        struct sbuf path;
+        struct cli_call r;
+        sbuf_init(&path, 0);
+        logs__pod_path(c, o, pod, true, &path);
+        cli__call_init(&r);
+        if (cli__http_stream(c, path.buf, "*/*", stream_to_out, c, &r) != 0)
+            rc = cli__print_unreachable(c, &r);
+        else if (!cli__call_ok(&r))
+            rc = cli__print_call_error(c, &r, k, name, "get", NULL);
+        cli__call_release(&r);
+        sbuf_release(&path);
+    }
+    json_decref(pod);
+    return rc;
+}
+
+int logs__job_pods(struct cli_ctx *c, const json_t *job, json_t **pods)
+{
+    struct sbuf sel;
+    const char *key;
+    json_t *v;
+    sbuf_init(&sel, 0);
+    json_object_foreach(JX_GET(job, "spec", "selector", "matchLabels"), key, v)
+        sbuf_addf(&sel, "%s%s=%s", sel.len ? "," : "", key, jx_or_empty(json_string_value(v)));
+    if (!sel.len)
+        sbuf_addf(&sel, "batch.kubernetes.io/controller-uid=%s",
+                  jx_or_empty(JX_STR(job, "metadata", "uid")));
+    int rc = cli__list_kind(c, api_kind_get(KIND_POD),
+                            jx_or_empty(JX_STR(job, "metadata", "namespace")), sel.buf, NULL, pods,
+                            NULL, 0);
+    if (rc == 0) {
+        /* sort a plain C array of the items, then rebuild the JSON array */
+        size_t n = json_array_size(*pods);
+        json_t **arr = xcalloc(n ? n : 1, sizeof(*arr));
+        for (size_t i = 0; i < n; i++)
+            arr[i] = json_incref(json_array_get(*pods, i));
+        qsort(arr, n, sizeof(*arr), cli__pod_index_cmp);
+        json_array_clear(*pods);
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(*pods, arr[i]);
+        xfree(arr);
+    }
+    sbuf_release(&sel);
+    return rc;
+}
+
+static int job_logs(struct cli_ctx *c, const struct logs_opts *o, const char *name)
+{
+    json_t *job, *pods = NULL;
+    if (cli__get_object(c, api_kind_get(KIND_JOB), c->ns, name, false, &job) != 0)
+        return 1;
+    if (o->follow) {
+        int rc = logs__follow_job(c, o, job);
+        json_decref(job);
+        return rc;
+    }
+    int rc = logs__job_pods(c, job, &pods);
+    char *final = cli__job_final_line(job);
+    if (rc == 0) {
+        size_t n = json_array_size(pods);
+        if (n == 0 && !final)
+            fprintf(c->err, "job/%s has no pods yet%s\n", name,
+                    JX_BOOL(job, false, "spec", "suspend") ? " (suspended: waiting for admission)"
+                                                           : "");
+        for (size_t i = 0; i < n; i++)
+            rc |= print_pod_log(c, o, json_array_get(pods, i), o->prefix && n > 1, true);
+        if (final)
+            fprintf(c->out, "%s\n", final);
+    }
+    xfree(final);
+    json_decref(pods);
+    json_decref(job);
+    return rc;
+}
+
+int cli__cmd_logs(struct cli_ctx *c, int argc, char **argv)
+{
+    struct logs_opts o = {0};
+    struct cli_args a;
+    int rc = cli__parse(c, &verb, argc, argv, on_opt, &o, &a);
+    if (rc)
+        return rc == CLI_HELP ? 0 : 1;
+    if (a.n != 1)
+        return cli__usage_error(c, a.n ? "logs takes one of pod/NAME, job/NAME or NAME"
+                                       : "a pod or job must be given: logs pod/NAME | job/NAME");
+    const char *name = a.v[0];
+    const struct api_kind *k = api_kind_get(KIND_POD);
+    if (strchr(name, '/')) {
+        k = cli__resolve_kind(c, name, &name, NULL);
+        if (!k)
+            return 1;
+    }
+    if (k->id == KIND_JOB)
+        return job_logs(c, &o, name);
+    if (k->id == KIND_POD)
+        return pod_logs(c, &o, name);
+    return cli__error(c, "cannot get logs of a %s: use pod/NAME or job/NAME", k->kind);
+}
