@@ -274,7 +274,18 @@ struct fa {
     struct eng__wl *wl;
     const struct eng__wl *old; /* elastic slice being replaced, or NULL */
     struct eng__asg *out;
+    const struct eng__asg *pin; /* nominated flavors to stick to, or NULL */
 };
+
+static int pinned_flavor(const struct fa *c, int psi, int res)
+{
+    if (!c->pin || psi >= c->pin->n_ps)
+        return -1;
+    for (int k = 0; k < c->pin->ps[psi].n_ra; k++)
+        if (c->pin->ps[psi].ra[k].res == res)
+            return c->pin->ps[psi].ra[k].flv;
+    return -1;
+}
 
 static void pushf_qty(struct eng__strv *s, const struct eng *e, const char *fmt, int res, int flv,
                       int64_t a, int64_t b, int64_t c)
@@ -461,6 +472,8 @@ static bool find_flavor(struct fa *c, int psi, int trigger_res, const struct eng
     for (int idx = next_flavor_idx(c->wl, psi, trigger_res); idx < rg->n_flv; idx++) {
         int flv = rg->flv[idx];
         attempted = idx;
+        if (c->pin && flv != pinned_flavor(c, psi, trigger_res))
+            continue;
         struct eng__strv one = {0};
         const char *nomatch = NULL;
         if (!c->e->flavors[flv].exists)
@@ -627,8 +640,14 @@ static void resolve_nofit(struct fa *c)
 void eng__assign(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int32_t *counts,
                  const struct eng__wl *old, struct eng__asg *out)
 {
+    eng__assign_pinned(e, cq, wl, counts, old, NULL, out);
+}
+
+void eng__assign_pinned(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int32_t *counts,
+                        const struct eng__wl *old, const struct eng__asg *pin, struct eng__asg *out)
+{
     memset(out, 0, sizeof(*out));
-    struct fa c = {e, cq, wl, old, out};
+    struct fa c = {e, cq, wl, old, out, pin};
     out->ps = xcalloc((size_t)wl->n_ps + 1, sizeof(*out->ps));
     out->cycle = e->cycle;
     out->gen = cq->alloc_gen;

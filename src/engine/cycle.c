@@ -244,6 +244,35 @@ static bool fits_now(struct eng *e, struct eng__entry *en, const struct victims 
     return ok;
 }
 
+/* Targets overlap earlier victims: recompute on the nominated flavors as if
+ * those victims were gone; a fit waits for them (DeferredFit, §2.3 a/d). */
+static bool deferred_fit(struct eng *e, struct eng__entry *en, const struct victims *vs)
+{
+    int32_t *counts = xcalloc((size_t)en->a.n_ps + 1, sizeof(int32_t));
+    for (int i = 0; i < en->a.n_ps; i++)
+        counts[i] = en->a.ps[i].count;
+    for (size_t i = 0; i < vs->n; i++)
+        eng__sim_remove(e, vs->v[i]);
+    struct eng__asg b;
+    eng__assign_pinned(e, en->cq, en->wl, en->a.n_ps == en->wl->n_ps ? counts : NULL, en->old, &en->a, &b);
+    bool fit = eng__asg_mode(&b) == ENG__FIT;
+    for (size_t i = 0; i < vs->n; i++)
+        eng__sim_add(e, vs->v[i]);
+    xfree(counts);
+    if (fit) {
+        for (int u = 0; u < b.n_use; u++)
+            eng__cq_add_usage(e, en->cq, b.use_fr[u], b.use_amt[u]);
+        xfree(en->msg);
+        en->msg = xstrdup("Workload has overlapping preemption targets with another workload, but will "
+                          "fit after these preemptions complete");
+        en->reason = "WaitingForPreemptedWorkloads";
+        en->rq = ENG__RQ_PENDING_PREEMPTION;
+        clear_last(en->wl);
+    }
+    eng__asg_free(&b);
+    return fit;
+}
+
 /* Kueue resourcesToReserve for a Preempt entry without candidates. */
 static void reserve_capacity(struct eng *e, struct eng__entry *en)
 {
@@ -346,6 +375,8 @@ static void process(struct eng *e, struct eng__entry *en, struct victims *vs)
     bool overlap = false;
     for (size_t i = 0; i < en->t.n; i++)
         overlap = overlap || victims_has(vs, en->t.v[i].wl);
+    if (overlap && deferred_fit(e, en, vs))
+        return;
     if (overlap || !fits_now(e, en, vs)) {
         en->skipped = true;
         xfree(en->msg);

@@ -486,6 +486,10 @@ int64_t eng__asg_usage(const struct eng__asg *a, int fr);
  * reclaimable) give partial-admission counts. old = elastic slice replaced. */
 void eng__assign(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int32_t *counts,
                  const struct eng__wl *old, struct eng__asg *out);
+/* The same, trying only the flavors `pin` nominated (Kueue nomination
+ * mapping, used when recomputing after overlapping preemption targets). */
+void eng__assign_pinned(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int32_t *counts,
+                        const struct eng__wl *old, const struct eng__asg *pin, struct eng__asg *out);
 
 /* ---- preempt.c: preemption (Kueue preemption/, classical + fair) ---- */
 struct eng__target {

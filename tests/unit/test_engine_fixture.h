@@ -35,6 +35,8 @@ struct fx {
     void **mem;
     size_t n_mem, cap_mem;
     int64_t now_ms;
+    struct api_workload **wls; /* every workload submitted */
+    size_t n_wls, cap_wls;
 };
 
 static inline void *fx_alloc(struct fx *f, size_t n)
@@ -67,6 +69,7 @@ static inline void fx_free(struct fx *f)
     for (size_t i = 0; i < f->n_mem; i++)
         xfree(f->mem[i]);
     xfree(f->mem);
+    xfree(f->wls);
     xfree(f);
 }
 
@@ -318,9 +321,25 @@ static inline void fx_ps_tolerate(struct fx *f, struct api_podset *p, const char
     p->n_tolerations++;
 }
 
-static inline void fx_submit(struct fx *f, const struct api_workload *w)
+static inline void fx_submit(struct fx *f, struct api_workload *w)
 {
+    bool known = false;
+    for (size_t i = 0; i < f->n_wls; i++)
+        known = known || f->wls[i] == w;
+    if (!known) {
+        XGROW(f->wls, f->cap_wls, f->n_wls + 1);
+        f->wls[f->n_wls++] = w;
+    }
     eng_upsert_workload(f->e, w);
+}
+
+static inline struct api_workload *fx_get(struct fx *f, const char *name)
+{
+    for (size_t i = 0; i < f->n_wls; i++)
+        if (!strcmp(f->wls[i]->name, name))
+            return f->wls[i];
+    fail_msg("unknown workload %s", name);
+    return NULL;
 }
 
 /* ---- scheduling and decisions ---- */
@@ -413,6 +432,30 @@ static inline void fx_release(struct fx *f, struct api_workload *w)
     w->evicted_ms = f->now_ms;
     w->evicted_reason = fx_str(f, "Preempted");
     eng_upsert_workload(f->e, w);
+}
+
+/* Apply every reservation of the last call (as admitted, no checks). */
+static inline void fx_apply_all(struct fx *f)
+{
+    for (size_t i = 0; i < f->res.n; i++)
+        if (f->res.items[i].type == ENG_RESERVE)
+            fx_apply_reserve(f, fx_get(f, f->res.items[i].wl.name), &f->res.items[i], true);
+}
+
+/* Complete the evictions of the last call: victims release their quota. */
+static inline void fx_release_preempted(struct fx *f)
+{
+    for (size_t i = 0; i < f->res.n; i++)
+        if (f->res.items[i].type == ENG_PREEMPT)
+            fx_release(f, fx_get(f, f->res.items[i].wl.name));
+}
+
+/* Schedule and write every reservation back; returns the decisions made. */
+static inline int fx_admit(struct fx *f)
+{
+    int n = fx_schedule(f);
+    fx_apply_all(f);
+    return n;
 }
 
 #endif

@@ -1,0 +1,357 @@
+/*
+ * Preemption (kueue.md §2.6, §2.3 c-i): policies, candidate order, minimal
+ * victim sets with fill-back, the exact Preempted messages and reasons, the
+ * preemptor never admitted in the cycle that preempts, reclaim within the
+ * cohort, borrowWithinCohort with maxPriorityThreshold, capacity reservation
+ * for unreclaimable preemptors, and overlapping targets.
+ */
+#include "test_engine_fixture.h"
+
+static struct fx *cluster(void)
+{
+    struct fx *f = fx_new(NULL);
+    fx_ns(f, "ns", NULL);
+    fx_flavor(f, "f", NULL);
+    return f;
+}
+
+static struct api_cluster_queue *cq_with(struct fx *f, const char *name, const char *cohort,
+                                         const char *quotas, enum api_preempt_policy within,
+                                         enum api_preempt_policy reclaim)
+{
+    struct api_cluster_queue *cq = fx_cq_make(f, name, cohort, quotas);
+    cq->within_cluster_queue = within;
+    cq->reclaim_within_cohort = reclaim;
+    fx_cq_apply(f, cq);
+    char lq[64];
+    snprintf(lq, sizeof(lq), "q-%s", name);
+    fx_lq(f, "ns", lq, name);
+    return cq;
+}
+
+static struct api_workload *job(struct fx *f, const char *name, const char *cq, int32_t prio,
+                                int64_t created, const char *cpu)
+{
+    char req[64], lq[64];
+    snprintf(req, sizeof(req), "cpu=%s", cpu);
+    snprintf(lq, sizeof(lq), "q-%s", cq);
+    struct api_workload *w = fx_wl(f, "ns", name, lq, prio, created);
+    fx_ps(f, w, "main", 1, req);
+    fx_submit(f, w);
+    return w;
+}
+
+static const struct eng_decision *preempt_of(const struct fx *f, const char *victim)
+{
+    const struct eng_decision *d = fx_find(f, ENG_PREEMPT, victim);
+    assert_non_null(d);
+    return d;
+}
+
+static void lower_priority_is_preempted_within_the_cluster_queue(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "cq", NULL, "f:cpu=4", PP_LOWER_PRIORITY, PP_NEVER);
+    job(f, "low", "cq", 0, 1, "3");
+    fx_admit(f);
+    job(f, "high", "cq", 10, 2, "2");
+    fx_schedule(f);
+    const struct eng_decision *p = preempt_of(f, "low");
+    assert_string_equal(p->reason, "InClusterQueue");
+    assert_string_equal(p->preemptor.name, "high");
+    assert_string_equal(p->message,
+                        "Preempted to accommodate a workload (UID: uid-high, JobUID: UNKNOWN) due to "
+                        "prioritization in the ClusterQueue; preemptor path: /cq; preemptee path: /cq");
+    /* never admitted in the cycle that preempts */
+    assert_null(fx_find(f, ENG_RESERVE, "high"));
+    const struct eng_decision *pend = fx_find(f, ENG_PENDING, "high");
+    assert_string_equal(pend->reason, "WaitingForPreemptedWorkloads");
+    assert_string_equal(pend->message,
+                        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
+                        "flavor f, 1 more needed. Pending the preemption of 1 workload(s)");
+    assert_int_equal(fx_count(f, ENG_PREEMPT), 1);
+    /* still waiting: nothing new to decide */
+    fx_schedule(f);
+    assert_int_equal(f->res.n, 0);
+    /* the eviction completes: the preemptor gets the quota */
+    struct eng_result keep = f->res;
+    (void)keep;
+    fx_release(f, fx_get(f, "low"));
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "high"));
+    assert_string_equal(fx_find(f, ENG_PENDING, "low")->reason, "WaitingForQuota");
+    fx_free(f);
+}
+
+static void equal_priority_is_not_preempted_by_lower_priority_policy(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "cq", NULL, "f:cpu=4", PP_LOWER_PRIORITY, PP_NEVER);
+    job(f, "old", "cq", 5, 1, "3");
+    fx_admit(f);
+    job(f, "new", "cq", 5, 2, "2");
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_PREEMPT), 0);
+    assert_string_equal(fx_find(f, ENG_PENDING, "new")->reason, "WaitingForQuota");
+    fx_free(f);
+}
+
+static void lower_or_newer_equal_priority_preempts_newer_equals(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "cq", NULL, "f:cpu=4", PP_LOWER_OR_NEWER_EQUAL_PRIORITY, PP_NEVER);
+    job(f, "newer", "cq", 5, 50, "3");
+    fx_admit(f);
+    job(f, "older", "cq", 5, 10, "2"); /* created before the running one */
+    fx_schedule(f);
+    assert_string_equal(preempt_of(f, "newer")->reason, "InClusterQueue");
+    fx_free(f);
+}
+
+/* Lower priority first, then the most recently reserved. */
+static void candidates_are_ordered_and_the_set_is_minimal(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "cq", NULL, "f:cpu=4", PP_LOWER_PRIORITY, PP_NEVER);
+    const char *names[] = {"v1", "v2", "v3", "v4"};
+    const int32_t prio[] = {1, 0, 0, 2};
+    for (int i = 0; i < 4; i++) {
+        job(f, names[i], "cq", prio[i], i, "1");
+        f->now_ms += 1000;
+        fx_admit(f);
+    }
+    job(f, "p", "cq", 5, 10, "2");
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_PREEMPT), 2);
+    assert_non_null(fx_find(f, ENG_PREEMPT, "v3"));
+    assert_non_null(fx_find(f, ENG_PREEMPT, "v2"));
+    assert_true(fx_find(f, ENG_PREEMPT, "v3") < fx_find(f, ENG_PREEMPT, "v2"));
+    assert_string_equal(fx_find(f, ENG_PENDING, "p")->message,
+                        "couldn't assign flavors to pod set main: insufficient unused quota for cpu in "
+                        "flavor f, 2 more needed. Pending the preemption of 2 workload(s)");
+    fx_free(f);
+}
+
+static void fill_back_keeps_victims_that_are_not_needed(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "cq", NULL, "f:cpu=4", PP_LOWER_PRIORITY, PP_NEVER);
+    job(f, "big", "cq", 0, 1, "3");
+    f->now_ms += 1000;
+    fx_admit(f);
+    job(f, "small", "cq", 0, 2, "1"); /* more recent: tried first */
+    f->now_ms += 1000;
+    fx_admit(f);
+    job(f, "p", "cq", 5, 3, "3");
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_PREEMPT), 1);
+    assert_non_null(fx_find(f, ENG_PREEMPT, "big"));
+    fx_free(f);
+}
+
+static void reclaim_within_cohort_takes_back_lent_quota(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "a", "c", "f:cpu=4", PP_NEVER, PP_ANY);
+    cq_with(f, "b", "c", "f:cpu=4", PP_NEVER, PP_NEVER);
+    job(f, "wb", "b", 10, 1, "6");
+    fx_admit(f);
+    job(f, "wa", "a", 0, 2, "4");
+    fx_schedule(f);
+    const struct eng_decision *p = preempt_of(f, "wb");
+    assert_string_equal(p->reason, "InCohortReclamation");
+    assert_string_equal(p->cluster_queue, "b");
+    assert_string_equal(p->message,
+                        "Preempted to accommodate a workload (UID: uid-wa, JobUID: UNKNOWN) due to "
+                        "reclamation within the cohort; preemptor path: /c/a; preemptee path: /c/b");
+    fx_free(f);
+}
+
+static void workloads_within_nominal_are_not_reclaimed(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "a", "c", "f:cpu=4", PP_NEVER, PP_ANY);
+    cq_with(f, "b", "c", "f:cpu=4", PP_NEVER, PP_NEVER);
+    job(f, "wb", "b", 0, 1, "4");
+    job(f, "wa1", "a", 0, 1, "2");
+    fx_admit(f);
+    job(f, "wa2", "a", 10, 2, "4");
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_PREEMPT), 0);
+    fx_free(f);
+}
+
+/* In a flat cohort a workload that must borrow cannot preempt unless
+ * borrowWithinCohort allows it (kueue.md §9.4). */
+static void borrowing_preemptor_needs_borrow_within_cohort(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "a", "c", "f:cpu=2", PP_NEVER, PP_LOWER_PRIORITY);
+    cq_with(f, "b", "c", "f:cpu=4", PP_NEVER, PP_NEVER);
+    job(f, "wb", "b", 0, 1, "5");
+    fx_admit(f);
+    job(f, "wa", "a", 10, 2, "3");
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_PREEMPT), 0);
+    const struct eng_decision *d = fx_find(f, ENG_PENDING, "wa");
+    assert_string_equal(d->reason, "WaitingForQuota");
+    assert_string_equal(d->message, "couldn't assign flavors to pod set main: insufficient unused quota "
+                                    "for cpu in flavor f, 2 more needed");
+    fx_free(f);
+}
+
+static void borrow_within_cohort_reclaims_while_borrowing(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    struct api_cluster_queue *a = cq_with(f, "a", "c", "f:cpu=2", PP_NEVER, PP_LOWER_PRIORITY);
+    a->borrow_within_cohort = PP_LOWER_PRIORITY;
+    fx_cq_apply(f, a);
+    cq_with(f, "b", "c", "f:cpu=4", PP_NEVER, PP_NEVER);
+    job(f, "wb", "b", 0, 1, "5");
+    fx_admit(f);
+    job(f, "wa", "a", 10, 2, "3");
+    fx_schedule(f);
+    const struct eng_decision *p = preempt_of(f, "wb");
+    assert_string_equal(p->reason, "InCohortReclaimWhileBorrowing");
+    assert_string_equal(p->message,
+                        "Preempted to accommodate a workload (UID: uid-wa, JobUID: UNKNOWN) due to "
+                        "reclamation within the cohort while borrowing; preemptor path: /c/a; "
+                        "preemptee path: /c/b");
+    fx_free(f);
+}
+
+static void max_priority_threshold_protects_higher_candidates(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    struct api_cluster_queue *a = cq_with(f, "a", "c", "f:cpu=2", PP_NEVER, PP_LOWER_PRIORITY);
+    a->borrow_within_cohort = PP_LOWER_PRIORITY;
+    a->has_max_priority_threshold = true;
+    a->max_priority_threshold = -1;
+    fx_cq_apply(f, a);
+    cq_with(f, "b", "c", "f:cpu=4", PP_NEVER, PP_NEVER);
+    job(f, "wb", "b", 0, 1, "5");
+    fx_admit(f);
+    job(f, "wa", "a", 10, 2, "3");
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_PREEMPT), 0);
+    assert_string_equal(fx_find(f, ENG_PENDING, "wa")->reason, "WaitingForQuota");
+    fx_free(f);
+}
+
+/* A Preempt head without candidates reserves its capacity for the cycle when
+ * its ClusterQueue cannot always reclaim (kueue.md §2.3 c). */
+static void unreclaimable_preemptor_reserves_capacity_for_the_cycle(void **state)
+{
+    (void)state;
+    struct eng_config cfg = {.kueue_one_head_per_cq = true};
+    struct fx *f = fx_new(&cfg);
+    fx_ns(f, "ns", NULL);
+    fx_flavor(f, "f", NULL);
+    cq_with(f, "a", "c", "f:cpu=4", PP_NEVER, PP_NEVER);
+    cq_with(f, "b", "c", "f:cpu=0", PP_NEVER, PP_NEVER);
+    job(f, "wa1", "a", 0, 1, "2");
+    fx_admit(f);
+    job(f, "wa2", "a", 5, 2, "4");
+    job(f, "wb", "b", 0, 1, "2");
+    fx_schedule(f);
+    assert_null(fx_find(f, ENG_RESERVE, "wb"));
+    assert_string_equal(fx_find(f, ENG_PENDING, "wb")->message,
+                        "Workload no longer fits after processing another workload");
+    assert_string_equal(fx_find(f, ENG_PENDING, "wa2")->reason, "WaitingForQuota");
+    fx_schedule(f); /* next cycle: wa2 is parked, wb may borrow */
+    assert_non_null(fx_find(f, ENG_RESERVE, "wb"));
+    fx_free(f);
+}
+
+static void reclaim_any_does_not_reserve_capacity(void **state)
+{
+    (void)state;
+    struct eng_config cfg = {.kueue_one_head_per_cq = true};
+    struct fx *f = fx_new(&cfg);
+    fx_ns(f, "ns", NULL);
+    fx_flavor(f, "f", NULL);
+    cq_with(f, "a", "c", "f:cpu=4", PP_NEVER, PP_ANY);
+    cq_with(f, "b", "c", "f:cpu=0", PP_NEVER, PP_NEVER);
+    job(f, "wa1", "a", 0, 1, "2");
+    fx_admit(f);
+    job(f, "wa2", "a", 5, 2, "4");
+    job(f, "wb", "b", 0, 1, "2");
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "wb"));
+    fx_free(f);
+}
+
+static void overlapping_targets_defer_the_second_preemptor(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "a", "c", "f:cpu=2", PP_NEVER, PP_ANY);
+    cq_with(f, "b", "c", "f:cpu=2", PP_NEVER, PP_ANY);
+    cq_with(f, "d", "c", "f:cpu=0", PP_NEVER, PP_NEVER);
+    job(f, "wd", "d", 0, 1, "4");
+    fx_admit(f);
+    job(f, "wa", "a", 5, 2, "2");
+    job(f, "wb", "b", 5, 3, "2");
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_PREEMPT), 1);
+    assert_string_equal(preempt_of(f, "wd")->preemptor.name, "wa");
+    const struct eng_decision *d = fx_find(f, ENG_PENDING, "wb");
+    assert_string_equal(d->reason, "WaitingForPreemptedWorkloads");
+    assert_string_equal(d->message, "Workload has overlapping preemption targets with another workload, "
+                                    "but will fit after these preemptions complete");
+    fx_release_preempted(f);
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "wa"));
+    assert_non_null(fx_find(f, ENG_RESERVE, "wb"));
+    fx_free(f);
+}
+
+static void sticky_preemptor_holds_the_head_of_a_best_effort_queue(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    cq_with(f, "cq", NULL, "f:cpu=4", PP_LOWER_PRIORITY, PP_NEVER);
+    job(f, "low", "cq", 0, 1, "3");
+    fx_admit(f);
+    job(f, "high", "cq", 10, 2, "4");
+    job(f, "tiny", "cq", 0, 3, "1"); /* would fit in the free unit */
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_PREEMPT, "low"));
+    assert_null(fx_find(f, ENG_RESERVE, "tiny"));
+    assert_null(fx_find(f, ENG_PENDING, "tiny")); /* never evaluated */
+    fx_release_preempted(f);
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "high"));
+    fx_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(lower_priority_is_preempted_within_the_cluster_queue),
+        cmocka_unit_test(equal_priority_is_not_preempted_by_lower_priority_policy),
+        cmocka_unit_test(lower_or_newer_equal_priority_preempts_newer_equals),
+        cmocka_unit_test(candidates_are_ordered_and_the_set_is_minimal),
+        cmocka_unit_test(fill_back_keeps_victims_that_are_not_needed),
+        cmocka_unit_test(reclaim_within_cohort_takes_back_lent_quota),
+        cmocka_unit_test(workloads_within_nominal_are_not_reclaimed),
+        cmocka_unit_test(borrowing_preemptor_needs_borrow_within_cohort),
+        cmocka_unit_test(borrow_within_cohort_reclaims_while_borrowing),
+        cmocka_unit_test(max_priority_threshold_protects_higher_candidates),
+        cmocka_unit_test(unreclaimable_preemptor_reserves_capacity_for_the_cycle),
+        cmocka_unit_test(reclaim_any_does_not_reserve_capacity),
+        cmocka_unit_test(overlapping_targets_defer_the_second_preemptor),
+        cmocka_unit_test(sticky_preemptor_holds_the_head_of_a_best_effort_queue),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
