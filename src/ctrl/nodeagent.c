@@ -241,10 +241,13 @@ static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const 
     nodes_podrun_release(&run);
 }
 
+/* The grace period of a deletion: metadata.deletionGracePeriodSeconds when
+ * a delete asked for one (> 0; the store writes 0 for every finalizer
+ * deletion), else spec.terminationGracePeriodSeconds, else 30 s. */
 static int64_t grace_ms(const json_t *pod)
 {
     json_t *g = JX_GET(pod, "metadata", "deletionGracePeriodSeconds");
-    if (!json_is_integer(g))
+    if (!json_is_integer(g) || json_integer_value(g) <= 0)
         g = JX_GET(pod, "spec", "terminationGracePeriodSeconds");
     int64_t s = json_is_integer(g) ? (int64_t)json_integer_value(g) : DEFAULT_GRACE_S;
     return s > 0 ? s * 1000 : 0;
