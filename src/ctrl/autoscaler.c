@@ -189,9 +189,10 @@ static void scale_pass(struct ctrl *c, struct nodes_ctx *ctx)
     nodes_snap_release(&snap);
     const char *k;
     json_t *v;
-    json_object_foreach(ctx->pool_retry_at, k, v)
+    json_object_foreach(ctx->pool_retry_at, k, v) {
         if (json_integer_value(v) > now && json_integer_value(v) < next)
             next = json_integer_value(v);
+    }
     int64_t pd = ctx->prov->ops->next_deadline(ctx->prov);
     if (pd < next)
         next = pd;
@@ -227,9 +228,10 @@ static void as_on_event(struct ctrl *c, void *self, const struct store_event *ev
         json_t *prs = store_list(ctrl_store(c), KIND_PROVISIONINGREQUEST, ns, NULL);
         size_t i;
         json_t *pr;
-        json_array_foreach(prs, i, pr)
+        json_array_foreach(prs, i, pr) {
             if (!api_cond_get(pr, "Accepted") && !api_cond_get(pr, "Failed"))
                 ctrl_enqueue(c, ctx->rid_autoscaler, ns, api_name(pr));
+        }
         json_decref(prs);
         break;
     }

@@ -146,10 +146,11 @@ static void bind_pass(struct ctrl *c, struct binder *b)
     struct cand *cands = xcalloc(json_array_size(pods) + 1, sizeof(*cands));
     size_t n = 0, i;
     json_t *pod;
-    json_array_foreach(pods, i, pod)
+    json_array_foreach(pods, i, pod) {
         if (is_unbound(pod))
             cands[n++] = (struct cand){pod, JX_INT(pod, 0, "spec", "priority"),
                                        api_creation_ms(pod), i};
+    }
     if (n > 0) {
         qsort(cands, n, sizeof(*cands), cand_cmp);
         struct nodes_snap snap;

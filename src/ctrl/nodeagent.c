@@ -44,9 +44,10 @@ static bool has_finalizer(const json_t *pod)
 {
     size_t i;
     json_t *f;
-    json_array_foreach(JX_GET(pod, "metadata", "finalizers"), i, f)
+    json_array_foreach(JX_GET(pod, "metadata", "finalizers"), i, f) {
         if (!strcmp(jx_or_empty(json_string_value(f)), FINALIZER_POD))
             return true;
+    }
     return false;
 }
 
@@ -268,11 +269,12 @@ static const char *tracked_uid(struct agent *a, const char *ns, const char *name
     char *key = xasprintf("%s/%s", ns ? ns : "", name);
     const char *uid;
     json_t *v, *found = NULL;
-    json_object_foreach(a->running, uid, v)
+    json_object_foreach(a->running, uid, v) {
         if (!strcmp(jx_or_empty(JX_STR(v, "key")), key)) {
             found = v;
             break;
         }
+    }
     xfree(key);
     return found ? uid : NULL;
 }
@@ -384,9 +386,10 @@ static void agent_on_event(struct ctrl *c, void *self, const struct store_event 
         json_t *pods = store_list(ctrl_store(c), KIND_POD, NULL, NULL);
         size_t i;
         json_t *p;
-        json_array_foreach(pods, i, p)
+        json_array_foreach(pods, i, p) {
             if (!strcmp(jx_or_empty(JX_STR(p, "spec", "nodeName")), api_name(ev->obj)))
                 ctrl_enqueue(c, a->rid, api_namespace(p), api_name(p));
+        }
         json_decref(pods);
     }
 }

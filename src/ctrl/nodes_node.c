@@ -230,8 +230,9 @@ int nodes_delete(struct ctrl *c, const json_t *names)
     int n = 0;
     size_t i;
     json_t *v;
-    json_array_foreach(names, i, v)
+    json_array_foreach(names, i, v) {
         n += store_delete(ctrl_store(c), KIND_NODE, NULL, json_string_value(v), NULL, NULL) == 0;
+    }
     return n;
 }
 

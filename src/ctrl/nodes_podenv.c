@@ -203,10 +203,12 @@ static bool spec_defines(const json_t *pod, const char *var)
 {
     size_t i, j;
     json_t *ctr, *e;
-    json_array_foreach(JX_GET(pod, "spec", "containers"), i, ctr)
-        json_array_foreach(JX_GET(ctr, "env"), j, e)
+    json_array_foreach(JX_GET(pod, "spec", "containers"), i, ctr) {
+        json_array_foreach(JX_GET(ctr, "env"), j, e) {
             if (!strcmp(jx_or_empty(JX_STR(e, "name")), var))
                 return true;
+        }
+    }
     return false;
 }
 
@@ -277,9 +279,10 @@ int nodes_podrun_prepare(struct ctrl *c, const json_t *pod, const json_t *node,
     for (int l = 0; l < 2 && rc == 0; l++) {
         size_t i;
         json_t *ctr;
-        json_array_foreach(JX_GET(r->pod, "spec", lists[l]), i, ctr)
+        json_array_foreach(JX_GET(r->pod, "spec", lists[l]), i, ctr) {
             if (rc == 0)
                 rc = resolve_container(c, pod, ctr, node, msg, msglen);
+        }
     }
     if (rc != 0)
         return rc;

@@ -378,8 +378,9 @@ void nodes_provreq_revoke(struct ctrl *c, const struct prov_event *ev)
     json_t *gone = revoked_nodes(c, ev->pool, ev->n_nodes, keys);
     const char *key;
     json_t *v;
-    json_object_foreach(keys, key, v)
+    json_object_foreach(keys, key, v) {
         revoke_key(c, key);
+    }
     int n = nodes_delete(c, gone);
     if (n > 0)
         ctrl_trace(c, "NodesScaledDown",

@@ -268,8 +268,8 @@ static void backoff_retry(struct pr_work *w, enum prc cls)
     retry_later(w, d < BACKOFF_MAX_MS ? d : BACKOFF_MAX_MS);
 }
 
-/* Place every pod: on existing nodes, else (plan != NULL) on new nodes.
- * Returns false when some pod fits nowhere. */
+/* Place every pod on existing nodes, else (planned != NULL) on new nodes
+ * of pools. Returns false when some pod fits nowhere. */
 static bool place_all(struct pr_work *w, struct nodes_snap *snap, const struct nodes_pools *pools,
                       int *planned)
 {
@@ -277,8 +277,10 @@ static bool place_all(struct pr_work *w, struct nodes_snap *snap, const struct n
         for (int32_t k = 0; k < w->podsets[i].count; k++) {
             if (nodes_place_existing(snap, &w->podsets[i]))
                 continue;
-            if (!planned || nodes_plan_new(w->ctx, snap, pools, planned, &w->podsets[i],
-                                           ctrl_now(w->c)) < 0)
+            if (!planned)
+                return false;
+            if (nodes_plan_new(w->ctx, snap, pools, planned, &w->podsets[i],
+                               ctrl_now(w->c)) < 0)
                 return false;
         }
     }
@@ -329,8 +331,9 @@ void pr_step_check(struct pr_work *w)
     if (retry_pending(w))
         return;
     struct nodes_snap snap;
+    struct nodes_pools none = {0};
     nodes_snap_build(ctrl_store(w->c), &snap);
-    if (place_all(w, &snap, NULL, NULL)) {
+    if (place_all(w, &snap, &none, NULL)) {
         provisioned(w, "CapacityIsFound", prc_texts(PRC_CHECK)->provisioned_msg);
     } else if (!strcmp(jx_or_empty(JX_STR(w->pr, "spec", "parameters", "noRetry")), "true")) {
         pr_fail(w, "CapacityIsNotFound", "CA could not find requested capacity");

@@ -103,8 +103,9 @@ static int64_t pool_down(struct ctrl *c, struct nodes_ctx *ctx, const struct nod
         report(c, it, gone, unneeded);
         size_t i;
         json_t *v;
-        json_array_foreach(gone, i, v)
+        json_array_foreach(gone, i, v) {
             json_object_del(ctx->idle_since, json_string_value(v));
+        }
     }
     json_decref(gone);
     json_decref(groups);
@@ -127,9 +128,10 @@ int64_t nodes_scale_down(struct ctrl *c, struct nodes_ctx *ctx, const struct nod
     /* forget nodes that are gone or no longer in an autoscaling pool */
     const char *k;
     json_t *v, *tmp;
-    json_object_foreach_safe(ctx->idle_since, tmp, k, v)
+    json_object_foreach_safe(ctx->idle_since, tmp, k, v) {
         if (!json_object_get(seen, k))
             json_object_del(ctx->idle_since, k);
+    }
     json_decref(seen);
     return next;
 }

@@ -130,8 +130,9 @@ static void tell_pods(struct ctrl *c, json_t *pods, const char *type, const char
 {
     size_t i;
     json_t *pod;
-    json_array_foreach(pods, i, pod)
+    json_array_foreach(pods, i, pod) {
         ctrl_event(c, pod, type, reason, "%s", msg);
+    }
 }
 
 static void request_planned(struct ctrl *c, struct nodes_snap *snap,

@@ -138,9 +138,10 @@ static int configmap_volume(struct ctrl *c, const char *ns, const json_t *vol, c
     for (int m = 0; m < 2 && !json_array_size(items); m++) {
         const char *key;
         json_t *v;
-        json_object_foreach(JX_GET(cm, maps[m]), key, v)
+        json_object_foreach(JX_GET(cm, maps[m]), key, v) {
             if (rc == 0 && safe_relpath(key))
                 rc = write_key(dir, cm, key, key, dmode, msg, msglen);
+        }
     }
     json_decref(cm);
     return rc;
@@ -209,9 +210,10 @@ void nodes_volume_mounts(const json_t *pod, const char *sandbox, struct exec_env
                 const char *vname = JX_STR(m, "name"), *path = JX_STR(m, "mountPath");
                 size_t k;
                 json_t *vol, *found = NULL;
-                json_array_foreach(vols, k, vol)
+                json_array_foreach(vols, k, vol) {
                     if (vname && !strcmp(jx_or_empty(JX_STR(vol, "name")), vname))
                         found = vol;
+                }
                 if (!found || !path)
                     continue;
                 char *dir = volume_dir(sandbox, found);

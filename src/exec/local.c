@@ -486,10 +486,11 @@ static void handle_inotify(struct exec_local *l)
         for (char *ptr = buf; ptr < buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)ptr;
             if (ev->len && !strcmp(ev->name, EXEC_METRICS_FILE)) {
-                struct lx_pod *p, *tmp;
-                HASH_ITER(hh, l->pods, p, tmp)
+                struct lx_pod *p = NULL, *tmp = NULL;
+                HASH_ITER(hh, l->pods, p, tmp) {
                     if (p->wd == ev->wd)
                         p->check_metrics = true;
+                }
             }
             ptr += sizeof(struct inotify_event) + ev->len;
         }
@@ -511,7 +512,7 @@ static int collect(struct exec_local *l, struct lx_waits *w)
     XGROW(w->fds, w->cap, 2);
     w->fds[0] = (struct pollfd){.fd = l->wake_fd, .events = POLLIN};
     w->fds[1] = (struct pollfd){.fd = l->ino_fd, .events = POLLIN};
-    struct lx_pod *p, *tmp;
+    struct lx_pod *p = NULL, *tmp = NULL;
     HASH_ITER(hh, l->pods, p, tmp) {
         if (advance(l, p, now)) {
             HASH_DEL(l->pods, p);
@@ -715,9 +716,10 @@ static void local_free(struct exec *x)
         return;
     pthread_mutex_lock(&l->mu);
     l->quit = true;
-    struct lx_pod *p, *tmp;
-    HASH_ITER(hh, l->pods, p, tmp)
+    struct lx_pod *p = NULL, *tmp = NULL;
+    HASH_ITER(hh, l->pods, p, tmp) {
         signal_all(p, SIGKILL);
+    }
     pthread_mutex_unlock(&l->mu);
     wake(l);
     pthread_join(l->thread, NULL);

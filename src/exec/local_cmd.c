@@ -279,10 +279,12 @@ struct lx_cmd *lx_cmds_build(const struct exec_pod *pod, char *const *base_env,
     struct lx_cmd *cmds = xcalloc(total ? total : 1, sizeof(*cmds));
     size_t k = 0, i;
     json_t *ctr;
-    json_array_foreach(inits, i, ctr)
+    json_array_foreach(inits, i, ctr) {
         build_one(&cmds[k++], ctr, true, pod, base_env, sandbox);
-    json_array_foreach(mains, i, ctr)
+    }
+    json_array_foreach(mains, i, ctr) {
         build_one(&cmds[k++], ctr, false, pod, base_env, sandbox);
+    }
     *n = total;
     return cmds;
 }
