@@ -202,7 +202,9 @@ static int settle(struct sim *s)
 {
     int work = ctrl_step(s->ctrl);
     int writes = sim_observe(s);
+    s->n_steps++;
     for (int i = 0; writes > 0 && i < QUIESCE_LIMIT; i++) {
+        s->n_steps++;
         work += writes + ctrl_step(s->ctrl);
         writes = sim_observe(s);
     }
@@ -216,6 +218,7 @@ static int loop(struct sim *s, struct due_tree *t, char **err)
     for (;;) {
         int64_t now = clk_now(&s->clock.clk);
         size_t records = s->n_records;
+        s->n_wakeups++;
         int acted = run_due(s, t, err);
         if (acted < 0)
             return acted;

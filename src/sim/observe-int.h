@@ -88,6 +88,7 @@ struct sim_observer {
     struct wl_state **release; /* bare Workloads to release after the step */
     size_t n_release, cap_release;
     struct pr_state *prs;
+    json_t *pr_names; /* ProvisioningRequest name -> ns/name, never pruned */
     struct pool_count *pools;
     struct node_run run;
     struct sim_usage *usage;

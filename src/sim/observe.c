@@ -209,11 +209,17 @@ static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj)
     w->evicted = evicted;
 }
 
+/* A Requeued record for each change of the condition's status or reason,
+ * and for each release of the quota reservation while it is present (a
+ * second preemption leaves both unchanged but is another requeue). */
 static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const json_t *obj,
                                      bool reserved)
 {
     json_t *rq = api_cond_get(obj, "Requeued");
-    if (rq && set_if_changed(&w->requeued, two(JX_STR(rq, "status"), JX_STR(rq, "reason")))) {
+    bool released = w->reserved && !reserved;
+    bool changed = rq && set_if_changed(&w->requeued, two(JX_STR(rq, "status"),
+                                                            JX_STR(rq, "reason")));
+    if (rq && (changed || released)) {
         json_t *f = wl_fields(s, w, obj);
         json_object_set_new(f, "status", json_string(jx_or_empty(JX_STR(rq, "status"))));
         sim_obs_emit(s, "Requeued", cond_fields(f, rq));

@@ -109,6 +109,9 @@ static void on_provreq(struct sim *s, const struct store_event *ev)
         p->key = key;
         p->conds = json_object();
         HASH_ADD_KEYPTR(hh, o->prs, p->key, strlen(p->key), p);
+        if (!o->pr_names)
+            o->pr_names = json_object();
+        json_object_set_new(o->pr_names, jx_or_empty(api_name(ev->obj)), json_string(p->key));
         pr_created(s, ev->obj, p->key);
     } else {
         xfree(key);
@@ -166,6 +169,16 @@ void sim_obs_flush_nodes(struct sim *s)
     XFREE(r->request);
 }
 
+/* A node's provisioning-request label holds the request's name only: the
+ * trace names requests ns/name, so use the one seen under that name. */
+static char *request_key(struct sim_observer *o, const char *name)
+{
+    if (!name)
+        return NULL;
+    const char *key = json_string_value(json_object_get(o->pr_names, name));
+    return xstrdup(key ? key : name);
+}
+
 static void on_node(struct sim *s, const struct store_event *ev)
 {
     if (ev->type == STORE_MODIFIED)
@@ -173,7 +186,7 @@ static void on_node(struct sim *s, const struct store_event *ev)
     struct sim_observer *o = s->obs;
     const char *pool = jx_or_empty(api_label(ev->obj, LABEL_NODEPOOL));
     const char *req = api_label(ev->obj, LABEL_PROVREQ);
-    char *req_key = xstrdup(req);
+    char *req_key = request_key(o, req);
     int dir = ev->type == STORE_ADDED ? 1 : -1;
     struct node_run *r = &o->run;
     if (r->n && (r->dir != dir || strcmp(r->pool, pool) ||
@@ -273,6 +286,7 @@ void sim_obs_objects_free(struct sim_observer *o)
         xfree(c->pool);
         xfree(c);
     }
+    json_decref(o->pr_names);
     xfree(o->run.pool);
     xfree(o->run.request);
     json_decref(o->run.names);

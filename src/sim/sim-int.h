@@ -161,6 +161,8 @@ struct sim {
     const char *stopped_by; /* "completion", "until", "idle" */
     int64_t wall_ms;
     size_t n_warnings;
+    size_t n_wakeups; /* distinct instants the loop visited */
+    size_t n_steps;   /* ctrl_step calls */
 };
 
 /* ---- apply.c ---- */
