@@ -17,6 +17,8 @@
 #include <string.h>
 
 #include "api/meta.h"
+#include "api/schema.h"
+#include "provider/catalog.h"
 #include "ctrl/nodes_int.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -197,6 +199,8 @@ static const struct ctrl_reconciler_ops pool_ops = {
 
 void ctrl__nodepool_register(struct ctrl *c)
 {
+    /* admission checks NodePools against this catalog (docs/nodepool.md) */
+    api_set_machine_catalog(prov_api_catalog());
     struct nodes_ctx *ctx = xcalloc(1, sizeof(*ctx));
     ctx->prov = ctrl_prov(c);
     if (!ctx->prov)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api/schema.h"
 #include "util/err.h"
 
 static const struct prov_tpu_gen tpu_v6e = {"v6e", "tpu-v6e-slice", "v6e", 1, 2};
@@ -236,4 +237,30 @@ int prov_slice_for(const struct prov_machine *m, const char *topology, struct pr
 void prov_bounds_str(const int b[3], char *out, size_t outlen)
 {
     snprintf(out, outlen, "%d,%d,%d", b[0], b[1], b[2]);
+}
+
+static bool api_known(const char *machine_type)
+{
+    return prov_machine_find(machine_type) != NULL;
+}
+
+static const char *api_check_topology(const char *machine_type, const char *topology,
+                                      int *hosts_per_slice)
+{
+    static _Thread_local char why[256];
+    const struct prov_machine *m = prov_machine_find(machine_type);
+    struct prov_slice s;
+    *hosts_per_slice = 1;
+    if (!m)
+        return NULL; /* reported as an unknown machine type */
+    if (prov_slice_for(m, topology, &s, why, sizeof(why)) != 0)
+        return why;
+    *hosts_per_slice = s.hosts;
+    return NULL;
+}
+
+const struct api_machine_catalog *prov_api_catalog(void)
+{
+    static const struct api_machine_catalog cat = {api_known, api_check_topology};
+    return &cat;
 }

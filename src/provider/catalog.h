@@ -98,6 +98,13 @@ struct prov_slice {
 int prov_slice_for(const struct prov_machine *m, const char *topology, struct prov_slice *out,
                    char *err, size_t errlen);
 
+/* The catalog as API admission asks it (api/schema.h struct
+ * api_machine_catalog: known machine types, TPU topology check with the
+ * slice's hosts). Static; thread-safe (reasons are thread-local). Register
+ * with api_set_machine_catalog at start-up (ctrl_new does). */
+struct api_machine_catalog;
+const struct api_machine_catalog *prov_api_catalog(void);
+
 /* "a,b,c" text of a bounds triple into out (16 bytes suffice). */
 void prov_bounds_str(const int b[3], char *out, size_t outlen);
 

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "api/schema.h"
 #include "provider/catalog.h"
 
 static void test_machine_types_have_published_shapes(void **state)
@@ -196,6 +197,21 @@ static void test_tpu_generation_by_node_label(void **state)
     assert_null(prov_tpu_gen_by_label("tpu-v9-slice"));
 }
 
+static void test_admission_catalog_hook(void **state)
+{
+    (void)state;
+    const struct api_machine_catalog *cat = prov_api_catalog();
+    assert_true(cat->known("ct6e-standard-4t"));
+    assert_false(cat->known("ct6e-standard-5t"));
+    int hosts = 0;
+    assert_null(cat->check_topology("ct6e-standard-4t", "4x4", &hosts));
+    assert_int_equal(hosts, 4);
+    const char *why = cat->check_topology("ct6e-standard-4t", "3x3", &hosts);
+    assert_non_null(why);
+    assert_non_null(strstr(why, "not valid for TPU v6e"));
+    assert_non_null(cat->check_topology("n2-standard-16", "2x2", &hosts));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -208,6 +224,7 @@ int main(void)
         cmocka_unit_test(test_slice_shapes_across_generations),
         cmocka_unit_test(test_invalid_topologies_are_explained),
         cmocka_unit_test(test_tpu_generation_by_node_label),
+        cmocka_unit_test(test_admission_catalog_hook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
