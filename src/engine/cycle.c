@@ -494,19 +494,21 @@ int eng__run_cycle(struct eng *e, bool *had_heads)
     e->undo_on = true;
     for (size_t i = 0; i < n; i++)
         nominate(e, &v[i]);
-    if (e->cfg.fair_sharing)
-        eng__fair_order(e, v, n);
-    else
+    if (!e->cfg.fair_sharing)
         qsort(v, n ? n : 1, sizeof(*v), entry_cmp);
     struct victims vs = {0};
-    for (size_t i = 0; i < n && eng__budget_left(e); i++) {
+    bool *done = xcalloc(n + 1, sizeof(bool));
+    for (size_t k = 0; k < n && eng__budget_left(e); k++) {
+        size_t i = e->cfg.fair_sharing ? eng__fair_next(e, v, n, done) : k;
         uint64_t before = scan_sig(v[i].wl);
+        done[i] = true;
         v[i].processed = true;
         if (v[i].nominated)
             process(e, &v[i], &vs);
         if (scan_sig(v[i].wl) != before)
             e->progress++;
     }
+    xfree(done);
     for (size_t i = 0; i < n; i++) {
         if (v[i].assumed)
             continue;

@@ -511,9 +511,22 @@ int eng__oracle(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, int fr, i
 /* Temporarily remove / re-add a workload's usage (simulation). */
 void eng__sim_remove(struct eng *e, struct eng__wl *wl);
 void eng__sim_add(struct eng *e, struct eng__wl *wl);
+/* Temporarily add (sign +1) or remove (-1) usage at cq, not logged. */
+void eng__sim_usage(struct eng *e, struct eng__cq *cq, const int *fr, const int64_t *amt, int n,
+                    int sign);
 bool eng__wl_uses_frs(const struct eng__wl *wl, const int *frs, int n);
 
 /* ---- fair.c: fair sharing (DRS) ---- */
+struct eng__drs {
+    double ratio;          /* unweighted dominant share, x1000 */
+    int64_t weight_milli;
+    bool borrowing;
+};
+/* DominantResourceShare of a node relative to its parent (Kueue
+ * dominantResourceShare with no extra request). */
+struct eng__drs eng__drs_of(const struct eng *e, const struct eng__node *n);
+/* Kueue CompareDRS: <0 when a is the smaller (preferred for admission). */
+int eng__drs_cmp(struct eng__drs a, struct eng__drs b);
 /* status.fairSharing.weightedShare of a ClusterQueue. */
 int64_t eng__weighted_share(struct eng *e, struct eng__cq *cq);
 /* Dominant resource share of node (x1000 / weight), with extra usage. */
@@ -547,12 +560,9 @@ struct eng__entry {
 };
 
 int eng__run_cycle(struct eng *e, bool *had_heads);
-/* Order a cycle's entries with fair sharing (Kueue fairSharingIterator). */
-void eng__fair_order(struct eng *e, struct eng__entry *v, size_t n);
-/* Fair-sharing preemption targets (Kueue fairPreemptions). */
-void eng__fair_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int *frs,
-                       int n_frs, const int *use_fr, const int64_t *use_amt, int n_use,
-                       struct eng__targets *out);
+/* The next entry to process under fair sharing (Kueue fairSharingIterator:
+ * the tournament of the first remaining entry's root cohort). */
+size_t eng__fair_next(struct eng *e, struct eng__entry *v, size_t n, const bool *done);
 
 /* Bring routing, requeues and quotas up to date for time now_ms. */
 void eng__prepare(struct eng *e, int64_t now_ms);

@@ -84,6 +84,18 @@ bool eng__wl_uses_frs(const struct eng__wl *wl, const int *frs, int n)
 void eng__sim_remove(struct eng *e, struct eng__wl *wl) { eng__wl_charge(e, wl, -1); }
 void eng__sim_add(struct eng *e, struct eng__wl *wl) { eng__wl_charge(e, wl, +1); }
 
+void eng__sim_usage(struct eng *e, struct eng__cq *cq, const int *fr, const int64_t *amt, int n,
+                    int sign)
+{
+    if (e->tree_dirty)
+        return;
+    for (int u = 0; u < n; u++) {
+        int i = eng__node_idx(&cq->node, fr[u]);
+        if (i >= 0)
+            eng__node_add_usage(e, &cq->node, i, sign > 0 ? amt[u] : -amt[u]);
+    }
+}
+
 static struct eng__cq *node_cq(struct eng__node *n)
 {
     return (struct eng__cq *)((char *)n - offsetof(struct eng__cq, node));
@@ -333,17 +345,319 @@ static void classical(const struct pctx *p, struct eng__targets *out)
     xfree(rest.v);
 }
 
+/* ---- fair sharing preemption (Kueue fairPreemptions, §2.8) ---- */
+
+/* The node on the path from n up whose parent is lca (n when n->parent is lca). */
+static struct eng__node *almost(struct eng__node *n, const struct eng__node *lca)
+{
+    while (n->parent && n->parent != lca)
+        n = n->parent;
+    return n;
+}
+
+static const struct eng__node *lca_of(const struct eng__node *a, const struct eng__node *b)
+{
+    for (const struct eng__node *x = a->parent; x; x = x->parent)
+        for (const struct eng__node *y = b->parent; y; y = y->parent)
+            if (x == y)
+                return x;
+    return NULL;
+}
+
+struct fpool {                /* candidates grouped per target ClusterQueue */
+    struct eng__cq **cq;
+    struct cands *c;          /* per cq, in candidate order */
+    size_t *head;             /* next candidate index */
+    bool *pruned;
+    size_t n;
+    struct eng__node **pruned_cohorts;
+    size_t n_pc, cap_pc;
+};
+
+static void fpool_build(const struct pctx *p, const struct cands *all, struct fpool *fp)
+{
+    memset(fp, 0, sizeof(*fp));
+    size_t cap = all->n + 1;
+    fp->cq = xcalloc(cap, sizeof(*fp->cq));
+    fp->c = xcalloc(cap, sizeof(*fp->c));
+    fp->head = xcalloc(cap, sizeof(*fp->head));
+    fp->pruned = xcalloc(cap, sizeof(*fp->pruned));
+    for (size_t i = 0; i < all->n; i++) {
+        size_t k = 0;
+        while (k < fp->n && fp->cq[k] != all->v[i].wl->rcq)
+            k++;
+        if (k == fp->n)
+            fp->cq[fp->n++] = all->v[i].wl->rcq;
+        cands_push(&fp->c[k], all->v[i].wl, NULL, all->v[i].v);
+    }
+    (void)p;
+}
+
+static void fpool_free(struct fpool *fp)
+{
+    for (size_t i = 0; i < fp->n; i++)
+        xfree(fp->c[i].v);
+    xfree(fp->cq);
+    xfree(fp->c);
+    xfree(fp->head);
+    xfree(fp->pruned);
+    xfree(fp->pruned_cohorts);
+}
+
+static size_t fpool_idx(const struct fpool *fp, const struct eng__cq *cq)
+{
+    for (size_t i = 0; i < fp->n; i++)
+        if (fp->cq[i] == cq)
+            return i;
+    return fp->n;
+}
+
+static bool fpool_has(const struct fpool *fp, const struct eng__cq *cq)
+{
+    size_t i = fpool_idx(fp, cq);
+    return i < fp->n && !fp->pruned[i] && fp->head[i] < fp->c[i].n;
+}
+
+static bool cohort_pruned(const struct fpool *fp, const struct eng__node *n)
+{
+    for (size_t i = 0; i < fp->n_pc; i++)
+        if (fp->pruned_cohorts[i] == n)
+            return true;
+    return false;
+}
+
+static void prune_cohort(struct fpool *fp, struct eng__node *n)
+{
+    XGROW(fp->pruned_cohorts, fp->cap_pc, fp->n_pc + 1);
+    fp->pruned_cohorts[fp->n_pc++] = n;
+}
+
+static bool on_path(const struct pctx *p, const struct eng__node *n)
+{
+    for (const struct eng__node *x = p->cq->node.parent; x; x = x->parent)
+        if (x == n)
+            return true;
+    return false;
+}
+
+/* Kueue TargetClusterQueueOrdering.nextTarget: the child with the highest
+ * share, descending into cohorts; NULL when this step only pruned. */
+static struct eng__cq *next_target(const struct pctx *p, struct fpool *fp, struct eng__node *c)
+{
+    struct eng__cq *hq = NULL;
+    struct eng__node *hc = NULL;
+    struct eng__drs qd = {0}, cd = {0};
+    for (size_t k = 0; k < c->n_kids; k++) {
+        struct eng__node *kid = c->kids[k];
+        if (kid->is_cq) {
+            struct eng__cq *cq = node_cq(kid);
+            size_t i = fpool_idx(fp, cq);
+            if (i < fp->n && fp->pruned[i])
+                continue;
+            struct eng__drs d = eng__drs_of(p->e, kid);
+            if ((d.ratio == 0 && cq != p->cq) || !fpool_has(fp, cq)) {
+                if (i < fp->n)
+                    fp->pruned[i] = true;
+            } else if (!hq || eng__drs_cmp(d, qd) >= 0) {
+                hq = cq;
+                qd = d;
+            }
+        } else if (!cohort_pruned(fp, kid)) {
+            struct eng__drs d = eng__drs_of(p->e, kid);
+            if (d.ratio == 0 && !on_path(p, kid))
+                prune_cohort(fp, kid);
+            else if (!hc || eng__drs_cmp(d, cd) >= 0) {
+                hc = kid;
+                cd = d;
+            }
+        }
+    }
+    if (!hq && !hc) {
+        prune_cohort(fp, c);
+        return NULL;
+    }
+    if (hc && (!hq || eng__drs_cmp(cd, qd) >= 0))
+        return next_target(p, fp, hc);
+    return hq;
+}
+
+/* The preemptor fits with its own simulated usage taken out again. */
+static bool fair_fits(const struct pctx *p)
+{
+    eng__sim_usage(p->e, p->cq, p->use_fr, p->use_amt, p->n_use, -1);
+    bool ok = wl_fits(p, true);
+    eng__sim_usage(p->e, p->cq, p->use_fr, p->use_amt, p->n_use, +1);
+    return ok;
+}
+
+static struct eng__wl *pop(struct fpool *fp, size_t i)
+{
+    return fp->c[i].v[fp->head[i]++].wl;
+}
+
+static void shares(const struct pctx *p, struct eng__cq *t, struct eng__drs *pnew, struct eng__drs *told)
+{
+    const struct eng__node *lca = lca_of(&p->cq->node, &t->node);
+    *pnew = eng__drs_of(p->e, almost(&p->cq->node, lca));
+    *told = eng__drs_of(p->e, almost(&t->node, lca));
+}
+
+static bool strategy_ok(enum eng_fair_strategy s, struct eng__drs pnew, struct eng__drs told,
+                        struct eng__drs tnew)
+{
+    if (s == FS_LESS_THAN_INITIAL_SHARE)
+        return eng__drs_cmp(pnew, told) < 0;
+    return eng__drs_cmp(pnew, tnew) <= 0;
+}
+
+/* Rule S2-a (or the first configured strategy) over the target order;
+ * candidates that fail the strategy go to retry. Returns true on fit. */
+static bool fair_first(const struct pctx *p, struct fpool *fp, enum eng_fair_strategy s,
+                       bool within_nominal, struct eng__targets *t, struct cands *retry)
+{
+    struct eng__node *root = eng__node_root(&p->cq->node);
+    while (!cohort_pruned(fp, root)) {
+        struct eng__cq *tq = next_target(p, fp, root);
+        if (!tq)
+            continue;
+        size_t i = fpool_idx(fp, tq);
+        if (tq == p->cq || within_nominal) {
+            struct eng__wl *w = pop(fp, i);
+            eng__sim_remove(p->e, w);
+            targets_push(t, w, tq == p->cq ? "InClusterQueue" : "InCohortReclamation");
+            if (fair_fits(p))
+                return true;
+            continue;
+        }
+        struct eng__drs pnew, told;
+        shares(p, tq, &pnew, &told);
+        while (fp->head[i] < fp->c[i].n) {
+            struct eng__wl *w = pop(fp, i);
+            eng__sim_remove(p->e, w);
+            const struct eng__node *lca = lca_of(&p->cq->node, &tq->node);
+            struct eng__drs tnew = eng__drs_of(p->e, almost(&tq->node, lca));
+            if (strategy_ok(s, pnew, told, tnew)) {
+                targets_push(t, w, "InCohortFairSharing");
+                if (fair_fits(p))
+                    return true;
+                break;
+            }
+            eng__sim_add(p->e, w);
+            cands_push(retry, w, NULL, V_RECLAIM_NO_BORROW);
+        }
+    }
+    return false;
+}
+
+/* Rule S2-b over the retry candidates. */
+static bool fair_second(const struct pctx *p, const struct cands *retry, struct eng__targets *t)
+{
+    struct fpool fp;
+    fpool_build(p, retry, &fp);
+    struct eng__node *root = eng__node_root(&p->cq->node);
+    bool fits = false;
+    while (!fits && !cohort_pruned(&fp, root)) {
+        struct eng__cq *tq = next_target(p, &fp, root);
+        if (!tq)
+            continue;
+        size_t i = fpool_idx(&fp, tq);
+        struct eng__drs pnew, told;
+        shares(p, tq, &pnew, &told);
+        if (eng__drs_cmp(pnew, told) < 0) {
+            struct eng__wl *w = pop(&fp, i);
+            eng__sim_remove(p->e, w);
+            targets_push(t, w, "InCohortFairSharing");
+            fits = fair_fits(p);
+        }
+        fp.pruned[i] = true;
+    }
+    fpool_free(&fp);
+    return fits;
+}
+
+static void fair_candidates(const struct pctx *p, struct cands *all)
+{
+    if (p->cq->within_cq != PP_NEVER)
+        from_cq(p, p->cq, NULL, false, all);
+    if (!p->cq->node.parent || p->cq->reclaim == PP_NEVER)
+        return;
+    for (size_t k = 0; k < p->e->n_cq_sorted; k++) {
+        struct eng__cq *cq = p->e->cq_sorted[k];
+        if (cq == p->cq || eng__node_root(&cq->node) != eng__node_root(&p->cq->node))
+            continue;
+        bool borrowing = false;
+        for (int f = 0; f < p->n_frs; f++)
+            borrowing = borrowing || eng__cq_borrowing(cq, p->frs[f]);
+        if (borrowing)
+            from_cq(p, cq, NULL, false, all);
+    }
+}
+
+static void fair_preemption(const struct pctx *p, struct eng__targets *out)
+{
+    struct cands all = {0}, retry = {0};
+    fair_candidates(p, &all);
+    if (!all.n) {
+        xfree(all.v);
+        return;
+    }
+    qsort_r(all.v, all.n, sizeof(*all.v), cand_cmp, (void *)p);
+    const struct eng_config *cfg = &p->e->cfg;
+    enum eng_fair_strategy s1 = cfg->n_fs_strategies ? cfg->fs_strategies[0] : FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+    bool second = cfg->n_fs_strategies ? cfg->n_fs_strategies > 1 : true;
+    struct eng__targets t = {0};
+    struct fpool fp;
+    fpool_build(p, &all, &fp);
+    eng__sim_usage(p->e, p->cq, p->use_fr, p->use_amt, p->n_use, +1);
+    bool within = true;
+    for (int f = 0; f < p->n_frs && within; f++) {
+        int i = eng__node_idx(&p->cq->node, p->frs[f]);
+        within = i >= 0 && p->cq->node.usage[i] <= p->cq->node.subtree[i];
+    }
+    bool fits = !p->cq->node.parent ? false : fair_first(p, &fp, s1, within, &t, &retry);
+    if (!p->cq->node.parent) {
+        size_t i = fpool_idx(&fp, p->cq);
+        while (!fits && i < fp.n && fp.head[i] < fp.c[i].n) {
+            struct eng__wl *w = pop(&fp, i);
+            eng__sim_remove(p->e, w);
+            targets_push(&t, w, "InClusterQueue");
+            fits = fair_fits(p);
+        }
+    }
+    if (!fits && second && retry.n)
+        fits = fair_second(p, &retry, &t);
+    eng__sim_usage(p->e, p->cq, p->use_fr, p->use_amt, p->n_use, -1);
+    if (fits && t.n >= 2)
+        for (size_t i = t.n - 1; i-- > 0;) {
+            eng__sim_add(p->e, t.v[i].wl);
+            if (wl_fits(p, true)) {
+                t.v[i] = t.v[t.n - 1];
+                t.n--;
+            } else {
+                eng__sim_remove(p->e, t.v[i].wl);
+            }
+        }
+    for (size_t i = 0; i < t.n; i++)
+        eng__sim_add(p->e, t.v[i].wl);
+    if (fits)
+        *out = t;
+    else
+        eng__targets_free(&t);
+    fpool_free(&fp);
+    xfree(all.v);
+    xfree(retry.v);
+}
+
 static void get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const int *frs,
                         int n_frs, const int *use_fr, const int64_t *use_amt, int n_use,
                         struct eng__targets *out)
 {
     struct pctx p = {e, cq, wl, frs, n_frs, use_fr, use_amt, n_use};
     memset(out, 0, sizeof(*out));
-    if (e->cfg.fair_sharing) {
-        eng__fair_targets(e, cq, wl, frs, n_frs, use_fr, use_amt, n_use, out);
-        return;
-    }
-    classical(&p, out);
+    if (e->cfg.fair_sharing)
+        fair_preemption(&p, out);
+    else
+        classical(&p, out);
 }
 
 void eng__get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
