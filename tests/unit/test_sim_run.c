@@ -1,0 +1,188 @@
+/* Unit tests for a whole simulation in-process (src/sim/driver.c, apply.c,
+ * observe*.c, usage.c): repeated actions with ${i}, bare Workloads finished
+ * after their runtime, waits and usage in the summary, --until, and clear
+ * errors for manifests the API rejects. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sim/sim-int.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+static const char queue[] =
+    "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: default}\n"
+    "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+    "metadata: {name: cq, labels: {cueue.dev/sim-class: queues}}\n"
+    "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu]\n"
+    "    flavors: [{name: default, resources: [{name: cpu, nominalQuota: 4}]}]\n"
+    "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+    "metadata: {name: lq, namespace: default}\nspec: {clusterQueue: cq}\n";
+
+struct run {
+    struct sim_scenario sc;
+    struct sim *s;
+    json_t *summary;
+    int rc;
+    char *err;
+};
+
+static void run_text(struct run *r, const char *spec, int64_t until_rel)
+{
+    char *text = xasprintf("%s%s", spec, queue);
+    char *err = NULL;
+    memset(r, 0, sizeof(*r));
+    assert_int_equal(sim_scenario_parse(text, strlen(text), "t.yaml", &r->sc, &err), 0);
+    xfree(text);
+    struct sim_options opt = {.until_rel = until_rel, .keep_records = true,
+                              .quiet_warnings = true};
+    assert_int_equal(sim_new(&r->sc, &opt, &r->s, &err), 0);
+    r->rc = sim_run(r->s, &r->err);
+    if (!r->rc)
+        r->summary = sim_observer_summary(r->s);
+}
+
+static void run_release(struct run *r)
+{
+    json_decref(r->summary);
+    xfree(r->err);
+    sim_free(r->s);
+    sim_scenario_release(&r->sc);
+}
+
+/* The index of the first record with this event and workload, or -1. */
+static int find(const struct run *r, const char *event, const char *wl, double *time)
+{
+    size_t i;
+    json_t *rec;
+    json_array_foreach(r->s->records, i, rec) {
+        if (!strcmp(jx_or_empty(JX_STR(rec, "event")), event) &&
+            !strcmp(jx_or_empty(JX_STR(rec, "workload")), wl)) {
+            if (time)
+                *time = json_number_value(json_object_get(rec, "time"));
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static const char repeated[] =
+    "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n"
+    "spec:\n  actions:\n"
+    "  - at: 1s\n    repeat: {count: 3, every: 10s}\n    runFor: 15s\n"
+    "    apply:\n      apiVersion: kueue.x-k8s.io/v1beta1\n      kind: Workload\n"
+    "      metadata: {name: \"w-${i}\", labels: {cueue.dev/sim-class: batch}}\n"
+    "      spec:\n        queueName: lq\n        podSets:\n"
+    "        - {name: main, count: 1, template: {spec: {containers: [{name: c, image: p,"
+    " resources: {requests: {cpu: \"3\"}}}]}}}\n";
+
+static void test_repeated_bare_workloads_wait_run_and_finish(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r, repeated, -1);
+    assert_int_equal(r.rc, 0);
+    /* w-0 at 1 s runs to 16 s; w-1 (created 11 s) waits for it; w-2 (21 s)
+     * waits for w-1 (admitted 16 s, done 31 s) */
+    double t;
+    assert_true(find(&r, "Admitted", "default/w-0", &t) >= 0);
+    assert_true(t == 1);
+    assert_true(find(&r, "Finished", "default/w-0", &t) >= 0);
+    assert_true(t == 16);
+    assert_true(find(&r, "Pending", "default/w-1", &t) >= 0);
+    assert_true(t == 11);
+    assert_true(find(&r, "Admitted", "default/w-1", &t) >= 0);
+    assert_true(t == 16);
+    assert_true(find(&r, "Admitted", "default/w-2", &t) >= 0);
+    assert_true(t == 31);
+    assert_true(find(&r, "Finished", "default/w-2", &t) >= 0);
+    assert_true(t == 46);
+    /* summary: waits 0, 5, 10 s */
+    const json_t *c = JX_GET(r.summary, "classes", "batch");
+    assert_int_equal(JX_INT(c, 0, "count"), 3);
+    assert_true(json_real_value(json_object_get(c, "meanWaitSeconds")) == 5.0);
+    assert_true(json_real_value(json_object_get(c, "p50WaitSeconds")) == 5.0);
+    assert_true(json_real_value(json_object_get(c, "maxWaitSeconds")) == 10.0);
+    assert_true(json_real_value(json_object_get(r.summary, "makespanSeconds")) == 46.0);
+    assert_string_equal(JX_STR(r.summary, "stoppedBy"), "completion");
+    /* usage: 3 cpu held from 1 s to 46 s of the window 0..46 s, nominal 4 */
+    const json_t *u = JX_GET(r.summary, "clusterQueueClasses", "queues");
+    double pct = json_real_value(json_object_get(u, "usagePercent"));
+    assert_true(pct > 73.36 && pct < 73.38); /* 3*45/(4*46) */
+    assert_int_equal(JX_INT(r.summary, 0, "workloads", "finished"), 3);
+    run_release(&r);
+}
+
+static void test_until_stops_the_run_and_counts_held_usage(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r, repeated, 20000);
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(JX_STR(r.summary, "stoppedBy"), "until");
+    assert_true(json_real_value(json_object_get(r.summary, "simulatedSeconds")) == 20.0);
+    assert_int_equal(find(&r, "Admitted", "default/w-2", NULL), -1); /* created at 21 s */
+    assert_int_equal(JX_INT(r.summary, 0, "workloads", "unfinished"), 1);
+    run_release(&r);
+}
+
+static void test_rejected_manifest_stops_with_the_api_message(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r, "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                 "  - at: 5s\n    apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: ClusterQueue,"
+                 " metadata: {name: bad}, spec: {queueingStrategy: Sometimes}}\n", -1);
+    assert_true(r.rc < 0);
+    assert_non_null(r.err);
+    assert_non_null(strstr(r.err, "spec.actions[0]: "));
+    assert_non_null(strstr(r.err, "ClusterQueue"));
+    assert_non_null(strstr(r.err, "Sometimes"));
+    run_release(&r);
+}
+
+static void test_missing_namespace_is_an_error(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nowhere}\n",
+             -1);
+    assert_true(r.rc < 0);
+    assert_string_equal(r.err, "document 1: namespaces \"nowhere\" not found");
+    run_release(&r);
+}
+
+static void test_merge_patch_and_index_substitution(void **state)
+{
+    (void)state;
+    json_t *t = json_pack("{s:{s:i, s:i}, s:[i], s:s}", "a", "x", 1, "y", 2, "l", 1, "k", "v");
+    json_t *p = json_pack("{s:{s:n, s:i}, s:[i,i], s:{s:s}}", "a", "x", "y", 3, "l", 4, 5, "k",
+                          "deep", "${i}");
+    sim_merge_patch(t, p);
+    char *s = jx_dumps_sorted(t);
+    assert_string_equal(s, "{\"a\":{\"y\":3},\"k\":{\"deep\":\"${i}\"},\"l\":[4,5]}");
+    xfree(s);
+    json_t *sub = sim_subst_index(t, 7);
+    s = jx_dumps_sorted(sub);
+    assert_string_equal(s, "{\"a\":{\"y\":3},\"k\":{\"deep\":\"7\"},\"l\":[4,5]}");
+    xfree(s);
+    json_decref(sub);
+    json_decref(p);
+    json_decref(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_repeated_bare_workloads_wait_run_and_finish),
+        cmocka_unit_test(test_until_stops_the_run_and_counts_held_usage),
+        cmocka_unit_test(test_rejected_manifest_stops_with_the_api_message),
+        cmocka_unit_test(test_missing_namespace_is_an_error),
+        cmocka_unit_test(test_merge_patch_and_index_substitution),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
