@@ -88,7 +88,8 @@ static const struct api_schema s_nodepool = {
                                           .default_json = "\"Immediate\"")),
                             F("delaySeconds", S_NONNEG_INT64)))),
                F("scaleDownUnneededSeconds", S_NONNEG_INT64))),
-        F("status", OBJ(F("nodeCount", S_NONNEG_INT32), F("readyNodeCount", S_NONNEG_INT32),
+        F("status", OBJ(F("observedGeneration", S_NONNEG_INT64),
+                        F("nodeCount", S_NONNEG_INT32), F("readyNodeCount", S_NONNEG_INT32),
                         F("conditions", S_CONDITIONS))))};
 
 /* "4x4", "2x2x2": two or three positive dimensions. */
