@@ -261,7 +261,7 @@ static void validate_string(struct walk *w, const struct api_schema *s, const js
         return;
     }
     if (s->max_length && strlen(str) > s->max_length)
-        diag_addj(d, DIAG_TOO_LONG, w->path.buf, NULL, "may not be more than %zu bytes",
+        diag_add(d, DIAG_TOO_LONG, w->path.buf, NULL, "may not be more than %zu bytes",
                   s->max_length);
     const char *msg = format_check(s->format, str);
     if (msg && (str[0] || s->format == FMT_CONFIG_KEY || s->format == FMT_DATE_TIME))
@@ -379,7 +379,7 @@ static void validate_object(struct walk *w, const struct api_schema *s, json_t *
         if (!child && f->required)
             diag_add(w->c->d, DIAG_REQUIRED, w->path.buf, NULL, NULL);
         if (!child && oc && f->schema->immutable && w->c->old)
-            diag_addj(w->c->d, DIAG_INVALID, w->path.buf, NULL, "field is immutable");
+            diag_add(w->c->d, DIAG_INVALID, w->path.buf, NULL, "field is immutable");
         if (child)
             walk(w, f->schema, child, oc, resource);
         pop(w, mark);
@@ -468,10 +468,11 @@ const struct api_schema *api_schema_at(enum api_kind_id id, const char *const *k
 }
 
 void api_schema_visit(const struct api_schema *s, const char *path,
-                      void (*fn)(void *ctx, const char *path, const struct api_schema *s),
+                      bool (*fn)(void *ctx, const char *path, const struct api_schema *s),
                       void *ctx)
 {
-    fn(ctx, path, s);
+    if (!fn(ctx, path, s))
+        return;
     if (s->type == SCH_OBJECT) {
         for (const struct api_schema_field *f = s->fields; f->name; f++) {
             char *p = path[0] ? xasprintf("%s.%s", path, f->name) : xstrdup(f->name);

@@ -140,9 +140,10 @@ const struct api_schema *api_schema_at(enum api_kind_id id, const char *const *k
 
 /* Visit every node under s depth-first: fn gets the field path
  * ("spec.template.spec.containers[].securityContext"; "[]" for array
- * elements, "{}" for map values) and the node. */
+ * elements, "{}" for map values) and the node, and returns false to skip
+ * the node's children (e.g. to treat a shared PodSpec once). */
 void api_schema_visit(const struct api_schema *s, const char *path,
-                      void (*fn)(void *ctx, const char *path, const struct api_schema *s),
+                      bool (*fn)(void *ctx, const char *path, const struct api_schema *s),
                       void *ctx);
 
 /* The OpenAPI v3 schema object for s (type, properties, required, items,

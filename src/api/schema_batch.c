@@ -220,7 +220,7 @@ static void validate_template_update(struct api_vctx *c, const json_t *spec)
         json_object_del(json_object_get(b, "spec"), sched[i]);
     }
     if (!suspended || !jx_equal(a, b))
-        diag_addj(c->d, DIAG_INVALID, "spec.template", NULL, "field is immutable");
+        diag_add(c->d, DIAG_INVALID, "spec.template", NULL, "field is immutable");
     json_decref(a);
     json_decref(b);
 }

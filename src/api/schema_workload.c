@@ -264,7 +264,7 @@ static void validate_podsets_update(struct api_vctx *c)
     json_t *nw = JX_GET(c->obj, "spec", "podSets");
     json_t *od = JX_GET(c->old, "spec", "podSets");
     if (json_array_size(nw) != json_array_size(od)) {
-        diag_addj(c->d, DIAG_INVALID, "spec.podSets", NULL, "field is immutable");
+        diag_add(c->d, DIAG_INVALID, "spec.podSets", NULL, "field is immutable");
         return;
     }
     for (size_t i = 0; i < json_array_size(nw); i++) {
@@ -274,7 +274,7 @@ static void validate_podsets_update(struct api_vctx *c)
             json_object_set(a, "count", json_object_get(b, "count"));
         if (!jx_equal(a, b)) {
             char *f = api__path("spec.podSets[%zu]", i);
-            diag_addj(c->d, DIAG_INVALID, f, NULL, "field is immutable");
+            diag_add(c->d, DIAG_INVALID, f, NULL, "field is immutable");
             xfree(f);
         }
         json_decref(a);

@@ -191,6 +191,12 @@ struct api_priority_class {
     int32_t value;
 };
 
+/* A flavor to skip until a time (flavor fallback, see api_workload). */
+struct api_flavor_avoid {
+    char *flavor;
+    int64_t until_ms;
+};
+
 /* One pod set's admission (status.admission.podSetAssignments[]). */
 struct api_podset_assignment {
     char *name;
@@ -234,6 +240,13 @@ struct api_workload {
     bool elastic;                /* annotation kueue.x-k8s.io/elastic-job: "true" */
     char *replacement_for;       /* kueue.x-k8s.io/workload-slice-replacement-for or NULL */
     char *admission_gated_by;    /* kueue.x-k8s.io/admission-gated-by or NULL */
+    /* Beyond Kueue (flavor fallback on stockout): flavors this Workload must
+     * not be assigned while now < until_ms. Filled by ctrl/scheduler.c from
+     * the annotation cueue.dev/avoid-flavors (api_workload_from_json leaves
+     * it empty); the engine's flavor assignment skips them as if they did
+     * not fit ("flavor <f> is avoided until <t> after a capacity failure"). */
+    struct api_flavor_avoid *avoid_flavors;
+    size_t n_avoid_flavors;
 };
 
 /* Free the contents (the struct itself is not freed); NULL-safe. */

@@ -203,6 +203,598 @@ static void test_invalid_fixtures_rejected_naming_field_and_rule(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* ---- valid fixtures ---- */
+
+static void test_valid_fixtures_accepted(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"core.yaml", "batch.yaml", "kueue.yaml", "capacity.yaml"};
+    for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+        char *rel = xasprintf("tests/data/api/valid/%s", files[f]);
+        char *path = t_src_path(rel);
+        char *text = t_read_file(path, NULL);
+        assert_non_null(text);
+        json_t *docs = t_parse_ok(text);
+        assert_true(json_array_size(docs) > 0);
+        size_t i;
+        json_t *doc;
+        json_array_foreach(docs, i, doc) {
+            t_admit_ok(doc, "default");
+        }
+        json_decref(docs);
+        xfree(text);
+        xfree(path);
+        xfree(rel);
+    }
+}
+
+/* ---- helpers for the behaviour tests ---- */
+
+static json_t *doc_of(const char *yaml)
+{
+    json_t *docs = t_parse_ok(yaml);
+    json_t *doc = json_incref(json_array_get(docs, 0));
+    json_decref(docs);
+    return doc;
+}
+
+static int admit_update(json_t *obj, const json_t *old, char **msg)
+{
+    struct diag d;
+    diag_init(&d);
+    const struct api_kind *k = api_doc_kind(obj, &d);
+    int rc = api_admit(k, obj, old, "default", &d);
+    *msg = diag_summary(&d);
+    diag_release(&d);
+    return rc;
+}
+
+static void assert_contains(const char *hay, const char *needle)
+{
+    if (!hay || !strstr(hay, needle))
+        fprintf(stderr, "expected \"%s\" in \"%s\"\n", needle, hay ? hay : "(null)");
+    assert_non_null(hay);
+    assert_non_null(strstr(hay, needle));
+}
+
+static const char JOB[] = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: sample\n"
+                          "  uid: 0f0e-uid\nspec:\n  template:\n    metadata:\n"
+                          "      labels: {app: demo}\n    spec:\n      restartPolicy: Never\n"
+                          "      containers:\n      - name: c\n        image: busybox\n";
+
+static void test_job_defaults_and_generated_selector(void **state)
+{
+    (void)state;
+    json_t *job = doc_of(JOB);
+    t_admit_ok(job, "default");
+    json_t *spec = json_object_get(job, "spec");
+    assert_int_equal(JX_INT(spec, 0, "parallelism"), 1);
+    assert_int_equal(JX_INT(spec, 0, "completions"), 1);
+    assert_int_equal(JX_INT(spec, 0, "backoffLimit"), 6);
+    assert_string_equal(JX_STR(spec, "completionMode"), "NonIndexed");
+    assert_false(JX_BOOL(spec, true, "suspend"));
+    assert_string_equal(JX_STR(spec, "podReplacementPolicy"), "TerminatingOrFailed");
+    assert_string_equal(JX_STR(spec, "selector", "matchLabels",
+                               "batch.kubernetes.io/controller-uid"), "0f0e-uid");
+    json_t *tl = JX_GET(spec, "template", "metadata", "labels");
+    assert_string_equal(JX_STR(tl, "batch.kubernetes.io/controller-uid"), "0f0e-uid");
+    assert_string_equal(JX_STR(tl, "controller-uid"), "0f0e-uid");
+    assert_string_equal(JX_STR(tl, "batch.kubernetes.io/job-name"), "sample");
+    assert_string_equal(JX_STR(tl, "job-name"), "sample");
+    /* the job's own labels come from the template as the user wrote it */
+    assert_string_equal(JX_STR(job, "metadata", "labels", "app"), "demo");
+    assert_null(JX_GET(job, "metadata", "labels", "job-name"));
+    /* core PodSpec defaults */
+    json_t *ps = JX_GET(spec, "template", "spec");
+    assert_int_equal(JX_INT(ps, 0, "terminationGracePeriodSeconds"), 30);
+    assert_string_equal(JX_STR(ps, "dnsPolicy"), "ClusterFirst");
+    json_t *c = json_array_get(json_object_get(ps, "containers"), 0);
+    assert_string_equal(JX_STR(c, "imagePullPolicy"), "Always"); /* untagged image */
+    assert_string_equal(JX_STR(c, "terminationMessagePolicy"), "File");
+    json_decref(job);
+
+    /* only parallelism given: completions stays unset */
+    json_t *j2 = doc_of("apiVersion: batch/v1\nkind: Job\nmetadata: {name: p}\nspec:\n"
+                        "  parallelism: 3\n  backoffLimitPerIndex: 1\n  completionMode: Indexed\n"
+                        "  completions: 3\n  template:\n    spec:\n      restartPolicy: Never\n"
+                        "      containers: [{name: c, image: 'busybox:1.36'}]\n");
+    t_admit_ok(j2, "default");
+    assert_int_equal(JX_INT(j2, 0, "spec", "backoffLimit"), INT32_MAX);
+    assert_null(JX_GET(j2, "spec", "selector")); /* no uid yet: nothing to generate */
+    json_t *c2 = json_array_get(JX_GET(j2, "spec", "template", "spec", "containers"), 0);
+    assert_string_equal(JX_STR(c2, "imagePullPolicy"), "IfNotPresent");
+    json_decref(j2);
+
+    json_t *j3 = doc_of("apiVersion: batch/v1\nkind: Job\nmetadata: {name: p}\nspec:\n"
+                        "  parallelism: 3\n  template:\n    spec:\n      restartPolicy: Never\n"
+                        "      containers: [{name: c}]\n");
+    t_admit_ok(j3, "default");
+    assert_null(JX_GET(j3, "spec", "completions"));
+    json_decref(j3);
+
+    /* a selector that does not select the generated uid */
+    json_t *j4 = doc_of("apiVersion: batch/v1\nkind: Job\nmetadata: {name: p, uid: u1}\nspec:\n"
+                        "  selector: {matchLabels: {batch.kubernetes.io/controller-uid: other}}\n"
+                        "  template:\n    spec:\n      restartPolicy: Never\n"
+                        "      containers: [{name: c}]\n");
+    int rc;
+    char *msg = t_admit_err(j4, "default", &rc);
+    assert_int_equal(rc, CU_EINVAL);
+    assert_contains(msg, "spec.selector: Invalid value: ");
+    assert_contains(msg, "`selector` not auto-generated");
+    assert_contains(msg, "`selector` does not match template `labels`");
+    xfree(msg);
+    json_decref(j4);
+}
+
+static void test_kueue_suspends_managed_jobs(void **state)
+{
+    (void)state;
+    json_t *job = doc_of("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: q\n  labels:\n"
+                         "    kueue.x-k8s.io/queue-name: user-queue\nspec:\n  template:\n"
+                         "    spec:\n      restartPolicy: Never\n      containers: [{name: c}]\n");
+    t_admit_ok(job, "default");
+    assert_true(JX_BOOL(job, false, "spec", "suspend"));
+    json_decref(job);
+    job = doc_of("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: q\n  labels:\n"
+                 "    kueue.x-k8s.io/queue-name: Bad_Queue\nspec:\n  template:\n"
+                 "    spec:\n      restartPolicy: Never\n      containers: [{name: c}]\n");
+    int rc;
+    char *msg = t_admit_err(job, "default", &rc);
+    assert_int_equal(rc, CU_EINVAL);
+    assert_contains(msg, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"Bad_Queue\"");
+    xfree(msg);
+    json_decref(job);
+}
+
+static void test_job_update_rules(void **state)
+{
+    (void)state;
+    json_t *old = doc_of(JOB);
+    json_object_set_new(json_object_get(old, "spec"), "suspend", json_true());
+    t_admit_ok(old, "default");
+    /* while suspended, scheduling directives of the template may change */
+    json_t *upd = json_deep_copy(old);
+    JX_SET_NEW(upd, json_pack("{s:s}", "cloud.google.com/gke-nodepool", "dws-pool"), "spec",
+               "template", "spec", "nodeSelector");
+    JX_SET_NEW(upd, json_false(), "spec", "suspend");
+    char *msg;
+    assert_int_equal(admit_update(upd, old, &msg), 0);
+    xfree(msg);
+    json_decref(upd);
+    /* anything else in the template, or any change once running, is refused */
+    upd = json_deep_copy(old);
+    json_t *c = json_array_get(JX_GET(upd, "spec", "template", "spec", "containers"), 0);
+    json_object_set_new(c, "image", json_string("busybox:2"));
+    assert_int_equal(admit_update(upd, old, &msg), CU_EINVAL);
+    assert_contains(msg, "spec.template: Invalid value: field is immutable");
+    xfree(msg);
+    json_decref(upd);
+    upd = json_deep_copy(old);
+    JX_SET_NEW(upd, json_pack("{s:{s:s}}", "matchLabels", "a", "b"), "spec", "selector");
+    assert_int_equal(admit_update(upd, old, &msg), CU_EINVAL);
+    assert_contains(msg, "spec.selector: Invalid value: ");
+    assert_contains(msg, "field is immutable");
+    xfree(msg);
+    json_decref(upd);
+    upd = json_deep_copy(old);
+    JX_SET_NEW(upd, json_string("Indexed"), "spec", "completionMode");
+    assert_int_equal(admit_update(upd, old, &msg), CU_EINVAL);
+    assert_contains(msg, "spec.completionMode: Invalid value: \"Indexed\": field is immutable");
+    xfree(msg);
+    json_decref(upd);
+    json_decref(old);
+}
+
+static void test_status_dropped_on_create_kept_on_update(void **state)
+{
+    (void)state;
+    json_t *lq = doc_of("apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+                        "metadata: {name: q}\nspec: {clusterQueue: cq}\n"
+                        "status: {pendingWorkloads: 5}\n");
+    t_admit_ok(lq, "default");
+    assert_null(json_object_get(lq, "status"));
+    json_t *stored = json_deep_copy(lq);
+    JX_SET_NEW(stored, json_integer(2), "status", "pendingWorkloads");
+    json_t *upd = json_deep_copy(stored);
+    JX_SET_NEW(upd, json_integer(99), "status", "pendingWorkloads");
+    JX_SET_NEW(upd, json_string("Hold"), "spec", "stopPolicy");
+    char *msg;
+    assert_int_equal(admit_update(upd, stored, &msg), 0);
+    xfree(msg);
+    assert_int_equal(JX_INT(upd, 0, "status", "pendingWorkloads"), 2);
+    assert_string_equal(JX_STR(upd, "spec", "stopPolicy"), "Hold");
+    json_decref(upd);
+    /* clusterQueue is immutable */
+    upd = json_deep_copy(stored);
+    JX_SET_NEW(upd, json_string("other"), "spec", "clusterQueue");
+    assert_int_equal(admit_update(upd, stored, &msg), CU_EINVAL);
+    assert_contains(msg, "spec.clusterQueue: Invalid value: \"other\": field is immutable");
+    xfree(msg);
+    json_decref(upd);
+    json_decref(stored);
+    json_decref(lq);
+    /* a Node keeps its status on create */
+    json_t *node = doc_of("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+                          "status: {capacity: {cpu: 4}}\n");
+    t_admit_ok(node, NULL);
+    assert_string_equal(JX_STR(node, "status", "capacity", "cpu"), "4");
+    json_decref(node);
+}
+
+static void test_status_subresource_rules(void **state)
+{
+    (void)state;
+    json_t *wl = doc_of("apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\n"
+                        "metadata: {name: w, namespace: default}\nspec:\n  podSets:\n"
+                        "  - name: main\n    count: 3\n    template:\n      spec:\n"
+                        "        containers: [{name: c}]\n");
+    t_admit_ok(wl, "default");
+    const struct api_kind *k = api_kind_get(KIND_WORKLOAD);
+    json_t *st = json_deep_copy(wl);
+    JX_SET_NEW(st, json_string("x"), "spec", "queueName"); /* ignored on /status */
+    JX_SET_NEW(st, json_loads("{\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"True\","
+                              "\"lastTransitionTime\":\"2026-01-02T03:04:05Z\",\"reason\":\"r\","
+                              "\"message\":\"m\"}],\"admission\":{\"clusterQueue\":\"cq\","
+                              "\"podSetAssignments\":[{\"name\":\"main\",\"count\":3,"
+                              "\"resourceUsage\":{\"cpu\":\"4\"}}]},"
+                              "\"reclaimablePods\":[{\"name\":\"main\",\"count\":4}]}",
+                              0, NULL),
+               "status");
+    struct diag d;
+    diag_init(&d);
+    assert_int_equal(api_admit_status(k, st, wl, &d), CU_EINVAL);
+    char *msg = diag_summary(&d);
+    assert_contains(msg, "status.admission.podSetAssignments[0].resourceUsage[cpu]: Invalid value: "
+                         "\"4\": is not a multiple of 3");
+    assert_contains(msg, "status.reclaimablePods[main].count: Invalid value: 4: should be less or "
+                         "equal to 3");
+    assert_null(JX_STR(st, "spec", "queueName"));
+    xfree(msg);
+    diag_release(&d);
+    json_decref(st);
+    /* a consistent status is accepted */
+    st = json_deep_copy(wl);
+    JX_SET_NEW(st, json_loads("{\"admission\":{\"clusterQueue\":\"cq\",\"podSetAssignments\":"
+                              "[{\"name\":\"main\",\"count\":3,\"resourceUsage\":{\"cpu\":\"3\"}}]}}",
+                              0, NULL),
+               "status");
+    diag_init(&d);
+    assert_int_equal(api_admit_status(k, st, wl, &d), 0);
+    diag_release(&d);
+    json_decref(st);
+    json_decref(wl);
+}
+
+static void test_workload_frozen_while_reserved(void **state)
+{
+    (void)state;
+    json_t *old = doc_of("apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\n"
+                         "metadata: {name: w, namespace: default}\nspec:\n  queueName: q\n"
+                         "  podSets:\n  - name: main\n    count: 3\n    template:\n      spec:\n"
+                         "        containers: [{name: c}]\nstatus:\n  conditions:\n"
+                         "  - {type: QuotaReserved, status: \"True\"}\n  admission:\n"
+                         "    clusterQueue: cq\n    podSetAssignments: [{name: main, count: 3}]\n");
+    json_t *upd = json_deep_copy(old);
+    JX_SET_NEW(json_array_get(JX_GET(upd, "spec", "podSets"), 0), json_integer(5), "count");
+    JX_SET_NEW(upd, json_string("other"), "spec", "queueName");
+    char *msg;
+    assert_int_equal(admit_update(upd, old, &msg), CU_EINVAL);
+    assert_contains(msg, "spec.podSets[0]: Invalid value: field is immutable");
+    assert_contains(msg, "spec.queueName: Invalid value: \"other\": field is immutable");
+    xfree(msg);
+    json_decref(upd);
+    /* a count decrease is allowed (elastic scale-down) */
+    upd = json_deep_copy(old);
+    JX_SET_NEW(json_array_get(JX_GET(upd, "spec", "podSets"), 0), json_integer(2), "count");
+    assert_int_equal(admit_update(upd, old, &msg), 0);
+    xfree(msg);
+    json_decref(upd);
+    json_decref(old);
+}
+
+static void test_provisioning_request_spec_immutable(void **state)
+{
+    (void)state;
+    json_t *old = doc_of("apiVersion: autoscaling.x-k8s.io/v1\nkind: ProvisioningRequest\n"
+                         "metadata: {name: pr}\nspec:\n  provisioningClassName: a.b\n"
+                         "  podSets: [{podTemplateRef: {name: t}, count: 4}]\n");
+    t_admit_ok(old, "default");
+    json_t *upd = json_deep_copy(old);
+    JX_SET_NEW(upd, json_string("c.d"), "spec", "provisioningClassName");
+    JX_SET_NEW(json_array_get(JX_GET(upd, "spec", "podSets"), 0), json_integer(5), "count");
+    char *msg;
+    assert_int_equal(admit_update(upd, old, &msg), CU_EINVAL);
+    assert_contains(msg, "spec.podSets: Invalid value: ");
+    assert_contains(msg, "spec.provisioningClassName: Invalid value: \"c.d\": Value is immutable");
+    xfree(msg);
+    json_decref(upd);
+    json_decref(old);
+}
+
+static void test_namespace_rules(void **state)
+{
+    (void)state;
+    json_t *cm = doc_of("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: a}\n");
+    int rc;
+    char *msg = t_admit_err(cm, "b", &rc);
+    assert_int_equal(rc, CU_EBADREQ);
+    assert_contains(msg, "does not match the namespace sent on the request");
+    xfree(msg);
+    json_decref(cm);
+    /* cluster-scoped kinds lose a namespace silently */
+    json_t *rf = doc_of("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\n"
+                        "metadata: {name: f, namespace: x}\n");
+    t_admit_ok(rf, "default");
+    assert_null(JX_GET(rf, "metadata", "namespace"));
+    json_decref(rf);
+    /* a namespaced kind without any namespace */
+    cm = doc_of("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n");
+    msg = t_admit_err(cm, NULL, &rc);
+    assert_int_equal(rc, CU_EINVAL);
+    assert_contains(msg, "metadata.namespace: Required value");
+    xfree(msg);
+    json_decref(cm);
+    /* the Namespace kind gets its name label and phase */
+    json_t *ns = doc_of("apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n");
+    t_admit_ok(ns, NULL);
+    assert_string_equal(JX_STR(ns, "metadata", "labels", "kubernetes.io/metadata.name"),
+                        "team-a");
+    assert_string_equal(JX_STR(ns, "status", "phase"), "Active");
+    json_decref(ns);
+}
+
+static void test_pod_defaults_and_update(void **state)
+{
+    (void)state;
+    json_t *pod = doc_of("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                         "  containers:\n  - name: c\n    image: busybox:1.36\n"
+                         "    resources: {limits: {cpu: 1, memory: 1Gi}}\n");
+    t_admit_ok(pod, "default");
+    assert_string_equal(JX_STR(pod, "spec", "restartPolicy"), "Always");
+    json_t *c = json_array_get(JX_GET(pod, "spec", "containers"), 0);
+    assert_string_equal(JX_STR(c, "resources", "requests", "cpu"), "1");
+    assert_string_equal(JX_STR(c, "resources", "requests", "memory"), "1Gi");
+    json_t *upd = json_deep_copy(pod);
+    json_t *uc = json_array_get(JX_GET(upd, "spec", "containers"), 0);
+    json_object_set_new(uc, "image", json_string("busybox:1.37"));
+    char *msg;
+    assert_int_equal(admit_update(upd, pod, &msg), 0);
+    xfree(msg);
+    JX_SET_NEW(upd, json_string("Never"), "spec", "restartPolicy");
+    assert_int_equal(admit_update(upd, pod, &msg), CU_EINVAL);
+    assert_contains(msg, "spec: Forbidden: pod updates may not change fields other than");
+    xfree(msg);
+    json_decref(upd);
+    json_decref(pod);
+}
+
+static void test_v1beta2_conversion(void **state)
+{
+    (void)state;
+    json_t *cq = doc_of("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+                        "metadata: {name: cq}\nspec: {cohortName: team}\n");
+    t_admit_ok(cq, NULL);
+    assert_string_equal(JX_STR(cq, "apiVersion"), "kueue.x-k8s.io/v1beta1");
+    assert_string_equal(JX_STR(cq, "spec", "cohort"), "team");
+    assert_null(JX_GET(cq, "spec", "cohortName"));
+    json_decref(cq);
+    cq = doc_of("apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\n"
+                "metadata: {name: cq}\nspec: {cohort: team, admissionChecks: [a]}\n");
+    int rc;
+    char *msg = t_admit_err(cq, NULL, &rc);
+    assert_int_equal(rc, CU_EBADREQ);
+    assert_contains(msg, "unknown field \"spec.cohort\"");
+    assert_contains(msg, "unknown field \"spec.admissionChecks\"");
+    xfree(msg);
+    json_decref(cq);
+    /* v1beta1 has no cohortName */
+    cq = doc_of("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\n"
+                "metadata: {name: cq}\nspec: {cohortName: team}\n");
+    msg = t_admit_err(cq, NULL, &rc);
+    assert_int_equal(rc, CU_EBADREQ);
+    assert_contains(msg, "unknown field \"spec.cohortName\"");
+    xfree(msg);
+    json_decref(cq);
+}
+
+static int fake_topology_hosts;
+
+static bool fake_known(const char *mt) { return !strcmp(mt, "ct6e-standard-4t"); }
+
+static const char *fake_topology(const char *mt, const char *topo, int *hosts)
+{
+    if (strcmp(topo, "4x4") && strcmp(topo, "2x2"))
+        return "not a v6e topology";
+    *hosts = fake_topology_hosts;
+    return NULL;
+}
+
+static void test_nodepool_catalog_hook(void **state)
+{
+    (void)state;
+    static const struct api_machine_catalog cat = {fake_known, fake_topology};
+    fake_topology_hosts = 4;
+    api_set_machine_catalog(&cat);
+    json_t *np = doc_of("apiVersion: cueue.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n"
+                        "spec:\n  config: {machineType: n9-imaginary}\n"
+                        "  placementPolicy: {tpuTopology: 3x3}\n");
+    int rc;
+    char *msg = t_admit_err(np, NULL, &rc);
+    assert_int_equal(rc, CU_EINVAL);
+    assert_contains(msg, "spec.config.machineType: Unsupported value: \"n9-imaginary\": not in "
+                         "the machine catalog");
+    assert_contains(msg, "spec.placementPolicy.tpuTopology: Invalid value: \"3x3\": not a v6e "
+                         "topology");
+    xfree(msg);
+    json_decref(np);
+    np = doc_of("apiVersion: cueue.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n"
+                "spec:\n  config: {machineType: ct6e-standard-4t}\n"
+                "  autoscaling: {enabled: true, minNodeCount: 0, maxNodeCount: 6}\n"
+                "  placementPolicy: {tpuTopology: 4x4}\n");
+    msg = t_admit_err(np, NULL, &rc);
+    assert_int_equal(rc, CU_EINVAL);
+    assert_contains(msg, "spec.autoscaling.maxNodeCount: Invalid value: 6: must be a multiple of 4 "
+                         "(the hosts of one 4x4 slice)");
+    xfree(msg);
+    json_decref(np);
+    api_set_machine_catalog(NULL);
+    /* without a catalog any machine type passes; topology syntax is still checked */
+    np = doc_of("apiVersion: cueue.dev/v1alpha1\nkind: NodePool\nmetadata: {name: p}\n"
+                "spec:\n  config: {machineType: n9-imaginary}\n"
+                "  placementPolicy: {tpuTopology: 4x}\n");
+    msg = t_admit_err(np, NULL, &rc);
+    assert_int_equal(rc, CU_EINVAL);
+    assert_contains(msg, "tpuTopology: Invalid value: \"4x\": must be two or three positive");
+    xfree(msg);
+    json_decref(np);
+}
+
+static void test_error_message_formats(void **state)
+{
+    (void)state;
+    const struct api_kind *cq = api_kind_get(KIND_CLUSTERQUEUE);
+    struct diag d;
+    diag_init(&d);
+    diag_add(&d, DIAG_INVALID, "spec.x", "\"1\"", "bad");
+    char *m = api_error_message(cq, "cq", CU_EINVAL, &d);
+    assert_string_equal(m, "ClusterQueue.kueue.x-k8s.io \"cq\" is invalid: spec.x: Invalid value: "
+                           "\"1\": bad");
+    xfree(m);
+    diag_add(&d, DIAG_REQUIRED, "spec.y", NULL, NULL);
+    m = api_error_message(cq, "cq", CU_EINVAL, &d);
+    assert_string_equal(m, "ClusterQueue.kueue.x-k8s.io \"cq\" is invalid: [spec.x: Invalid value: "
+                           "\"1\": bad, spec.y: Required value]");
+    xfree(m);
+    diag_release(&d);
+    diag_init(&d);
+    diag_add(&d, DIAG_UNKNOWN_FIELD, "spec.z", NULL, NULL);
+    m = api_error_message(api_kind_get(KIND_JOB), "j", CU_EBADREQ, &d);
+    assert_string_equal(m, "Job in version \"v1\" cannot be handled as a Job: strict decoding "
+                           "error: unknown field \"spec.z\"");
+    xfree(m);
+    diag_release(&d);
+    diag_init(&d);
+    m = api_error_message(NULL, NULL, CU_ELIMIT, &d);
+    assert_true(strlen(m) > 0);
+    xfree(m);
+    diag_release(&d);
+}
+
+/* ---- the schema table ---- */
+
+static void test_every_kind_has_a_schema_and_openapi(void **state)
+{
+    (void)state;
+    for (int i = 0; i < KIND__COUNT; i++) {
+        const struct api_kind_schema *ks = api_kind_schema((enum api_kind_id)i);
+        assert_non_null(ks);
+        assert_int_equal(ks->kind, i);
+        assert_non_null(ks->name_rule);
+        const struct api_schema *root = api_schema_for_kind((enum api_kind_id)i);
+        assert_non_null(api_schema_field(root, "metadata"));
+        json_t *oa = api_schema_openapi(root);
+        assert_string_equal(JX_STR(oa, "type"), "object");
+        assert_non_null(JX_GET(oa, "properties", "metadata", "properties", "labels"));
+        json_decref(oa);
+    }
+    assert_null(api_kind_schema(KIND__COUNT));
+    json_t *oa = api_schema_openapi(api_schema_for_kind(KIND_CLUSTERQUEUE));
+    assert_string_equal(JX_STR(oa, "properties", "spec", "properties", "queueingStrategy",
+                               "default"), "BestEffortFIFO");
+    json_t *flavors = JX_GET(oa, "properties", "spec", "properties", "resourceGroups", "items",
+                             "properties", "flavors");
+    assert_string_equal(JX_STR(flavors, "x-kubernetes-list-type"), "map");
+    assert_int_equal(JX_INT(flavors, 0, "maxItems"), 64);
+    json_decref(oa);
+}
+
+static void test_merge_keys_for_strategic_merge_patch(void **state)
+{
+    (void)state;
+    struct {
+        enum api_kind_id kind;
+        const char *const *path;
+        const char *key;
+    } cases[] = {
+        {KIND_POD, JX_KEYS("spec", "containers"), "name"},
+        {KIND_POD, JX_KEYS("spec", "initContainers"), "name"},
+        {KIND_POD, JX_KEYS("spec", "containers", "env"), "name"},
+        {KIND_POD, JX_KEYS("spec", "volumes"), "name"},
+        {KIND_POD, JX_KEYS("spec", "containers", "volumeMounts"), "mountPath"},
+        {KIND_POD, JX_KEYS("spec", "containers", "ports"), "containerPort"},
+        {KIND_POD, JX_KEYS("spec", "schedulingGates"), "name"},
+        {KIND_JOB, JX_KEYS("spec", "template", "spec", "containers"), "name"},
+        {KIND_RAYJOB, JX_KEYS("spec", "rayClusterSpec", "workerGroupSpecs"), "groupName"},
+        {KIND_RAYJOB, JX_KEYS("spec", "rayClusterSpec", "workerGroupSpecs", "template", "spec",
+                              "containers"), "name"},
+        {KIND_CLUSTERQUEUE, JX_KEYS("spec", "resourceGroups", "flavors"), "name"},
+        {KIND_WORKLOAD, JX_KEYS("spec", "podSets"), "name"},
+        {KIND_WORKLOAD, JX_KEYS("status", "conditions"), "type"},
+        {KIND_CONFIGMAP, JX_KEYS("metadata", "ownerReferences"), "uid"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct api_schema *s = api_schema_at(cases[i].kind, cases[i].path);
+        assert_non_null(s);
+        assert_string_equal(api_schema_merge_key(s), cases[i].key);
+    }
+    /* atomic lists and non-lists have none */
+    assert_null(api_schema_merge_key(api_schema_at(KIND_POD, JX_KEYS("spec", "containers",
+                                                                     "command"))));
+    assert_null(api_schema_merge_key(api_schema_at(KIND_POD, JX_KEYS("spec"))));
+    assert_null(api_schema_at(KIND_POD, JX_KEYS("spec", "nope")));
+    assert_null(api_schema_at(KIND_POD, JX_KEYS("spec", "affinity", "podAffinity", "x")));
+    const struct api_schema *req = api_schema_at(KIND_POD, JX_KEYS("spec", "containers",
+                                                                   "resources", "requests"));
+    assert_int_equal(api_schema_items(req)->type, SCH_QUANTITY);
+}
+
+/* Every pass-through subtree is documented in docs/api.md: a kind's own by
+ * its path, those of the shared PodSpec once, by their path in a PodSpec. */
+struct pt_ctx {
+    const char *doc;
+    const char *kind;
+    const struct api_schema *pod_spec;
+    size_t missing, seen;
+};
+
+static bool check_passthrough(void *ctx, const char *path, const struct api_schema *s)
+{
+    struct pt_ctx *c = ctx;
+    if (s == c->pod_spec && c->kind)
+        return false; /* checked once on its own */
+    if (s->type != SCH_PASSTHROUGH)
+        return true;
+    c->seen++;
+    char *quoted = xasprintf("`%s`", path);
+    if (!strstr(c->doc, quoted)) {
+        fprintf(stderr, "docs/api.md lacks %s pass-through %s\n", c->kind ? c->kind : "PodSpec",
+                quoted);
+        c->missing++;
+    }
+    xfree(quoted);
+    return true;
+}
+
+static void test_passthrough_fields_are_documented(void **state)
+{
+    (void)state;
+    char *path = t_src_path("docs/api.md");
+    char *doc = t_read_file(path, NULL);
+    xfree(path);
+    assert_non_null(doc);
+    struct pt_ctx c = {doc, NULL, api_schema_at(KIND_POD, JX_KEYS("spec")), 0, 0};
+    for (int i = 0; i < KIND__COUNT; i++) {
+        c.kind = api_kind_get((enum api_kind_id)i)->kind;
+        api_schema_visit(api_schema_for_kind((enum api_kind_id)i), "", check_passthrough, &c);
+    }
+    c.kind = NULL;
+    api_schema_visit(c.pod_spec, "", check_passthrough, &c);
+    assert_true(c.seen > 30);
+    assert_int_equal(c.missing, 0);
+    xfree(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +802,22 @@ int main(void)
         cmocka_unit_test(test_seed_rayjob_accepted_with_kuberay_defaults),
         cmocka_unit_test(test_seed_copies_match_shared_tree),
         cmocka_unit_test(test_invalid_fixtures_rejected_naming_field_and_rule),
+        cmocka_unit_test(test_valid_fixtures_accepted),
+        cmocka_unit_test(test_job_defaults_and_generated_selector),
+        cmocka_unit_test(test_kueue_suspends_managed_jobs),
+        cmocka_unit_test(test_job_update_rules),
+        cmocka_unit_test(test_status_dropped_on_create_kept_on_update),
+        cmocka_unit_test(test_status_subresource_rules),
+        cmocka_unit_test(test_workload_frozen_while_reserved),
+        cmocka_unit_test(test_provisioning_request_spec_immutable),
+        cmocka_unit_test(test_namespace_rules),
+        cmocka_unit_test(test_pod_defaults_and_update),
+        cmocka_unit_test(test_v1beta2_conversion),
+        cmocka_unit_test(test_nodepool_catalog_hook),
+        cmocka_unit_test(test_error_message_formats),
+        cmocka_unit_test(test_every_kind_has_a_schema_and_openapi),
+        cmocka_unit_test(test_merge_keys_for_strategic_merge_patch),
+        cmocka_unit_test(test_passthrough_fields_are_documented),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
