@@ -327,8 +327,8 @@ static bool handle_eviction(struct ctrl *c, struct jobs_frame *f, int rid, const
     }
     if (f->in->is_active(job))
         return false;
-    bool requeued = !strcmp(reason, "Preempted") || !strcmp(reason, "NodeFailures");
-    kq_wl_clear_reservation(c, wl, "PendingEvaluation", message, reason, requeued);
+    kq_wl_clear_reservation(c, wl, "PendingEvaluation", message, reason,
+                            kq_eviction_requeues(reason));
     write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
     return false;
 }

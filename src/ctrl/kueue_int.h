@@ -50,6 +50,10 @@
 #define KQ_EXPECTED_RUNTIME_ANNOTATION "cueue.dev/expected-runtime-seconds"
 /* cueue's own: per-worker metrics (pod annotation, aggregated on the job) */
 #define KQ_METRICS_ANNOTATION "cueue.dev/metrics"
+/* cueue's own (flavor fallback): {"<flavor>": "<RFC 3339 until>"} on a Workload */
+#define KQ_AVOID_FLAVORS_ANNOTATION "cueue.dev/avoid-flavors"
+/* cueue's own eviction reason for the flavor fallback (requeued at once) */
+#define KQ_FALLBACK_REASON "NoCapacity"
 
 /* ---- store helpers (kueue_util.c) ---- */
 
@@ -177,6 +181,24 @@ json_t *kq_wl_check(const json_t *wl, const char *name);
  * the state changes. True when anything changed. */
 bool kq_wl_set_check_state(struct ctrl *c, json_t *wl, const char *check, const char *state,
                            const char *message);
+
+/* True when an eviction with this reason requeues at once (Requeued=True:
+ * Preempted, NodeFailures, and cueue's NoCapacity); others wait (§2.10). */
+bool kq_eviction_requeues(const char *reason);
+
+/* ---- flavor fallback (kueue_fallback.c; beyond Kueue) ---- */
+
+/* The Workload's avoided flavors from cueue.dev/avoid-flavors (all entries,
+ * expired or not). *out is freed with kq_avoid_release. */
+void kq_avoid_from_workload(const json_t *wl, struct api_flavor_avoid **out, size_t *n);
+void kq_avoid_release(struct api_flavor_avoid *a, size_t n);
+/* With ctrl_config.flavor_fallback: evict a reserved Workload whose
+ * ProvisioningRequest is not provisioned within fallback_provreq_timeout_ms,
+ * or whose admitted pods find no node within fallback_node_wait_ms, marking
+ * the flavors to avoid (a MAIN write of wl, done here) and evicting it in
+ * memory (reason NoCapacity; the caller writes status). Otherwise arms a
+ * timer on rid. Returns true when it evicted. */
+bool kq_fallback_step(struct ctrl *c, int rid, json_t *wl);
 
 /* Requeue backoff: base * 2^(count-1) capped at max (ms). */
 int64_t kq_backoff_ms(int64_t base_ms, int64_t max_ms, int32_t count);

@@ -379,6 +379,12 @@ bool kq_wl_set_check_state(struct ctrl *c, json_t *wl, const char *check, const 
     return changed;
 }
 
+bool kq_eviction_requeues(const char *reason)
+{
+    return reason && (!strcmp(reason, "Preempted") || !strcmp(reason, "NodeFailures") ||
+                      !strcmp(reason, KQ_FALLBACK_REASON));
+}
+
 int64_t kq_backoff_ms(int64_t base_ms, int64_t max_ms, int32_t count)
 {
     if (count < 1)

@@ -132,12 +132,15 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
 {
     const json_t *obj = ev->obj;
     bool deleted = ev->type == STORE_DELETED;
-    if (deleted) {
+    /* a deleting Workload is no longer queued; its reservation, if any,
+     * counts until it is gone */
+    if (deleted || (api_is_deleting(obj) && !kq_wl_has_reservation(obj))) {
         eng_delete_workload(s->eng, api_namespace(obj), api_name(obj));
     } else {
         struct api_workload wl;
         memset(&wl, 0, sizeof(wl));
         if (api_workload_from_json(obj, &wl) == 0) {
+            kq_avoid_from_workload(obj, &wl.avoid_flavors, &wl.n_avoid_flavors);
             eng_upsert_workload(s->eng, &wl);
             if (wl.admitted) {
                 int64_t end = expected_end(c, obj);
@@ -145,6 +148,11 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
                     eng_set_expected_end(s->eng, wl.ns, wl.name, end);
             }
         }
+        /* ctrl owns the avoid list (types.h): free it here, whatever
+         * api_workload_release does */
+        kq_avoid_release(wl.avoid_flavors, wl.n_avoid_flavors);
+        wl.avoid_flavors = NULL;
+        wl.n_avoid_flavors = 0;
         api_workload_release(&wl);
     }
     kq_queues_observe_workload(s->queues, c, obj, deleted);
@@ -386,7 +394,7 @@ static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const 
 static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl);
-    if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl)) {
+    if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl) || api_is_deleting(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
@@ -484,6 +492,7 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     json_t *wl = decision_target(c, &d->wl);
     if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl)) {
         json_decref(wl);
+        resync_workload(c, s, &d->wl);
         return;
     }
     int64_t now = ctrl_now(c);

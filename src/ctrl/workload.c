@@ -350,8 +350,7 @@ static void step_bare(struct wl_ctx *x)
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     char *msg = xstrdup(jx_or_empty(JX_STR(ev, "message")));
     char *rs = xstrdup(reason);
-    bool requeued = !strcmp(rs, "Preempted") || !strcmp(rs, "NodeFailures");
-    kq_wl_clear_reservation(x->c, wl, "PendingEvaluation", msg, rs, requeued);
+    kq_wl_clear_reservation(x->c, wl, "PendingEvaluation", msg, rs, kq_eviction_requeues(rs));
     xfree(rs);
     xfree(msg);
     x->dirty = true;
@@ -394,6 +393,7 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
     }
     struct wl_ctx x = {c, r, wl, false, ctrl_now(c)};
     step_checks(&x);
+    x.dirty |= kq_fallback_step(c, r->rid, wl);
     step_max_exec(&x);
     if (!step_deactivation(&x)) {
         step_stop(&x);
