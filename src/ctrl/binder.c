@@ -117,6 +117,7 @@ static bool bind_pod(struct ctrl *c, const json_t *pod, const char *node)
     json_t *cp = json_deep_copy(pod);
     JX_SET_NEW(cp, json_string(node), "spec", "nodeName");
     api_cond_set(cp, "PodScheduled", "True", "", "", ctrl_now(c));
+    nodes_pod_tidy_conditions(cp);
     int rc = store_update(ctrl_store(c), KIND_POD, api_namespace(pod), cp, STORE_UPDATE_ALL,
                           NULL);
     json_decref(cp);

@@ -171,6 +171,7 @@ static void apply_report(json_t *pod, const struct exec_report *r)
     set_ready(pod, r->state == EXEC_RUNNING, r->state == EXEC_RUNNING ? "" : "PodCompleted",
               r->at_ms);
     container_statuses(pod, r);
+    nodes_pod_tidy_conditions(pod);
     if (r->metrics) {
         char *m = jx_dumps(r->metrics);
         api_set_annotation(pod, ANNOT_METRICS, m);
@@ -382,6 +383,19 @@ static void agent_on_event(struct ctrl *c, void *self, const struct store_event 
         const char *nn = JX_STR(ev->obj, "spec", "nodeName");
         if ((nn && nn[0]) || json_object_get(a->running, jx_or_empty(api_uid(ev->obj))))
             ctrl_enqueue(c, a->rid, api_namespace(ev->obj), api_name(ev->obj));
+    } else if (ev->kind == KIND_CONFIGMAP && ev->type != STORE_DELETED) {
+        /* pods waiting for this ConfigMap's volume or env start now */
+        json_t *pods = store_list(ctrl_store(c), KIND_POD, api_namespace(ev->obj), NULL);
+        size_t i;
+        json_t *p;
+        json_array_foreach(pods, i, p) {
+            const char *nn = JX_STR(p, "spec", "nodeName");
+            const char *phase = jx_or_empty(JX_STR(p, "status", "phase"));
+            if (nn && nn[0] && (!phase[0] || !strcmp(phase, "Pending")) &&
+                !json_object_get(a->running, jx_or_empty(api_uid(p))))
+                ctrl_enqueue(c, a->rid, api_namespace(p), api_name(p));
+        }
+        json_decref(pods);
     } else if (ev->kind == KIND_NODE && ev->type == STORE_DELETED) {
         json_t *pods = store_list(ctrl_store(c), KIND_POD, NULL, NULL);
         size_t i;

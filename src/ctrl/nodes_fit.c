@@ -37,6 +37,18 @@ bool nodes_pod_is_active(const json_t *pod)
     return !phase || (strcmp(phase, "Succeeded") && strcmp(phase, "Failed"));
 }
 
+void nodes_pod_tidy_conditions(json_t *pod)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(JX_GET(pod, "status", "conditions"), i, c) {
+        const char *const keys[] = {"reason", "message"};
+        for (int k = 0; k < 2; k++)
+            if (!strcmp(jx_or_empty(JX_STR(c, keys[k])), "") && json_object_get(c, keys[k]))
+                json_object_del(c, keys[k]);
+    }
+}
+
 const char *nodes_pod_provreq(const json_t *pod)
 {
     const char *v = api_annotation(pod, ANNOT_CONSUME_PR);

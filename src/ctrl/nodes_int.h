@@ -73,6 +73,9 @@ struct nodes_snap {
 int nodes_pod_view(const json_t *pod, struct api_podset *out);
 /* True when the pod counts against its node (not Succeeded/Failed). */
 bool nodes_pod_is_active(const json_t *pod);
+/* Drop empty reason/message fields of a pod's conditions (v1.PodCondition
+ * omits them; api_cond_set writes ""). */
+void nodes_pod_tidy_conditions(json_t *pod);
 /* The ProvisioningRequest a pod consumes (annotation), or NULL. */
 const char *nodes_pod_provreq(const json_t *pod);
 

@@ -220,7 +220,11 @@ static void report_running(struct exec_local *l, struct lx_pod *p)
 static void finish(struct exec_local *l, struct lx_pod *p)
 {
     refresh_metrics(p);
+    /* the cause: a container that could not start, else the first failure */
     const struct lx_ctr *bad = NULL;
+    for (size_t i = 0; i < p->n && !bad; i++)
+        if (p->c[i].state == EXEC_C_TERMINATED && !strcmp(jx_or_empty(p->c[i].reason), "StartError"))
+            bad = &p->c[i];
     for (size_t i = 0; i < p->n && !bad; i++)
         if (p->c[i].state == EXEC_C_TERMINATED && p->c[i].exit_code != 0)
             bad = &p->c[i];

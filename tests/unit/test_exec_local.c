@@ -281,6 +281,18 @@ static void test_missing_program_is_a_start_error(void **state)
     assert_non_null(r);
     assert_string_equal(r->reason, "StartError");
     assert_non_null(strstr(r->message, "cueue runs processes, not images"));
+    /* one container cannot start: the pod fails with StartError, the others are killed */
+    json_t *two = json_pack("{s:{s:[{s:s,s:[s],s:[s]},{s:s,s:[s]}]}}", "spec", "containers",
+                            "name", "worker", "command", f->probe, "args", "pause", "name",
+                            "ray", "command", "ray");
+    assert_int_equal(start(f, "two", two, NULL, 0, NULL, 0), 0);
+    r = wait_report(f, "two", -1);
+    assert_non_null(r);
+    assert_int_equal(r->state, EXEC_FAILED);
+    assert_string_equal(r->reason, "StartError");
+    assert_int_equal(r->n_containers, 2);
+    assert_int_equal(r->containers[0].state, EXEC_C_TERMINATED);
+    json_decref(two);
     json_decref(pod);
     json_decref(nocmd);
 }
