@@ -188,6 +188,42 @@ static int ensure_namespace(struct sim *s, const char *ns, const char *where, ch
     return CU_ENOTFOUND;
 }
 
+/* What the API server does to a new object before admission (as
+ * src/server/write.c does): drop server-owned metadata, fill generateName,
+ * assign the uid (Job selectors are generated from it), label Namespaces
+ * with their name. */
+static void prepare_create(struct sim *s, const struct api_kind *k, json_t *obj)
+{
+    json_t *md = JX_OBJ(obj, "metadata");
+    static const char *const keys[] = {"uid", "resourceVersion", "creationTimestamp",
+                                       "deletionTimestamp", "deletionGracePeriodSeconds",
+                                       "generation", "selfLink", "managedFields", NULL};
+    for (const char *const *kk = keys; *kk; kk++)
+        json_object_del(md, *kk);
+    const char *gen = JX_STR(obj, "metadata", "generateName");
+    if (!api_name(obj) && gen) {
+        char sfx[6];
+        rng_suffix(&s->rng, sfx, 5);
+        char *name = xasprintf("%s%s", gen, sfx);
+        JX_SET_NEW(obj, json_string(name), "metadata", "name");
+        xfree(name);
+    }
+    char uid[37];
+    rng_uuid(&s->rng, uid);
+    JX_SET_NEW(obj, json_string(uid), "metadata", "uid");
+    if (k->id == KIND_NAMESPACE && api_name(obj))
+        api_set_label(obj, "kubernetes.io/metadata.name", api_name(obj));
+}
+
+/* The API server's namespace strategy: a new Namespace is Active. */
+static void namespace_active(struct sim *s, const json_t *stored)
+{
+    json_t *c = json_deep_copy(stored);
+    JX_SET_NEW(c, json_string("Active"), "status", "phase");
+    store_update(s->store, KIND_NAMESPACE, NULL, c, STORE_UPDATE_STATUS, NULL);
+    json_decref(c);
+}
+
 int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *where,
               char **err)
 {
@@ -207,6 +243,8 @@ int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *
     char *nsc = xstrdup(ns);
     int rc = ensure_namespace(s, nsc, where, err);
     json_t *old = rc || !api_name(o) ? NULL : store_get(s->store, k->id, nsc, api_name(o));
+    if (!rc && !old)
+        prepare_create(s, k, o);
     if (!rc)
         rc = api_admit(k, o, old, nsc, &d);
     if (rc && !*err) {
@@ -220,6 +258,8 @@ int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *
                              jx_or_empty(api_name(o)), cu_strerror(rc));
         else if (run_for_ms >= 0)
             runtime_record(s, k->kind, nsc, api_name(stored), run_for_ms);
+        if (!rc && !old && k->id == KIND_NAMESPACE)
+            namespace_active(s, stored);
         json_decref(stored);
     }
     json_decref(old);
