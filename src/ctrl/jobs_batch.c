@@ -314,9 +314,15 @@ static int32_t create_missing(struct ctrl *c, const struct batch_view *v, int32_
 
 /* ---- status ---- */
 
+/* Set a JobCondition; true only when status, reason or message changed. */
 static bool cond_set_job(json_t *job, const char *type, const char *status, const char *reason,
                          const char *message, int64_t now)
 {
+    json_t *cur = api_cond_get(job, type);
+    if (cur && !strcmp(jx_or_empty(JX_STR(cur, "status")), status) &&
+        !strcmp(jx_or_empty(JX_STR(cur, "reason")), jx_or_empty(reason)) &&
+        !strcmp(jx_or_empty(JX_STR(cur, "message")), jx_or_empty(message)))
+        return false;
     bool changed = api_cond_set(job, type, status, reason, message, now);
     json_t *cond = api_cond_get(job, type);
     if (changed && cond) {
