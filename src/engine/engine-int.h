@@ -567,6 +567,11 @@ size_t eng__fair_next(struct eng *e, struct eng__entry *v, size_t n, const bool 
 /* Bring routing, requeues and quotas up to date for time now_ms. */
 void eng__prepare(struct eng *e, int64_t now_ms);
 
+/* ---- clone.c ---- */
+/* A new engine with the same objects and workloads (for eng_explain). */
+struct eng *eng__clone(const struct eng *e);
+void eng__clone_workload(struct eng *dst, const struct eng *src, const struct eng__wl *wl);
+
 /* ---- admit.c ---- */
 /* Reserve quota for wl in cq with assignment a (Kueue admit + assume);
  * old = elastic slice replaced (finished in the engine). */

@@ -130,6 +130,29 @@ static void non_borrowing_entries_go_first(void **state)
     fx_free(f);
 }
 
+/* Among entries at the same borrowing level, higher priority goes first even
+ * across ClusterQueues, then the older one. */
+static void priority_orders_entries_across_cluster_queues(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    fx_cq(f, "a", "c", "f:cpu=2");
+    fx_cq(f, "b", "c", "f:cpu=2");
+    fx_cq(f, "z", "c", "f:cpu=2");
+    fx_lq(f, "ns", "qa", "a");
+    fx_lq(f, "ns", "qb", "b");
+    struct api_workload *wa = fx_wl(f, "ns", "old-low", "qa", 0, 1);
+    fx_ps(f, wa, "main", 1, "cpu=4");
+    struct api_workload *wb = fx_wl(f, "ns", "new-high", "qb", 5, 2);
+    fx_ps(f, wb, "main", 1, "cpu=4");
+    fx_submit(f, wa);
+    fx_submit(f, wb);
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "new-high"));
+    assert_null(fx_find(f, ENG_RESERVE, "old-low"));
+    fx_free(f);
+}
+
 static void cohort_object_quota_is_a_shared_pool(void **state)
 {
     (void)state;
@@ -192,6 +215,7 @@ int main(void)
         cmocka_unit_test(without_cohort_there_is_no_borrowing),
         cmocka_unit_test(no_overadmission_within_a_cycle),
         cmocka_unit_test(non_borrowing_entries_go_first),
+        cmocka_unit_test(priority_orders_entries_across_cluster_queues),
         cmocka_unit_test(cohort_object_quota_is_a_shared_pool),
         cmocka_unit_test(released_quota_in_the_cohort_requeues_other_queues),
         cmocka_unit_test(unlimited_quotas_saturate),

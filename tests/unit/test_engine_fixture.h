@@ -27,6 +27,7 @@
 #include "api/quantity.h"
 #include "api/types.h"
 #include "engine/engine.h"
+#include "util/err.h"
 #include "util/xalloc.h"
 
 struct fx {
