@@ -1,9 +1,14 @@
 /*
  * decode: YAML (libyaml) or JSON text to JSON documents. Multi-document
  * streams ("---") give one document each; empty documents are skipped.
- * Scalars are typed the way Kubernetes' YAML decoder does (sigs.k8s.io/yaml):
- * unquoted ints, floats, true/false and null become JSON numbers, booleans
- * and null; quoted scalars stay strings. Size and nesting depth are capped.
+ * Scalars are typed the way Kubernetes' YAML decoder does (sigs.k8s.io/yaml
+ * over go-yaml v2, YAML 1.1 resolution, no target type): unquoted ints
+ * (Go base prefixes), floats, booleans (true/false and also yes/no/on/off/
+ * y/n in their go-yaml spellings, as kubectl and the API server read them)
+ * and null become JSON numbers, booleans and null; quoted and block scalars
+ * stay strings; standard tags (!!str, !!int...) are honoured. Anchors are
+ * expanded by copying. Size, nesting depth and alias expansion are capped.
+ * See docs/api.md.
  */
 #ifndef CUEUE_API_DECODE_H
 #define CUEUE_API_DECODE_H

@@ -376,7 +376,8 @@ static void validate_object(struct walk *w, const struct api_schema *s, json_t *
         json_t *child = json_object_get(v, f->name);
         const json_t *oc = json_object_get(old, f->name);
         size_t mark = push_field(w, f->name);
-        if (!child && f->required)
+        bool empty = json_is_string(child) && json_string_length(child) == 0;
+        if ((!child || empty) && f->required)
             diag_add(w->c->d, DIAG_REQUIRED, w->path.buf, NULL, NULL);
         if (!child && oc && f->schema->immutable && w->c->old)
             diag_add(w->c->d, DIAG_INVALID, w->path.buf, NULL, "field is immutable");

@@ -118,13 +118,31 @@ static inline char *t_admit_err(json_t *doc, const char *ns, int *rc_out)
     return s;
 }
 
-/* The seed's two manifests with the tutorial's values substituted. */
+/* A seed manifest: the project's real input at $CUEUE_SRC/../shared/seed
+ * when that tree is there, else the copy under tests/data/api/seed (the
+ * test_seed_copies_match_shared_tree test keeps the two identical). */
+static inline char *t_seed_file(const char *name)
+{
+    char *rel = xasprintf("../shared/seed/%s", name);
+    char *p = t_src_path(rel);
+    char *text = t_read_file(p, NULL);
+    xfree(p);
+    xfree(rel);
+    if (!text) {
+        rel = xasprintf("tests/data/api/seed/%s", name);
+        p = t_src_path(rel);
+        text = t_read_file(p, NULL);
+        xfree(p);
+        xfree(rel);
+    }
+    assert_non_null(text);
+    return text;
+}
+
+/* The seed's manifests with the tutorial's values substituted (envsubst). */
 static inline char *t_seed_queue_yaml(void)
 {
-    char *p = t_src_path("tests/data/api/seed/dws-tpu-queue.yaml");
-    char *raw = t_read_file(p, NULL);
-    xfree(p);
-    assert_non_null(raw);
+    char *raw = t_seed_file("dws-tpu-queue.yaml");
     char *a = t_subst(raw, "ONDEMAND_NODEPOOL", "on-demand-pool");
     char *b = t_subst(a, "DWS_NODEPOOL", "dws-pool");
     xfree(raw);
@@ -134,10 +152,7 @@ static inline char *t_seed_queue_yaml(void)
 
 static inline char *t_seed_rayjob_yaml(const char *job_id)
 {
-    char *p = t_src_path("tests/data/api/seed/rayjob-tpu-v6e-dws.yaml");
-    char *raw = t_read_file(p, NULL);
-    xfree(p);
-    assert_non_null(raw);
+    char *raw = t_seed_file("rayjob-tpu-v6e-dws.yaml");
     char *s = t_subst(raw, "JOB_ID", job_id);
     xfree(raw);
     return s;
