@@ -20,6 +20,7 @@
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "ctrl/ctrl-int.h"
+#include "provider/provider.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/sbuf.h"
@@ -262,6 +263,11 @@ int64_t ctrl_next_deadline(struct ctrl *c)
         int64_t e = c->exec->ops->next_deadline(c->exec);
         if (e < d)
             d = e;
+    }
+    if (c->prov && c->prov->ops->next_deadline) {
+        int64_t p = c->prov->ops->next_deadline(c->prov);
+        if (p < d)
+            d = p;
     }
     return d;
 }
