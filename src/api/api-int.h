@@ -32,6 +32,10 @@ const char *api__json_type_name(const json_t *v);
  * that reads back the same double ("0.1", "1000"). */
 void api__number_text(const json_t *v, char *buf, size_t n);
 
+/* A quantity times 10^exp10 (e.g. 9 for nano-units), rounded away from
+ * zero. 0 or CU_EINVAL (syntax, or too large for int64). */
+int api__quantity_parse_scaled(const char *text, int exp10, int64_t *out);
+
 /* True when s is one of the NULL-terminated list. */
 bool api__str_in(const char *s, const char *const *list);
 

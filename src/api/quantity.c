@@ -161,11 +161,13 @@ static const char *parse_number(const char *s, struct qty *q, char *err, size_t 
     return p;
 }
 
-static int scale(struct qty *q, bool milli, int64_t *out, const char *resource, char *err,
+/* value * 10^exp10, rounded away from zero, into *out. */
+static int scale(struct qty *q, int exp10, int64_t *out, const char *resource, char *err,
                  size_t errlen)
 {
+    bool milli = exp10 == 3;
     struct big n = q->mant;
-    long e = q->e10 + (milli ? 3 : 0);
+    long e = q->e10 + exp10;
     bool inexact = q->sticky;
     bool over = false;
     for (int i = 0; i < q->b2 / 10 && !over; i++)
@@ -198,6 +200,30 @@ bool api_resource_is_milli(const char *resource)
     return resource && !strcmp(resource, "cpu");
 }
 
+/* Parse text into q; 0 or CU_EINVAL with the reason in err. */
+static int parse_text(const char *text, struct qty *q, char *err, size_t errlen)
+{
+    if (!text || !text[0]) {
+        snprintf(err, errlen, "%s", QTY_REGEX_MSG);
+        return CU_EINVAL;
+    }
+    memset(q, 0, sizeof(*q));
+    const char *suffix = parse_number(text, q, err, errlen);
+    if (!suffix)
+        return CU_EINVAL;
+    for (const char *p = suffix; *p; p++) {
+        if (!strchr("eEinumkKMGTP+-0123456789", *p)) {
+            snprintf(err, errlen, "%s", QTY_REGEX_MSG);
+            return CU_EINVAL;
+        }
+    }
+    if (!parse_suffix(suffix, q)) {
+        snprintf(err, errlen, "unable to parse quantity's suffix");
+        return CU_EINVAL;
+    }
+    return 0;
+}
+
 int api_quantity_parse(const char *text, const char *resource, int64_t *out, char *err,
                        size_t errlen)
 {
@@ -207,26 +233,19 @@ int api_quantity_parse(const char *text, const char *resource, int64_t *out, cha
         errlen = sizeof(dummy);
     }
     err[0] = '\0';
-    if (!text || !text[0]) {
-        snprintf(err, errlen, "%s", QTY_REGEX_MSG);
-        return CU_EINVAL;
-    }
     struct qty q;
-    memset(&q, 0, sizeof(q));
-    const char *suffix = parse_number(text, &q, err, errlen);
-    if (!suffix)
-        return CU_EINVAL;
-    for (const char *p = suffix; *p; p++) {
-        if (!strchr("eEinumkKMGTP+-0123456789", *p)) {
-            snprintf(err, errlen, "%s", QTY_REGEX_MSG);
-            return CU_EINVAL;
-        }
-    }
-    if (!parse_suffix(suffix, &q)) {
-        snprintf(err, errlen, "unable to parse quantity's suffix");
-        return CU_EINVAL;
-    }
-    return scale(&q, api_resource_is_milli(resource), out, resource, err, errlen);
+    int rc = parse_text(text, &q, err, errlen);
+    if (rc)
+        return rc;
+    return scale(&q, api_resource_is_milli(resource) ? 3 : 0, out, resource, err, errlen);
+}
+
+int api__quantity_parse_scaled(const char *text, int exp10, int64_t *out)
+{
+    char err[8];
+    struct qty q;
+    int rc = parse_text(text, &q, err, sizeof(err));
+    return rc ? rc : scale(&q, exp10, out, NULL, err, sizeof(err));
 }
 
 int api_quantity_from_json(const json_t *v, const char *resource, const char *field,

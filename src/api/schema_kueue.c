@@ -220,14 +220,13 @@ static void validate_resource_groups(struct api_vctx *c, const json_t *groups, b
                       "must have at most 256 coveredResources in total");
 }
 
-/* fairSharing.weight: >= 0 (schema) and, when not 0, > 1e-9. */
+/* fairSharing.weight: >= 0 (schema) and, when not 0, > 1e-9: in
+ * nano-units rounded up, a valid non-zero weight is at least 2. */
 static void validate_fair_weight(struct api_vctx *c, const json_t *spec)
 {
     const char *w = JX_STR(spec, "fairSharing", "weight");
-    if (!w)
-        return;
-    double d = strtod(w, NULL);
-    if (d > 0 && d <= 1e-9)
+    int64_t nano;
+    if (w && api__quantity_parse_scaled(w, 9, &nano) == 0 && nano == 1)
         api__diag_str(c->d, DIAG_INVALID, "spec.fairSharing.weight", w,
                       "When not 0, weight must be > 10e-9");
 }
