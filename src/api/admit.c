@@ -61,13 +61,17 @@ static void rename_field(struct api_vctx *c, json_t *parent, const char *path,
 static void convert_workload_priority(struct api_vctx *c, json_t *spec)
 {
     static const char *const v1_only[] = {"priorityClassName", "priorityClassSource"};
+    bool clean = true;
     for (int i = 0; i < 2; i++) {
         if (json_object_get(spec, v1_only[i])) {
             char *f = api__path("spec.%s", v1_only[i]);
             diag_add(c->d, DIAG_UNKNOWN_FIELD, f, NULL, NULL);
             xfree(f);
+            clean = false;
         }
     }
+    if (!clean)
+        return;
     json_t *ref = json_object_get(spec, "priorityClassRef");
     if (!json_is_object(ref))
         return;
@@ -89,6 +93,7 @@ static void convert_v1beta2(struct api_vctx *c)
     if (!av || strcmp(av, KUEUE_GROUP "/v1beta2"))
         return;
     json_t *spec = json_object_get(c->obj, "spec");
+    size_t before = c->d->n;
     if (c->kind->id == KIND_CLUSTERQUEUE && json_is_object(spec)) {
         rename_field(c, spec, "spec", "cohortName", "cohort");
         if (json_object_get(spec, "admissionChecks"))
@@ -96,7 +101,10 @@ static void convert_v1beta2(struct api_vctx *c)
     }
     if (c->kind->id == KIND_WORKLOAD && json_is_object(spec))
         convert_workload_priority(c, spec);
-    json_object_set_new(c->obj, "apiVersion", json_string(api_kind_api_version(c->kind)));
+    /* relabel only a clean conversion: a caller that drops the reported
+     * unknown fields (fieldValidation=Ignore) re-admits it as v1beta2 */
+    if (c->d->n == before)
+        json_object_set_new(c->obj, "apiVersion", json_string(api_kind_api_version(c->kind)));
 }
 
 /* ---- steps ---- */
