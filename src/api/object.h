@@ -56,7 +56,11 @@ char *api_error_message(const struct api_kind *k, const char *name, int rc,
 
 /* Typed decoders for stored (already admitted) documents. Each fills *out
  * (released with the matching _release) and returns 0, or CU_EINVAL if the
- * document is not of the expected shape. */
+ * document is not of the expected shape (not an object, no name, a quantity
+ * that does not parse); *out is then empty. Quantities are in Kueue's units
+ * (quantity.h). v1beta1 and v1beta2 spellings are both read. The Workload
+ * view fills every status field of struct api_workload except
+ * avoid_flavors (the scheduler driver's). See docs/api.md. */
 int api_resource_flavor_from_json(const json_t *obj, struct api_resource_flavor *out);
 int api_cluster_queue_from_json(const json_t *obj, struct api_cluster_queue *out);
 int api_cohort_from_json(const json_t *obj, struct api_cohort *out);
@@ -67,7 +71,14 @@ int api_workload_from_json(const json_t *obj, struct api_workload *out);
 /* The scheduling view of a PodTemplateSpec ({metadata, spec}) as Kueue
  * computes it: per-pod requests = max(max(initContainers), sum(containers))
  * + overhead, with limits filling absent requests; nodeSelector; required
- * node affinity terms; tolerations. name and count are copied into out. */
+ * node affinity terms; tolerations. name and count are copied into out.
+ * Restartable (sidecar) init containers count with the containers and
+ * with every later init container, pod-level spec.resources.requests
+ * replace the sums where given (k8s component-helpers PodRequests); sums
+ * saturate at INT64_MAX; the `pods` resource is not derived here. name NULL
+ * means "main". Returns 0, or CU_EINVAL (out released) when tmpl has no
+ * spec object or holds an unparseable quantity. Release with
+ * api_podset_release. */
 int api_podset_from_template(const json_t *tmpl, const char *name, int32_t count,
                              struct api_podset *out);
 
