@@ -6,7 +6,10 @@
  * custom resources: what differs between the live object and the file is
  * set, and what the previous apply set but the file no longer has is
  * deleted (null). Fields the file never mentioned (status, server
- * defaults, other writers' fields) are left alone.
+ * defaults, other writers' fields) are left alone. Unlike kubectl, a value
+ * the server only canonicalised (10 stored as "10", defaults added inside
+ * list items) does not count as a difference, so re-applying an unchanged
+ * file prints "unchanged".
  */
 #include <string.h>
 
@@ -27,6 +30,50 @@ json_t *cli__apply_modified(const json_t *doc)
     return copy;
 }
 
+/* True when a number and a string spell the same value (10 and "10"): the
+ * server may store quantities in canonical string form. */
+static bool same_number_text(const json_t *num, const json_t *str)
+{
+    if (!json_is_number(num) || !json_is_string(str))
+        return false;
+    char buf[64];
+    if (json_is_integer(num))
+        snprintf(buf, sizeof(buf), "%" JSON_INTEGER_FORMAT, json_integer_value(num));
+    else
+        snprintf(buf, sizeof(buf), "%.17g", json_real_value(num));
+    return !strcmp(buf, json_string_value(str));
+}
+
+/* True when live already holds everything in want: equal scalars (numbers
+ * and their string spelling alike), lists of the same length whose items
+ * hold want's items, objects holding every key of want (extra keys are
+ * the server's defaults; sending want again would change nothing). */
+static bool holds(const json_t *live, const json_t *want)
+{
+    if (json_is_object(want)) {
+        const char *key;
+        json_t *v;
+        if (!json_is_object(live))
+            return false;
+        json_object_foreach((json_t *)want, key, v) {
+            json_t *lv = json_object_get(live, key);
+            if (!lv || !holds(lv, v))
+                return false;
+        }
+        return true;
+    }
+    if (json_is_array(want)) {
+        if (!json_is_array(live) || json_array_size(live) != json_array_size(want))
+            return false;
+        for (size_t i = 0; i < json_array_size(want); i++)
+            if (!holds(json_array_get(live, i), json_array_get(want, i)))
+                return false;
+        return true;
+    }
+    return json_equal(live, want) || same_number_text(want, live) ||
+           same_number_text(live, want);
+}
+
 static json_t *three_way(const json_t *original, const json_t *modified, const json_t *live)
 {
     json_t *patch = json_object();
@@ -40,7 +87,7 @@ static json_t *three_way(const json_t *original, const json_t *modified, const j
             if (json_object_size(sub))
                 json_object_set(patch, key, sub);
             json_decref(sub);
-        } else if (!lv || !json_equal(mv, lv)) {
+        } else if (!lv || !holds(lv, mv)) {
             json_object_set_new(patch, key, json_deep_copy(mv));
         }
     }

@@ -66,7 +66,8 @@ struct cli_verb {
 };
 
 #define CLI_OPT_GLOBAL_BASE 0x4000
-#define CLI_HELP 1 /* cli__parse: --help was given (help already printed) */
+#define CLI_HELP 100 /* cli__parse: --help was given (help already printed); never an
+                        * exit status (verbs return 0/1, so no clash) */
 
 /* Positional arguments left after flags (borrowed from argv). */
 struct cli_args {
@@ -359,6 +360,11 @@ void cli__table_print(const struct cli_table *t, FILE *out, const char *indent);
 void cli__table_print_rows(const struct cli_table *t, size_t from, FILE *out, const char *indent);
 void cli__table_release(struct cli_table *t);
 
+/* Write text to out with tabwriter alignment as kubectl describe does: in
+ * each run of consecutive lines that hold a tab, the text before the first
+ * tab is padded to the run's widest plus 2 spaces. Other lines unchanged. */
+void cli__align_tabs(const char *text, FILE *out);
+
 /* Age of an RFC 3339 timestamp relative to now ("5m", "<unknown>"). out
  * holds 32 bytes. */
 const char *cli__age(const char *rfc3339, char out[32]);
@@ -486,8 +492,9 @@ int cli__cmd_version(struct cli_ctx *c, int argc, char **argv);
 
 /* A describe printer for one kind family. */
 typedef void (*cli_describe_fn)(struct cli_ctx *c, const struct api_kind *k, const json_t *obj);
-/* Print "Key:<pad>value" at a 2-space indent level (kubectl describe
- * layout: values start at column 14 at level 0 when the key is short). */
+/* Print "Key:\tvalue" at a 2-space indent level; describe output is
+ * aligned afterwards with cli__align_tabs (kubectl describe's layout). A
+ * NULL fmt prints the key alone (a section title). */
 void cli__desc_kv(struct cli_ctx *c, int level, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Print a string map ("Labels:") as kubectl does: "<none>" when empty,

@@ -320,6 +320,8 @@ int cli__cmd_logs(struct cli_ctx *c, int argc, char **argv)
         if (!k)
             return 1;
     }
+    if (!name || !*name)
+        return cli__usage_error(c, "a name is required: logs pod/NAME | job/NAME | NAME");
     if (k->id == KIND_JOB)
         return job_logs(c, &o, name);
     if (k->id == KIND_POD)

@@ -16,8 +16,6 @@
 #include "util/timefmt.h"
 #include "util/xalloc.h"
 
-#define DESC_VALUE_COL 14 /* values start here at level 0, as in kubectl */
-
 static const char help[] =
     "Show objects in detail.\n"
     "\n"
@@ -56,19 +54,14 @@ static const struct cli_verb verb = {"describe", help, opts, "l:"};
 
 void cli__desc_kv(struct cli_ctx *c, int level, const char *key, const char *fmt, ...)
 {
-    int indent = 2 * level;
-    int width = (int)strlen(key) + 1;
-    int col = DESC_VALUE_COL - indent;
-    fprintf(c->out, "%*s%s:", indent, "", key);
-    if (!fmt) {
-        fputc('\n', c->out);
-        return;
+    fprintf(c->out, "%*s%s:", 2 * level, "", key);
+    if (fmt) {
+        va_list ap;
+        fputc('\t', c->out);
+        va_start(ap, fmt);
+        vfprintf(c->out, fmt, ap);
+        va_end(ap);
     }
-    fprintf(c->out, "%*s", width + 2 > col ? 2 : col - width, "");
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(c->out, fmt, ap);
-    va_end(ap);
     fputc('\n', c->out);
 }
 
@@ -85,7 +78,7 @@ void cli__desc_map(struct cli_ctx *c, int level, const char *key, const json_t *
         if (first)
             cli__desc_kv(c, level, key, "%s=%s", k, text);
         else
-            fprintf(c->out, "%*s%s=%s\n", DESC_VALUE_COL, "", k, text);
+            fprintf(c->out, "%*s\t%s=%s\n", 2 * level, "", k, text);
         first = false;
         xfree(text);
     }
@@ -172,14 +165,22 @@ static void event_age(const json_t *ev, char *out, size_t len)
         snprintf(out, len, "%s", last);
 }
 
+static const char *event_time(const json_t *ev)
+{
+    const char *t = JX_STR(ev, "lastTimestamp");
+    return t ? t : jx_or_empty(JX_STR(ev, "eventTime"));
+}
+
+/* By time, then by resourceVersion (the server's order within a second). */
 static int cmp_event_time(const void *a, const void *b)
 {
     const json_t *ea = *(const json_t *const *)a, *eb = *(const json_t *const *)b;
-    const char *ta = JX_STR(ea, "lastTimestamp") ? JX_STR(ea, "lastTimestamp")
-                                                 : jx_or_empty(JX_STR(ea, "eventTime"));
-    const char *tb = JX_STR(eb, "lastTimestamp") ? JX_STR(eb, "lastTimestamp")
-                                                 : jx_or_empty(JX_STR(eb, "eventTime"));
-    return strcmp(ta, tb);
+    int c = strcmp(event_time(ea), event_time(eb));
+    if (c)
+        return c;
+    long long ra = atoll(jx_or_empty(JX_STR(ea, "metadata", "resourceVersion")));
+    long long rb = atoll(jx_or_empty(JX_STR(eb, "metadata", "resourceVersion")));
+    return ra < rb ? -1 : ra > rb;
 }
 
 void cli__desc_events(struct cli_ctx *c, const struct api_kind *k, const json_t *obj)
@@ -219,7 +220,7 @@ void cli__desc_events(struct cli_ctx *c, const struct api_kind *k, const json_t 
     json_decref(items);
 }
 
-static void describe_one(struct cli_ctx *c, const struct api_kind *k, const json_t *obj)
+static void describe_sections(struct cli_ctx *c, const struct api_kind *k, const json_t *obj)
 {
     cli__desc_meta(c, obj);
     cli_describe_fn fn = cli__describer_for(k);
@@ -234,6 +235,25 @@ static void describe_one(struct cli_ctx *c, const struct api_kind *k, const json
     }
     cli__desc_conditions(c, 0, obj);
     cli__desc_events(c, k, obj);
+}
+
+/* Sections are written to memory, then aligned onto the real output. */
+static void describe_one(struct cli_ctx *c, const struct api_kind *k, const json_t *obj)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *real = c->out;
+    c->out = open_memstream(&buf, &len);
+    if (!c->out) {
+        c->out = real;
+        describe_sections(c, k, obj);
+        return;
+    }
+    describe_sections(c, k, obj);
+    fclose(c->out);
+    c->out = real;
+    cli__align_tabs(buf, real);
+    free(buf);
 }
 
 static int describe_list(struct cli_ctx *c, const struct api_kind *k, const char *selector,

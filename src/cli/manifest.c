@@ -59,7 +59,10 @@ static int read_one(struct cli_ctx *c, const char *path, const char *source, str
     diag_init(&d);
     if (api_parse_documents(sb.buf, sb.len, source, &arr, &d) != 0) {
         char *why = diag_summary(&d);
-        cli__error(c, "error parsing %s: %s", source, why);
+        size_t n = strlen(source);
+        const char *text = !strncmp(why, source, n) && !strncmp(why + n, ": ", 2) ? why + n + 2
+                                                                              : why;
+        cli__error(c, "error parsing %s: %s", source, text);
         xfree(why);
         diag_release(&d);
         sbuf_release(&sb);

@@ -14,6 +14,7 @@
 #include "util/xalloc.h"
 
 #define TABLE_PAD 3
+#define DESC_PAD 2 /* kubectl describe's tabwriter padding */
 
 void cli__table_init(struct cli_table *t, size_t ncols)
 {
@@ -41,14 +42,19 @@ void cli__table_rowv(struct cli_table *t, ...)
     xfree(cells);
 }
 
-/* Display width of a UTF-8 string (code points; no wide glyphs here). */
-static size_t text_width(const char *s)
+/* Display width of n bytes of UTF-8 (code points; no wide glyphs here). */
+static size_t text_width_n(const char *s, size_t n)
 {
     size_t w = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
             w++;
     return w;
+}
+
+static size_t text_width(const char *s)
+{
+    return text_width_n(s, strlen(s));
 }
 
 void cli__table_print_rows(const struct cli_table *t, size_t from, FILE *out, const char *indent)
@@ -84,6 +90,50 @@ void cli__table_release(struct cli_table *t)
         xfree(t->cells[i]);
     xfree(t->cells);
     memset(t, 0, sizeof(*t));
+}
+
+/* Length of the line starting at p (without the '\n'). */
+static size_t line_len(const char *p)
+{
+    const char *nl = strchr(p, '\n');
+    return nl ? (size_t)(nl - p) : strlen(p);
+}
+
+void cli__align_tabs(const char *text, FILE *out)
+{
+    const char *p = text;
+    while (*p) {
+        /* a block: consecutive lines that hold a tab */
+        size_t width = 0;
+        const char *q = p;
+        while (*q) {
+            size_t n = line_len(q);
+            const char *tab = memchr(q, '\t', n);
+            if (!tab)
+                break;
+            size_t w = text_width_n(q, (size_t)(tab - q));
+            if (w > width)
+                width = w;
+            q += n + (q[n] == '\n');
+        }
+        if (q == p) { /* a line without a tab */
+            size_t n = line_len(p);
+            fwrite(p, 1, n, out);
+            fputc('\n', out);
+            p += n + (p[n] == '\n');
+            continue;
+        }
+        for (; p < q;) {
+            size_t n = line_len(p);
+            const char *tab = memchr(p, '\t', n);
+            size_t key = (size_t)(tab - p);
+            fwrite(p, 1, key, out);
+            fprintf(out, "%*s", (int)(width - text_width_n(p, key) + DESC_PAD), "");
+            fwrite(tab + 1, 1, n - key - 1, out);
+            fputc('\n', out);
+            p += n + (p[n] == '\n');
+        }
+    }
 }
 
 int64_t cli__now_ms(void)

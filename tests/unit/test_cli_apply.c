@@ -95,6 +95,34 @@ static void test_same_file_twice_is_unchanged(void **state)
     json_decref(doc);
 }
 
+static void test_server_canonical_forms_are_not_changes(void **state)
+{
+    (void)state;
+    json_t *doc = J("{\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},\"spec\":{"
+                    "\"resourceGroups\":[{\"flavors\":[{\"name\":\"f\",\"resources\":["
+                    "{\"name\":\"cpu\",\"nominalQuota\":10}]}]}]}}");
+    json_t *m = cli__apply_modified(doc);
+    json_t *live = live_of(m);
+    /* the server stored the quantity as a string and defaulted a field */
+    json_t *res = json_array_get(JX_GET(json_array_get(JX_GET(json_array_get(
+        JX_GET(live, "spec", "resourceGroups"), 0), "flavors"), 0), "resources"), 0);
+    json_object_set_new(res, "nominalQuota", json_string("10"));
+    json_object_set_new(res, "borrowingLimit", json_null());
+    json_t *original = J(JX_STR(m, "metadata", "annotations", CLI_LAST_APPLIED));
+    json_t *p = cli__apply_patch(original, m, live);
+    assert_int_equal(json_object_size(p), 0);
+    json_decref(p);
+    /* but a real change of the quantity is sent (the whole list) */
+    json_object_set_new(res, "nominalQuota", json_string("12"));
+    p = cli__apply_patch(original, m, live);
+    assert_non_null(JX_GET(p, "spec", "resourceGroups"));
+    json_decref(p);
+    json_decref(original);
+    json_decref(live);
+    json_decref(m);
+    json_decref(doc);
+}
+
 static void test_changed_and_removed_fields(void **state)
 {
     (void)state;
@@ -172,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_modified_carries_last_applied),
         cmocka_unit_test(test_user_annotations_kept_and_stale_last_applied_replaced),
         cmocka_unit_test(test_same_file_twice_is_unchanged),
+        cmocka_unit_test(test_server_canonical_forms_are_not_changes),
         cmocka_unit_test(test_changed_and_removed_fields),
         cmocka_unit_test(test_no_previous_apply),
         cmocka_unit_test(test_patch_deletes_only_what_live_has),
