@@ -358,11 +358,13 @@ static size_t count_nodes(const json_t *v, size_t depth, size_t *max_depth)
     json_t *c;
     size_t i;
     if (json_is_object(v)) {
-        json_object_foreach((json_t *)v, k, c)
+        json_object_foreach((json_t *)v, k, c) {
             n += count_nodes(c, depth + 1, max_depth);
+        }
     } else if (json_is_array(v)) {
-        json_array_foreach(v, i, c)
+        json_array_foreach(v, i, c) {
             n += count_nodes(c, depth + 1, max_depth);
+        }
     }
     return n;
 }

@@ -221,11 +221,13 @@ static void defaults(struct walk *w, const struct api_schema *s, json_t *v)
         const char *k;
         json_t *child;
         if (json_is_array(v)) {
-            json_array_foreach(v, i, child)
+            json_array_foreach(v, i, child) {
                 defaults(w, s->items, child);
+            }
         } else {
-            json_object_foreach(v, k, child)
+            json_object_foreach(v, k, child) {
                 defaults(w, s->items, child);
+            }
         }
     }
 }

@@ -60,8 +60,9 @@ static void configmap_validate(struct api_vctx *c)
             xfree(f);
         }
     }
-    json_object_foreach(bin, k, v)
+    json_object_foreach(bin, k, v) {
         total += strlen(jx_or_empty(json_string_value(v)));
+    }
     if (total > CONFIGMAP_MAX_BYTES)
         diag_add(c->d, DIAG_TOO_LONG, "", NULL, "must have at most %zu bytes",
                  CONFIGMAP_MAX_BYTES);
@@ -122,8 +123,9 @@ static void pod_spec_update(struct api_vctx *c)
         for (int l = 0; l < 2; l++) {
             size_t i;
             json_t *ct;
-            json_array_foreach(json_object_get(specs[s], lists[l]), i, ct)
+            json_array_foreach(json_object_get(specs[s], lists[l]), i, ct) {
                 json_object_del(ct, "image");
+            }
         }
         json_object_del(specs[s], "activeDeadlineSeconds");
         json_object_del(specs[s], "tolerations");

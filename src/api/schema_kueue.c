@@ -240,46 +240,51 @@ static const struct api_schema s_flavors_usage = {
                                                   FIELDS(FR("name", S_STR), F("total", S_QTY),
                                                          F("borrowed", S_QTY))))))};
 
+static const struct api_schema s_fungibility = {
+    .type = SCH_OBJECT, .default_json = "{}",
+    FIELDS(F("whenCanBorrow", SCH(.type = SCH_STRING,
+                                  ENUM("MayStopSearch", "TryNextFlavor", "Borrow"),
+                                  .default_json = "\"MayStopSearch\"")),
+           F("whenCanPreempt", SCH(.type = SCH_STRING,
+                                   ENUM("MayStopSearch", "TryNextFlavor", "Preempt"),
+                                   .default_json = "\"TryNextFlavor\"")),
+           F("preference", SCH(.type = SCH_STRING,
+                               ENUM("BorrowingOverPreemption", "PreemptionOverBorrowing"))))};
+
+static const struct api_schema s_borrow_within_cohort = {
+    .type = SCH_OBJECT,
+    FIELDS(F("policy", SCH(.type = SCH_STRING, ENUM("Never", "LowerPriority"),
+                           .default_json = "\"Never\"")),
+           F("maxPriorityThreshold", S_INT32))};
+
+static const struct api_schema s_preemption = {
+    .type = SCH_OBJECT, .default_json = "{}",
+    FIELDS(F("reclaimWithinCohort", SCH(.type = SCH_STRING, ENUM("Never", "LowerPriority", "Any"),
+                                        .default_json = "\"Never\"")),
+           F("borrowWithinCohort", &s_borrow_within_cohort),
+           F("withinClusterQueue",
+             SCH(.type = SCH_STRING, ENUM("Never", "LowerPriority", "LowerOrNewerEqualPriority"),
+                 .default_json = "\"Never\"")))};
+
+static const struct api_schema s_check_rule = {
+    .type = SCH_OBJECT,
+    FIELDS(FR("name", S_STR),
+           F("onFlavors", SCH(.type = SCH_ARRAY, .list_type = LIST_SET, .items = S_STR,
+                              .max_items = 64)))};
+
 static const struct api_schema s_cq_spec = {
     .type = SCH_OBJECT, .default_json = "{}",
     FIELDS(F("resourceGroups", &s_resource_groups), F("cohort", S_DNS_SUBDOMAIN),
            F("queueingStrategy", SCH(.type = SCH_STRING, ENUM("StrictFIFO", "BestEffortFIFO"),
                                      .default_json = "\"BestEffortFIFO\"")),
            F("namespaceSelector", S_LABEL_SELECTOR),
-           F("flavorFungibility",
-             SCH(.type = SCH_OBJECT, .default_json = "{}",
-                 FIELDS(F("whenCanBorrow",
-                          SCH(.type = SCH_STRING, ENUM("MayStopSearch", "TryNextFlavor", "Borrow"),
-                              .default_json = "\"MayStopSearch\"")),
-                        F("whenCanPreempt",
-                          SCH(.type = SCH_STRING,
-                              ENUM("MayStopSearch", "TryNextFlavor", "Preempt"),
-                              .default_json = "\"TryNextFlavor\"")),
-                        F("preference", SCH(.type = SCH_STRING,
-                                            ENUM("BorrowingOverPreemption",
-                                                 "PreemptionOverBorrowing")))))),
-           F("preemption",
-             SCH(.type = SCH_OBJECT, .default_json = "{}",
-                 FIELDS(F("reclaimWithinCohort",
-                          SCH(.type = SCH_STRING, ENUM("Never", "LowerPriority", "Any"),
-                              .default_json = "\"Never\"")),
-                        F("borrowWithinCohort",
-                          OBJ(F("policy", SCH(.type = SCH_STRING, ENUM("Never", "LowerPriority"),
-                                              .default_json = "\"Never\"")),
-                              F("maxPriorityThreshold", S_INT32))),
-                        F("withinClusterQueue",
-                          SCH(.type = SCH_STRING,
-                              ENUM("Never", "LowerPriority", "LowerOrNewerEqualPriority"),
-                              .default_json = "\"Never\""))))),
+           F("flavorFungibility", &s_fungibility), F("preemption", &s_preemption),
            F("admissionChecks", SCH(.type = SCH_ARRAY, .list_type = LIST_SET, .items = S_STR,
                                     .max_items = 64)),
            F("admissionChecksStrategy",
              OBJ(F("admissionChecks",
                    SCH(.type = SCH_ARRAY, .list_type = LIST_MAP, .merge_key = "name",
-                       .max_items = 64,
-                       .items = OBJ(FR("name", S_STR),
-                                    F("onFlavors", SCH(.type = SCH_ARRAY, .list_type = LIST_SET,
-                                                       .items = S_STR, .max_items = 64))))))),
+                       .max_items = 64, .items = &s_check_rule)))),
            F("stopPolicy", SCH(.type = SCH_STRING, .enum_values = STOP_POLICIES,
                                .default_json = "\"None\"")),
            F("fairSharing", &s_fair_sharing),

@@ -51,8 +51,9 @@ static void check_annotations(struct api_vctx *c, const json_t *v, const char *p
     size_t total = 0;
     const char *k;
     json_t *val;
-    json_object_foreach((json_t *)v, k, val)
+    json_object_foreach((json_t *)v, k, val) {
         total += strlen(k) + strlen(jx_or_empty(json_string_value(val)));
+    }
     if (total > API_ANNOTATIONS_MAX_BYTES)
         diag_add(c->d, DIAG_TOO_LONG, path, NULL, "must have at most %zu bytes",
                  API_ANNOTATIONS_MAX_BYTES);

@@ -174,8 +174,9 @@ static void default_containers(json_t *list)
         set_default(c, "terminationMessagePath", json_string("/dev/termination-log"));
         set_default(c, "terminationMessagePolicy", json_string("File"));
         set_default(c, "imagePullPolicy", json_string(pull_policy(JX_STR(c, "image"))));
-        json_array_foreach(json_object_get(c, "ports"), j, x)
+        json_array_foreach(json_object_get(c, "ports"), j, x) {
             set_default(x, "protocol", json_string("TCP"));
+        }
         json_array_foreach(json_object_get(c, "env"), j, x) {
             json_t *fr = JX_GET(x, "valueFrom", "fieldRef");
             if (json_is_object(fr))

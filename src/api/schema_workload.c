@@ -22,6 +22,8 @@ static const struct api_schema s_podset = {
            F("minCount", SCH(.type = SCH_INTEGER, .int32 = true, .has_min = true, .min = 1)),
            F("topologyRequest", S_PASS))};
 
+static const struct api_schema s_named = {.type = SCH_OBJECT, FIELDS(FR("name", S_QNAME))};
+
 static const struct api_schema s_wl_spec = {
     .type = SCH_OBJECT,
     FIELDS(FR("podSets", SCH(.type = SCH_ARRAY, .list_type = LIST_MAP, .merge_key = "name",
@@ -37,13 +39,24 @@ static const struct api_schema s_wl_spec = {
            F("maximumExecutionTimeSeconds", SCH(.type = SCH_INTEGER, .int32 = true,
                                                 .has_min = true, .min = 1)),
            F("preemptionGates", SCH(.type = SCH_ARRAY, .list_type = LIST_MAP, .merge_key = "name",
-                                    .max_items = 8, .items = OBJ(FR("name", S_QNAME)))))};
+                                    .max_items = 8, .items = &s_named)))};
 
 static const struct api_schema s_assignment = {
     .type = SCH_OBJECT,
     FIELDS(FR("name", S_STR), F("flavors", S_STR_MAP), F("resourceUsage", S_RESOURCE_LIST),
            F("count", S_NONNEG_INT32), F("topologyAssignment", S_PASS),
            F("delayedTopologyRequest", SCH(.type = SCH_STRING, ENUM("Pending", "Ready"))))};
+
+static const struct api_schema s_podset_update = {
+    .type = SCH_OBJECT,
+    FIELDS(FR("name", S_STR), F("labels", S_LABELS), F("annotations", S_ANNOTATIONS),
+           F("nodeSelector", S_LABELS), F("tolerations", S_TOLERATIONS))};
+
+static const struct api_schema s_reclaimable = {
+    .type = SCH_OBJECT, FIELDS(FR("name", S_STR), FR("count", S_NONNEG_INT32))};
+
+static const struct api_schema s_resource_request = {
+    .type = SCH_OBJECT, FIELDS(FR("name", S_STR), F("resources", S_RESOURCE_LIST))};
 
 static const struct api_schema s_check_state = {
     .type = SCH_OBJECT,
@@ -54,10 +67,7 @@ static const struct api_schema s_check_state = {
            F("requeueAfterSeconds", S_NONNEG_INT32), F("retryCount", S_NONNEG_INT32),
            F("podSetUpdates",
              SCH(.type = SCH_ARRAY, .list_type = LIST_MAP, .merge_key = "name",
-                 .max_items = MAX_PODSETS,
-                 .items = OBJ(FR("name", S_STR), F("labels", S_LABELS),
-                              F("annotations", S_ANNOTATIONS), F("nodeSelector", S_LABELS),
-                              F("tolerations", S_TOLERATIONS)))))};
+                 .max_items = MAX_PODSETS, .items = &s_podset_update)))};
 
 static const struct api_schema s_wl_status = {
     .type = SCH_OBJECT,
@@ -69,15 +79,12 @@ static const struct api_schema s_wl_status = {
                                      .items = &s_assignment)))),
            F("requeueState", OBJ(F("count", S_NONNEG_INT32), F("requeueAt", S_TIME))),
            F("reclaimablePods", SCH(.type = SCH_ARRAY, .list_type = LIST_MAP, .merge_key = "name",
-                                    .max_items = MAX_PODSETS,
-                                    .items = OBJ(FR("name", S_STR),
-                                                 FR("count", S_NONNEG_INT32)))),
+                                    .max_items = MAX_PODSETS, .items = &s_reclaimable)),
            F("admissionChecks", SCH(.type = SCH_ARRAY, .list_type = LIST_MAP, .merge_key = "name",
                                     .max_items = 8, .items = &s_check_state)),
            F("resourceRequests", SCH(.type = SCH_ARRAY, .list_type = LIST_MAP,
                                      .merge_key = "name", .max_items = MAX_PODSETS,
-                                     .items = OBJ(FR("name", S_STR),
-                                                  F("resources", S_RESOURCE_LIST)))),
+                                     .items = &s_resource_request)),
            F("accumulatedPastExexcutionTimeSeconds", S_NONNEG_INT32),
            F("accumulatedPastExecutionTimeSeconds", S_NONNEG_INT32),
            F("schedulingStats",
@@ -110,8 +117,9 @@ static const char **podset_names(const json_t *obj)
     const char **names = xcalloc(json_array_size(sets) + 1, sizeof(*names));
     size_t i;
     json_t *ps;
-    json_array_foreach(sets, i, ps)
+    json_array_foreach(sets, i, ps) {
         names[i] = jx_or_empty(JX_STR(ps, "name"));
+    }
     return names;
 }
 

@@ -166,8 +166,9 @@ static void cq_checks(const json_t *spec, struct api_cluster_queue *cq)
         r->name = dup_or(JX_STR(v, "name"), "");
         r->on_flavors = string_array(json_object_get(v, "onFlavors"), &r->n_on_flavors);
     }
-    json_array_foreach(names, i, v)
+    json_array_foreach(names, i, v) {
         cq->checks[cq->n_checks++].name = xstrdup(jx_or_empty(json_string_value(v)));
+    }
 }
 
 static void cq_policies(const json_t *spec, struct api_cluster_queue *cq)

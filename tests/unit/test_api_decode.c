@@ -327,9 +327,9 @@ static void test_limits_size_depth_aliases(void **state)
     /* a document over the size limit, and input over the stream limit */
     size_t n = API_MAX_DOCUMENT_BYTES + 10;
     char *big = xmalloc(n + 32);
-    strcpy(big, "a: \"");
+    memcpy(big, "a: \"", 4);
     memset(big + 4, 'x', n);
-    strcpy(big + 4 + n, "\"\n");
+    memcpy(big + 4 + n, "\"\n", 3);
     expect_err(big, CU_ELIMIT, "more than the limit of 3145728");
     xfree(big);
     struct diag d;
