@@ -7,7 +7,10 @@
  * A schema is written as nested compound literals, e.g.
  *     SCH(.type = SCH_OBJECT, FIELDS(F("name", &s_str), FR("count", &s_int32)))
  * Compound literals at file scope have static storage, so the whole tree is
- * one constant built by the compiler.
+ * one constant built by the compiler. One limit: cppcheck's preprocessor
+ * cannot expand an OBJ(...) or SCH(... FIELDS(...)) written inside the
+ * arguments of a SCH(...) that is itself inside FIELDS(...); name such an
+ * inner object as its own static schema and point at it (&s_check_rule).
  */
 #ifndef CUEUE_API_SCHEMA_INT_H
 #define CUEUE_API_SCHEMA_INT_H
