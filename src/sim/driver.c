@@ -8,8 +8,9 @@
  * then the clock jumps to the earliest of: the next action, the control
  * plane's next timer (its executor's included), the provider's next
  * revocation, the next bare-Workload completion. It stops when nothing is
- * scheduled, at --until, or after IDLE_LIMIT wakeups that changed nothing
- * (timers that keep firing without effect).
+ * scheduled, at --until (30 simulated days when not given, with a
+ * warning), or after IDLE_LIMIT wakeups that changed nothing (timers that
+ * keep firing without effect).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@
 
 #define IDLE_LIMIT 10000
 #define QUIESCE_LIMIT 1000
+/* Without --until, a run whose timers keep doing something (an unlimited
+ * requeue loop) stops here. */
+#define DEFAULT_LIMIT_MS (30LL * 24 * 3600 * 1000)
 
 /* The next occurrence of an action, ordered by (time, action index). */
 struct due {
@@ -214,7 +218,8 @@ static int settle(struct sim *s)
 static int loop(struct sim *s, struct due_tree *t, char **err)
 {
     int idle = 0;
-    int64_t until = s->opt.until_rel >= 0 ? s->sc->start_ms + s->opt.until_rel : -1;
+    bool limit = s->opt.until_rel < 0;
+    int64_t until = s->sc->start_ms + (limit ? DEFAULT_LIMIT_MS : s->opt.until_rel);
     for (;;) {
         int64_t now = clk_now(&s->clock.clk);
         size_t records = s->n_records;
@@ -231,9 +236,11 @@ static int loop(struct sim *s, struct due_tree *t, char **err)
             s->stopped_by = "completion";
             return 0;
         }
-        if (until >= 0 && next > until) {
+        if (next > until) {
             clk_virtual_set(&s->clock, until);
-            s->stopped_by = "until";
+            s->stopped_by = limit ? "limit" : "until";
+            if (limit)
+                sim_warn(s, "still busy after 30 simulated days; stopped (use --until)");
             return 0;
         }
         if (idle > IDLE_LIMIT && !RB_MIN(due_tree, t) &&
