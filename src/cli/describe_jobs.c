@@ -1,7 +1,8 @@
 /*
  * describe_jobs: describe sections for batch/v1 Job, ray.io/v1 RayJob and
- * Pod. Jobs list their pods (the same selection as `logs job/NAME`) with
- * phase and node, and the per-worker metrics of cueue.dev/metrics.
+ * Pod. Jobs list their pods (the same selection as `logs job/NAME`; for a
+ * RayJob the label ray.io/originated-from-cr-name) with phase and node,
+ * and the per-worker metrics of cueue.dev/metrics.
  */
 #include <string.h>
 
@@ -115,6 +116,15 @@ void desc__rayjob(struct cli_ctx *c, const struct api_kind *k, const json_t *rj)
     cli__desc_kv(c, 0, "Head Requests", "%s", head_req);
     xfree(head_req);
     worker_groups(c, rj);
+    /* KubeRay labels every pod of the RayJob's cluster with the RayJob */
+    char *sel = xasprintf("ray.io/originated-from-cr-name=%s",
+                          jx_or_empty(JX_STR(rj, "metadata", "name")));
+    json_t *pods = NULL;
+    if (cli__list_kind(c, api_kind_get(KIND_POD), JX_STR(rj, "metadata", "namespace"), sel, NULL,
+                       &pods, NULL, 0) == 0)
+        desc__pods_table(c, "Pods", pods);
+    json_decref(pods);
+    xfree(sel);
     desc__metrics(c, rj);
 }
 
