@@ -67,8 +67,9 @@ static void assume(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const 
     wl->reserved = true;
     wl->quota_reserved_ms = e->now_ms;
     wl->admitted = !eng__checks_apply(cq, wl);
-    XFREE(wl->last_reason);
-    XFREE(wl->last_msg);
+    eng__istr_put(e, wl->last_reason);
+    eng__istr_put(e, wl->last_msg);
+    wl->last_reason = wl->last_msg = NULL;
     wl->blocker_emitted = false;
     wl->has_last = false;
     XFREE(wl->last_idx);
@@ -87,7 +88,7 @@ void eng__admit(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const str
     d->message = xasprintf("Quota reserved in ClusterQueue %s", cq->node.name);
     double wait_s = (double)(e->now_ms - wl->qo_ts_ms) / 1000.0;
     char *att = eng__asg_attempts_text(e, a, wl);
-    if (*att)
+    if (att)
         d->event_message = xasprintf("Quota reserved in ClusterQueue %s, wait time since queued was "
                                      "%.0fs; Flavors considered: %s",
                                      cq->node.name, wait_s < 0 ? 0.0 : wait_s, att);

@@ -227,6 +227,12 @@ char *eng__asg_message(const struct eng__asg *a, const struct eng__wl *wl)
 
 char *eng__asg_attempts_text(const struct eng *e, const struct eng__asg *a, const struct eng__wl *wl)
 {
+    bool any = false;
+    for (int i = 0; i < a->n_ps && !any; i++)
+        for (int k = 0; k < a->ps[i].n_att && !any; k++)
+            any = a->ps[i].att[k].mode != ENG__FIT || a->ps[i].att[k].borrow != 0;
+    if (!any)
+        return NULL;
     static const char *const modes[] = {"NoFit", "Preempt", "DeferredFit", "Fit"};
     static const char *const poss[] = {"NoCandidates", "Preempt", "Reclaim"};
     struct sbuf sb, ps;

@@ -4,6 +4,7 @@
  * would have produced). eng_explain runs the copy forward in time; the
  * original is never touched.
  */
+#include <stdint.h>
 #include <string.h>
 #include <utlist.h>
 
@@ -113,15 +114,19 @@ static void clone_objects(struct eng *dst, const struct eng *e)
         eng_upsert_namespace(dst, ns->name, &ns->labels);
 }
 
+/* api_* inputs are borrowed and never written: the const is only lost in
+ * the struct's field types. */
+static char *unconst(const char *s) { return (char *)(uintptr_t)s; }
+
 /* The api view of an engine workload (pointers borrowed from wl). */
 static void wl_out(const struct eng *e, const struct eng__wl *wl, struct api_workload *w)
 {
     memset(w, 0, sizeof(*w));
-    w->ns = wl->ns;
-    w->name = wl->name;
+    w->ns = unconst(wl->ns);
+    w->name = unconst(wl->name);
     w->uid = wl->uid;
     w->creation_ms = wl->creation_ms;
-    w->queue_name = wl->queue_name;
+    w->queue_name = unconst(wl->queue_name);
     w->priority = wl->priority;
     w->active = wl->active;
     w->n_podsets = (size_t)wl->n_ps;

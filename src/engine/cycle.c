@@ -173,13 +173,15 @@ static void nominate(struct eng *e, struct eng__entry *en)
         en->rq = ENG__RQ_NS_MISMATCH;
         return;
     }
+    en->scan_before = scan_sig(wl);
     if (wl->has_last && (wl->last_hash != wl->hash ||
                          (wl->last_cycle + 1 < e->cycle && en->cq->alloc_gen > wl->last_gen)))
         clear_last(wl);
     get_assignments(e, en);
     en->nominated = true;
-    en->msg = eng__asg_message(&en->a, wl);
-    record_last(e, wl, &en->a);
+    en->keep_scan = true;
+    if (eng__asg_mode(&en->a) != ENG__FIT)
+        en->msg = eng__asg_message(&en->a, wl);
 }
 
 /* ---- ordering (Kueue classicalIterator, plus unique tie-breaks) ---- */
@@ -253,6 +255,8 @@ static bool deferred_fit(struct eng *e, struct eng__entry *en, const struct vict
         counts[i] = en->a.ps[i].count;
     for (size_t i = 0; i < vs->n; i++)
         eng__sim_remove(e, vs->v[i]);
+    clear_last(en->wl); /* the recomputation starts from the first flavor */
+    en->keep_scan = false;
     struct eng__asg b;
     eng__assign_pinned(e, en->cq, en->wl, en->a.n_ps == en->wl->n_ps ? counts : NULL, en->old, &en->a, &b);
     bool fit = eng__asg_mode(&b) == ENG__FIT;
@@ -267,7 +271,6 @@ static bool deferred_fit(struct eng *e, struct eng__entry *en, const struct vict
                           "fit after these preemptions complete");
         en->reason = "WaitingForPreemptedWorkloads";
         en->rq = ENG__RQ_PENDING_PREEMPTION;
-        clear_last(en->wl);
     }
     eng__asg_free(&b);
     return fit;
@@ -384,6 +387,7 @@ static void process(struct eng *e, struct eng__entry *en, struct victims *vs)
                                   : "Workload no longer fits after processing another workload");
         en->reason = "WaitingForQuota";
         clear_last(en->wl);
+        en->keep_scan = false;
         return;
     }
     for (size_t i = 0; i < en->t.n; i++)
@@ -398,6 +402,7 @@ static void process(struct eng *e, struct eng__entry *en, struct victims *vs)
         en->msg = m;
         en->rq = ENG__RQ_PENDING_PREEMPTION;
         clear_last(en->wl);
+        en->keep_scan = false;
         return;
     }
     en->assumed = true;
@@ -407,12 +412,8 @@ static void process(struct eng *e, struct eng__entry *en, struct victims *vs)
 /* ---- requeue (Kueue requeueAndUpdate / RequeueIfNotPresent) ---- */
 
 /* Equivalence hashing: park every heap workload with the same scheduling
- * hash (BestEffortFIFO only), in queue order. */
-static int queue_order_cmp(const void *x, const void *y, void *ctx)
-{
-    return eng__wl_cmp_queue(ctx, *(struct eng__wl *const *)x, *(struct eng__wl *const *)y);
-}
-
+ * hash (BestEffortFIFO only). One pass over the heap array (deterministic
+ * order), then the heap is rebuilt. */
 static void bulk_move(struct eng *e, struct eng__cq *cq, uint64_t hash, const char *reason)
 {
     size_t cap = cq->cap_bulk;
@@ -422,19 +423,26 @@ static void bulk_move(struct eng *e, struct eng__cq *cq, uint64_t hash, const ch
     cq->cap_bulk = cap;
     cq->bulk_hash[cq->n_bulk] = hash;
     cq->bulk_reason[cq->n_bulk++] = xstrdup(reason);
-    struct eng__wl **m = xcalloc(cq->n_heap + 1, sizeof(*m));
-    size_t n = 0;
+    struct eng__wl **m = NULL;
+    size_t n = 0, mcap = 0;
     for (size_t i = 0; i < cq->n_heap; i++)
-        if (cq->heap[i]->hash == hash)
+        if (cq->heap[i]->hash == hash) {
+            XGROW(m, mcap, n + 1);
             m[n++] = cq->heap[i];
-    if (n)
-        qsort_r(m, n, sizeof(*m), queue_order_cmp, cq);
+        }
+    if (!n)
+        return;
+    eng__heap_remove_many(cq, hash);
+    const char *ir = eng__istr_get(e, reason);
+    const char *im = eng__istr_get(e, "Bypassed scheduling evaluation because an equivalent workload "
+                                      "recently failed");
     for (size_t i = 0; i < n; i++) {
         eng__wl_park(e, cq, m[i]);
         m[i]->bypassed = true;
-        eng__emit_pending(e, m[i], reason,
-                          "Bypassed scheduling evaluation because an equivalent workload recently failed");
+        eng__emit_pending_interned(e, m[i], eng__istr_get(e, ir), eng__istr_get(e, im));
     }
+    eng__istr_put(e, ir);
+    eng__istr_put(e, im);
     xfree(m);
 }
 
@@ -442,6 +450,10 @@ static void requeue(struct eng *e, struct eng__entry *en)
 {
     struct eng__cq *cq = en->cq;
     struct eng__wl *wl = en->wl;
+    if (en->nominated && en->keep_scan)
+        record_last(e, wl, &en->a);
+    if (en->nominated && scan_sig(wl) != en->scan_before)
+        e->progress++;
     if (en->nominated && en->rq == ENG__RQ_GENERIC)
         en->rq = ENG__RQ_FAILED_AFTER_NOMINATION;
     bool immediate = cq->strategy == QS_STRICT_FIFO
@@ -481,12 +493,17 @@ static void entry_free(struct eng__entry *en)
 int eng__run_cycle(struct eng *e, bool *had_heads)
 {
     size_t n = 0;
-    struct eng__entry *v = xcalloc(e->n_cq_sorted + 1, sizeof(*v));
+    XGROW(e->cyc, e->cap_cyc, e->n_cq_sorted + 1);
+    e->cyc_done = xreallocarray(e->cyc_done, e->cap_cyc, sizeof(bool));
+    struct eng__entry *v = e->cyc;
+    bool *done = e->cyc_done;
     e->cycle++;
     for (size_t i = 0; i < e->n_cq_sorted; i++) {
         struct eng__cq *cq = e->cq_sorted[i];
         if (!cq->active || cq->node.in_cycle || !cq->n_heap)
             continue;
+        memset(&v[n], 0, sizeof(v[n]));
+        done[n] = false;
         v[n].cq = cq;
         v[n++].wl = eng__heap_pop(cq);
     }
@@ -494,21 +511,16 @@ int eng__run_cycle(struct eng *e, bool *had_heads)
     e->undo_on = true;
     for (size_t i = 0; i < n; i++)
         nominate(e, &v[i]);
-    if (!e->cfg.fair_sharing)
-        qsort(v, n ? n : 1, sizeof(*v), entry_cmp);
+    if (!e->cfg.fair_sharing && n > 1)
+        qsort(v, n, sizeof(*v), entry_cmp);
     struct victims vs = {0};
-    bool *done = xcalloc(n + 1, sizeof(bool));
     for (size_t k = 0; k < n && eng__budget_left(e); k++) {
         size_t i = e->cfg.fair_sharing ? eng__fair_next(e, v, n, done) : k;
-        uint64_t before = scan_sig(v[i].wl);
         done[i] = true;
         v[i].processed = true;
         if (v[i].nominated)
             process(e, &v[i], &vs);
-        if (scan_sig(v[i].wl) != before)
-            e->progress++;
     }
-    xfree(done);
     for (size_t i = 0; i < n; i++) {
         if (v[i].assumed)
             continue;
@@ -522,7 +534,6 @@ int eng__run_cycle(struct eng *e, bool *had_heads)
     e->undo_on = false;
     for (size_t i = 0; i < n; i++)
         entry_free(&v[i]);
-    xfree(v);
     xfree(vs.v);
     return (int)n;
 }

@@ -23,6 +23,34 @@ char *eng__sbuf_take(struct sbuf *sb)
     return s;
 }
 
+/* ---- interned strings ---- */
+
+const char *eng__istr_get(struct eng *e, const char *s)
+{
+    struct eng__istr *i;
+    HASH_FIND_STR(e->istrs, s, i);
+    if (!i) {
+        size_t n = strlen(s);
+        i = xmalloc(sizeof(*i) + n + 1);
+        memset(i, 0, sizeof(*i));
+        memcpy(i->s, s, n + 1);
+        HASH_ADD_KEYPTR(hh, e->istrs, i->s, n, i);
+    }
+    i->refs++;
+    return i->s;
+}
+
+void eng__istr_put(struct eng *e, const char *s)
+{
+    if (!s)
+        return;
+    struct eng__istr *i = (struct eng__istr *)(s - offsetof(struct eng__istr, s));
+    if (--i->refs > 0)
+        return;
+    HASH_DEL(e->istrs, i);
+    xfree(i);
+}
+
 /* ---- string vectors ---- */
 
 void eng__strv_push(struct eng__strv *s, char *str)
@@ -125,13 +153,20 @@ struct eng_decision *eng__decision_new(struct eng *e, enum eng_decision_type t,
 
 void eng__emit_pending(struct eng *e, struct eng__wl *wl, const char *reason, const char *msg)
 {
-    if (wl->last_reason && wl->last_msg && !strcmp(wl->last_reason, reason) &&
-        !strcmp(wl->last_msg, msg))
+    eng__emit_pending_interned(e, wl, eng__istr_get(e, reason), eng__istr_get(e, msg));
+}
+
+void eng__emit_pending_interned(struct eng *e, struct eng__wl *wl, const char *r, const char *m)
+{
+    if (r == wl->last_reason && m == wl->last_msg) {
+        eng__istr_put(e, r);
+        eng__istr_put(e, m);
         return;
-    xfree(wl->last_reason);
-    xfree(wl->last_msg);
-    wl->last_reason = xstrdup(reason);
-    wl->last_msg = xstrdup(msg);
+    }
+    eng__istr_put(e, wl->last_reason);
+    eng__istr_put(e, wl->last_msg);
+    wl->last_reason = r;
+    wl->last_msg = m;
     if (!e->out) {
         /* outside eng_schedule: emitted at the start of the next call */
         if (!wl->unsent)
@@ -140,8 +175,8 @@ void eng__emit_pending(struct eng *e, struct eng__wl *wl, const char *reason, co
         return;
     }
     struct eng_decision *d = eng__decision_new(e, ENG_PENDING, wl, wl->qcq ? wl->qcq->node.name : NULL);
-    d->reason = xstrdup(reason);
-    d->message = xstrdup(msg);
+    d->reason = xstrdup(r);
+    d->message = xstrdup(m);
 }
 
 void eng__unsent_forget(struct eng *e, struct eng__wl *wl)

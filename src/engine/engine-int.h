@@ -47,6 +47,18 @@ int64_t eng__amt_mul(int64_t a, int64_t n);
 struct sbuf;
 char *eng__sbuf_take(struct sbuf *sb);
 
+/* ---- interned strings (shared, refcounted): namespaces, queue names,
+ * pending reasons and messages repeated across many workloads ---- */
+struct eng__istr {
+    UT_hash_handle hh;
+    int refs;
+    char s[];
+};
+/* The interned copy of s (a reference the caller must put back). */
+const char *eng__istr_get(struct eng *e, const char *s);
+/* Drop a reference; NULL is a no-op. */
+void eng__istr_put(struct eng *e, const char *s);
+
 /* ---- small growable string vector ---- */
 struct eng__strv {
     char **v;
@@ -234,8 +246,10 @@ enum eng__wlq { ENG__Q_NONE, ENG__Q_HEAP, ENG__Q_INADM };
 struct eng__wl {
     UT_hash_handle hh;
     char *key;                /* "ns/name" */
-    char *ns, *name, *uid;
-    char *queue_name;
+    const char *ns;           /* interned */
+    const char *name;         /* points into key */
+    char *uid;
+    const char *queue_name;   /* interned */
     char *gated_by;           /* admission gate or NULL */
     char *replacement_for;    /* "ns/name" of the replaced slice, or NULL */
     char *job_uid;            /* (unused: not in api_workload) */
@@ -273,8 +287,8 @@ struct eng__wl {
     int n_last;
     int *last_idx;            /* triples (pod set, resource id, index) */
     uint64_t last_cycle, last_gen, last_hash;
-    /* last pending status emitted */
-    char *last_reason, *last_msg;
+    /* last pending status emitted (interned) */
+    const char *last_reason, *last_msg;
     bool blocker_emitted;     /* last status was a queue blocker */
     bool unsent;              /* last status decided outside eng_schedule */
     struct eng__wl *uprev, *unext;
@@ -309,6 +323,7 @@ struct eng {
     struct eng__wl *wls;
     struct eng__shape *shapes;
     struct eng__fp *fp_tab;       /* object fingerprints (model.c) */
+    struct eng__istr *istrs;      /* interned strings */
     struct eng__wl *time_parked;  /* utlist DL list (tprev/tnext) */
     struct eng__wl *unsent;       /* statuses to emit (uprev/unext) */
     bool tree_dirty;
@@ -322,6 +337,9 @@ struct eng {
     uint64_t hard_progress;       /* admissions, preemptions, parking */
     struct eng_result *out;
     size_t max_decisions, n_decided;
+    struct eng__entry *cyc;       /* cycle entries, reused */
+    size_t cap_cyc;
+    bool *cyc_done;
 };
 
 /* ---- model.c: interning and objects ---- */
@@ -400,6 +418,9 @@ void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl);
 struct eng__wl *eng__heap_pop(struct eng__cq *cq);
 void eng__heap_remove(struct eng__cq *cq, struct eng__wl *wl);
 void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl);
+/* Take every workload with this scheduling hash out of the heap (they are
+ * left unqueued) and rebuild the heap once. */
+void eng__heap_remove_many(struct eng__cq *cq, uint64_t hash);
 void eng__wl_unqueue(struct eng *e, struct eng__wl *wl);
 void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl);
 /* Place a pending workload where it belongs (heap, parked, nowhere) and emit
@@ -478,7 +499,7 @@ int eng__psa_mode(const struct eng__psa *p);
 bool eng__asg_pending_flavors(const struct eng__asg *a);
 /* Kueue Assignment.Message(): "couldn't assign flavors to pod set ...". */
 char *eng__asg_message(const struct eng__asg *a, const struct eng__wl *wl);
-/* "Flavors considered" part of the QuotaReserved event, "" if none. */
+/* "Flavors considered" part of the QuotaReserved event, NULL if none. */
 char *eng__asg_attempts_text(const struct eng *e, const struct eng__asg *a,
                              const struct eng__wl *wl);
 int64_t eng__asg_usage(const struct eng__asg *a, int fr);
@@ -554,6 +575,8 @@ struct eng__entry {
     struct eng__asg a;
     struct eng__targets t;
     struct eng__wl *old;     /* elastic slice replaced */
+    bool keep_scan;          /* record the scan progress at requeue */
+    uint64_t scan_before;    /* scan-progress signature before the cycle */
     enum eng__rq rq;
     char *msg;
     const char *reason;
@@ -583,6 +606,8 @@ struct eng_decision *eng__decision_new(struct eng *e, enum eng_decision_type t,
                                        const struct eng__wl *wl, const char *cq);
 /* Emit a pending status unless it equals the last one emitted. */
 void eng__emit_pending(struct eng *e, struct eng__wl *wl, const char *reason, const char *msg);
+/* The same with interned strings; takes one reference of each. */
+void eng__emit_pending_interned(struct eng *e, struct eng__wl *wl, const char *r, const char *m);
 void eng__wl_ref_set(struct eng_wl_ref *r, const struct eng__wl *wl);
 /* Emit the statuses decided between two eng_schedule calls. */
 void eng__flush_unsent(struct eng *e);

@@ -110,8 +110,16 @@ void eng_free(struct eng *e)
     xfree(e->fr_flv);
     xfree(e->fr_res);
     eng__fp_free_all(e);
+    struct eng__istr *is, *it;
+    for (is = e->istrs; is; is = it) {
+        it = is->hh.next;
+        HASH_DEL(e->istrs, is);
+        xfree(is);
+    }
     xfree(e->cq_sorted);
     xfree(e->undo);
+    xfree(e->cyc);
+    xfree(e->cyc_done);
     xfree(e);
 }
 

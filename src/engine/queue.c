@@ -106,6 +106,25 @@ void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
     sift_up(cq, wl->heap_idx);
 }
 
+void eng__heap_remove_many(struct eng__cq *cq, uint64_t hash)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < cq->n_heap; i++) {
+        struct eng__wl *wl = cq->heap[i];
+        if (wl->hash == hash) {
+            wl->q = ENG__Q_NONE;
+            wl->qcq = NULL;
+            if (cq->sticky == wl)
+                cq->sticky = NULL;
+            continue;
+        }
+        heap_set(cq, keep++, wl);
+    }
+    cq->n_heap = keep;
+    for (size_t i = keep / 2; i-- > 0;)
+        sift_down(cq, i);
+}
+
 struct eng__wl *eng__heap_pop(struct eng__cq *cq)
 {
     if (!cq->n_heap)
@@ -291,21 +310,36 @@ void eng__requeue_tree(struct eng *e, struct eng__cq *cq)
     mark_subtree(e, eng__node_root(&cq->node));
 }
 
-/* Kueue QueueInadmissibleWorkloads for one ClusterQueue. */
+/* Kueue QueueInadmissibleWorkloads for one ClusterQueue. The workloads
+ * that may move are appended to the heap and the heap is rebuilt once. */
 static void requeue_cq(struct eng *e, struct eng__cq *cq)
 {
     struct eng__wl *wl, *tmp;
+    const char *last_ns = NULL;
+    bool last_ok = false;
     cq->requeue_pending = false;
     for (size_t i = 0; i < cq->n_bulk; i++)
         xfree(cq->bulk_reason[i]);
     cq->n_bulk = 0;
+    size_t moved = 0;
     for (wl = cq->inadm; wl; wl = tmp) {
         tmp = wl->next;
-        if (!eng__wl_backoff_expired(e, wl) || !eng__ns_matches(e, cq, wl->ns))
+        if (last_ns != wl->ns) {
+            last_ns = wl->ns;
+            last_ok = eng__ns_matches(e, cq, wl->ns);
+        }
+        if (!last_ok || !eng__wl_backoff_expired(e, wl))
             continue;
         eng__wl_unqueue(e, wl);
-        eng__heap_push(cq, wl);
+        XGROW(cq->heap, cq->cap_heap, cq->n_heap + 1);
+        heap_set(cq, cq->n_heap++, wl);
+        wl->q = ENG__Q_HEAP;
+        wl->qcq = cq;
+        moved++;
     }
+    if (moved)
+        for (size_t i = cq->n_heap / 2; i-- > 0;)
+            sift_down(cq, i);
 }
 
 void eng__process_requeues(struct eng *e)

@@ -226,10 +226,10 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
 {
     struct eng__wl *wl = xcalloc(1, sizeof(*wl));
     wl->key = xasprintf("%s/%s", in->ns, in->name);
-    wl->ns = xstrdup(in->ns);
-    wl->name = xstrdup(in->name);
+    wl->ns = eng__istr_get(e, in->ns);
+    wl->name = wl->key + strlen(in->ns) + 1;
     wl->uid = xstrdup(in->uid ? in->uid : "");
-    wl->queue_name = xstrdup(in->queue_name ? in->queue_name : "");
+    wl->queue_name = eng__istr_get(e, in->queue_name ? in->queue_name : "");
     wl->gated_by = in->admission_gated_by && *in->admission_gated_by ? xstrdup(in->admission_gated_by) : NULL;
     wl->replacement_for = in->replacement_for && *in->replacement_for ? xstrdup(in->replacement_for) : NULL;
     wl->priority = in->priority;
@@ -281,15 +281,14 @@ void eng__wl_free(struct eng *e, struct eng__wl *wl)
     xfree(wl->use_amt);
     xfree(wl->last_idx);
     xfree(wl->key);
-    xfree(wl->ns);
-    xfree(wl->name);
+    eng__istr_put(e, wl->ns);
     xfree(wl->uid);
-    xfree(wl->queue_name);
+    eng__istr_put(e, wl->queue_name);
     xfree(wl->gated_by);
     xfree(wl->replacement_for);
     xfree(wl->rcq_name);
-    xfree(wl->last_reason);
-    xfree(wl->last_msg);
+    eng__istr_put(e, wl->last_reason);
+    eng__istr_put(e, wl->last_msg);
     xfree(wl);
 }
 
