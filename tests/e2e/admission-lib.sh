@@ -3,6 +3,8 @@
 #   . "$(dirname "$0")/lib.sh"; . "$(dirname "$0")/admission-lib.sh"
 #
 # What it gives:
+#   - on exit: the watches ended and the server stopped with SIGTERM (which
+#     stops the pods' processes), before lib.sh's own cleanup;
 #   - C ARGS...: the cueue CLI against the test's server;
 #   - SEED_DIR: the seed's own files (shared/seed beside the source tree)
 #     when present, else the project's copies in examples/;
@@ -25,6 +27,17 @@
 #     and TPU nodeSelector, queue user-queue) running `bash -c SCRIPT`.
 
 C() { "$CUEUE_BIN" "$@"; }
+
+# On any exit, stop the server with SIGTERM (not lib.sh's SIGKILL), so that it
+# stops the pods' processes too, then run lib.sh's cleanup.
+_adm_exit() {
+  local st=$?
+  stop_watches
+  [[ -n $SRV_PID ]] && stop_server >/dev/null 2>&1
+  (exit "$st")
+  _t_cleanup
+}
+trap _adm_exit EXIT
 
 if [[ -d $T_SRC/../shared/seed ]]; then
   SEED_DIR=$(cd "$T_SRC/../shared/seed" && pwd)

@@ -181,4 +181,5 @@ for pool in on-demand-pool dws-pool; do
 done
 is "$(C get nodes -l cloud.google.com/gke-nodepool=default-pool -o name | wc -l)" 3 "the default-pool keeps its 3 nodes"
 stop_watches
+stop_server; check "the server stops cleanly on SIGTERM (ASan: no leaks)"
 done_testing

@@ -105,4 +105,5 @@ wait_until "$T_TIMEOUT" cq_all_zero; check "quota released: cluster-queue usage 
 ray_pods() { [[ -z $(C get pods -l ray.io/node-type -o name) ]]; }
 wait_until "$T_TIMEOUT" ray_pods; check "shutdownAfterJobFinishes: the Ray cluster pods are deleted"
 stop_watches
+stop_server; check "the server stops cleanly on SIGTERM (ASan: no leaks)"
 done_testing
