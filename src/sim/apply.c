@@ -129,22 +129,32 @@ json_t *sim_controller_owner(struct sim *s, const json_t *obj)
     return NULL;
 }
 
+/* An exit code annotation (0..255), or -1 when absent or not a number. */
+static int exit_code_of(const json_t *obj)
+{
+    const char *v = api_annotation(obj, SIM_ANN_EXIT_CODE);
+    if (!v)
+        return -1;
+    char *end;
+    long code = strtol(v, &end, 10);
+    return end != v && !*end && code >= 0 && code <= 255 ? (int)code : -1;
+}
+
 void sim_pod_outcome(void *ctx, const json_t *pod, struct exec_sim_outcome *out)
 {
     struct sim *s = ctx;
-    const char *code = api_annotation(pod, SIM_ANN_EXIT_CODE);
-    if (code)
-        out->exit_code = atoi(code);
+    bool have_code = false, have_runtime = false;
     json_t *cur = json_incref((json_t *)pod);
-    for (int depth = 0; cur && depth < 5; depth++) {
-        int64_t ms = sim_object_runtime(s, cur);
-        if (!code && depth > 0 && api_annotation(cur, SIM_ANN_EXIT_CODE)) {
-            code = "set";
-            out->exit_code = atoi(api_annotation(cur, SIM_ANN_EXIT_CODE));
+    for (int depth = 0; cur && depth < 5 && !(have_code && have_runtime); depth++) {
+        int code = exit_code_of(cur);
+        if (!have_code && code >= 0) {
+            out->exit_code = code;
+            have_code = true;
         }
+        int64_t ms = have_runtime ? -1 : sim_object_runtime(s, cur);
         if (ms >= 0) {
             out->runtime_ms = ms;
-            break;
+            have_runtime = true;
         }
         json_t *next = sim_controller_owner(s, cur);
         json_decref(cur);

@@ -367,8 +367,7 @@ static json_t *flavors_summary(struct sim_usage *u)
  * otherwise windows end at the last change, as in Kueue's checker. */
 static void close_open_series(struct sim_usage *u, int64_t end_ms)
 {
-    struct cq_state *c, *ct;
-    HASH_ITER(hh, u->cqs, c, ct) {
+    for (struct cq_state *c = u->cqs; c; c = c->hh.next) {
         for (size_t i = 0; i < c->n_res; i++) {
             if (c->res[i].s.used > 0) {
                 account(&c->res[i].s, 0, end_ms);
@@ -376,8 +375,7 @@ static void close_open_series(struct sim_usage *u, int64_t end_ms)
             }
         }
     }
-    struct flavor_state *f, *ft;
-    HASH_ITER(hh, u->flavors, f, ft)
+    for (struct flavor_state *f = u->flavors; f; f = f->hh.next)
         if (f->s.used > 0)
             account(&f->s, 0, end_ms);
 }
