@@ -16,8 +16,11 @@
  * borrowingLimit and lendingLimit; preemption (withinClusterQueue,
  * reclaimWithinCohort, borrowWithinCohort) with Kueue's candidate order and
  * minimal victim sets; fair sharing; partial admission; elastic workload
- * slices. Beyond Kueue: one cycle admits every head that fits, in Kueue's
- * order (not one head per ClusterQueue per cycle).
+ * slices. Beyond Kueue: one eng_schedule call runs Kueue's cycles back to
+ * back until nothing changes, so several workloads per ClusterQueue are
+ * admitted per call, in the order Kueue would reach over successive cycles;
+ * and eng_explain says why a workload is pending and when it may start.
+ * docs/engine.md lists every behaviour with its test.
  *
  * Units: quantities are int64 (cpu in milli-CPU, memory in bytes, other
  * resources in units); times are ms since the epoch.
@@ -47,9 +50,11 @@ struct eng_config {
     enum eng_fair_strategy fs_strategies[2]; /* used when fair_sharing */
     int n_fs_strategies;                     /* 0 = Kueue default (both, in order) */
     bool ignore_undeclared_resources;        /* quotaCheckStrategy IgnoreUndeclared */
-    bool kueue_one_head_per_cq;              /* true = Kueue's one admission per
-                                                ClusterQueue per cycle (for
-                                                comparisons); false = cueue default */
+    bool kueue_one_head_per_cq;              /* true = one Kueue cycle (one head
+                                                per ClusterQueue) per eng_schedule
+                                                call, for comparisons; false =
+                                                cueue default: cycles until
+                                                nothing changes */
 };
 
 /* A new engine (cfg may be NULL for defaults). Free with eng_free. */

@@ -275,6 +275,30 @@ static bool under_nominal(const struct pctx *p)
     return true;
 }
 
+/* Kueue fillBackWorkloads: from the second-to-last victim down to the
+ * first, add each back and drop it when the preemptor still fits. */
+static void fill_back(const struct pctx *p, struct eng__targets *t, bool borrow)
+{
+    if (t->n < 2)
+        return;
+    for (size_t i = t->n - 1; i-- > 0;) {
+        eng__sim_add(p->e, t->v[i].wl);
+        if (wl_fits(p, borrow)) {
+            t->v[i] = t->v[t->n - 1];
+            t->n--;
+        } else {
+            eng__sim_remove(p->e, t->v[i].wl);
+        }
+    }
+}
+
+/* Undo the simulated removal of the victims. */
+static void restore(const struct pctx *p, const struct eng__targets *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        eng__sim_add(p->e, t->v[i].wl);
+}
+
 /* One attempt: remove candidates in order until the preemptor fits, then
  * add back (from the second-to-last) those it does not need. */
 static bool attempt(const struct pctx *p, const struct cands *all, bool borrow, struct eng__targets *out)
@@ -288,19 +312,9 @@ static bool attempt(const struct pctx *p, const struct cands *all, bool borrow, 
         targets_push(&t, all->v[i].wl, variant_reason(all->v[i].v));
         fits = wl_fits(p, borrow);
     }
-    if (fits && t.n >= 2) {
-        for (size_t i = t.n - 1; i-- > 0;) {
-            eng__sim_add(p->e, t.v[i].wl);
-            if (wl_fits(p, borrow)) {
-                t.v[i] = t.v[t.n - 1];
-                t.n--;
-            } else {
-                eng__sim_remove(p->e, t.v[i].wl);
-            }
-        }
-    }
-    for (size_t i = 0; i < t.n; i++)
-        eng__sim_add(p->e, t.v[i].wl);
+    if (fits)
+        fill_back(p, &t, borrow);
+    restore(p, &t);
     if (!fits) {
         eng__targets_free(&t);
         return false;
@@ -627,18 +641,9 @@ static void fair_preemption(const struct pctx *p, struct eng__targets *out)
     if (!fits && second && retry.n)
         fits = fair_second(p, &retry, &t);
     eng__sim_usage(p->e, p->cq, p->use_fr, p->use_amt, p->n_use, -1);
-    if (fits && t.n >= 2)
-        for (size_t i = t.n - 1; i-- > 0;) {
-            eng__sim_add(p->e, t.v[i].wl);
-            if (wl_fits(p, true)) {
-                t.v[i] = t.v[t.n - 1];
-                t.n--;
-            } else {
-                eng__sim_remove(p->e, t.v[i].wl);
-            }
-        }
-    for (size_t i = 0; i < t.n; i++)
-        eng__sim_add(p->e, t.v[i].wl);
+    if (fits)
+        fill_back(p, &t, true);
+    restore(p, &t);
     if (fits)
         *out = t;
     else
