@@ -64,11 +64,15 @@ struct eng__strv {
     char **v;
     size_t n, cap;
 };
+/* Append str (taken: freed with the vector). */
 void eng__strv_push(struct eng__strv *s, char *str); /* takes str */
 void eng__strv_pushf(struct eng__strv *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Sort (strcmp) and drop duplicates, freeing them. */
 void eng__strv_sort_unique(struct eng__strv *s);
+/* Free every string and the array; the vector is empty again. */
 void eng__strv_clear(struct eng__strv *s);
+/* Append copies of src's strings to dst. */
 void eng__strv_copy(struct eng__strv *dst, const struct eng__strv *src);
 /* Join the strings with sep into a new string (caller frees). */
 char *eng__strv_join(const struct eng__strv *s, const char *sep);
@@ -344,47 +348,73 @@ struct eng {
 
 /* ---- model.c: interning and objects ---- */
 int eng__res_id(struct eng *e, const char *name);
+/* Id of an interned name, or -1 (res/flv); the _id forms intern. */
 int eng__res_find(const struct eng *e, const char *name);
+/* Intern a flavor name (a flavor that has no object yet: exists = false). */
 int eng__flv_id(struct eng *e, const char *name);
+/* Id of a flavor name, or -1. */
 int eng__flv_find(const struct eng *e, const char *name);
+/* Intern a (flavor, resource) pair; _find returns -1 when unknown. */
 int eng__fr_id(struct eng *e, int flv, int res);
+/* Id of a (flavor, resource) pair, or -1. */
 int eng__fr_find(const struct eng *e, int flv, int res);
+/* Lookups by name (NULL when absent). */
 struct eng__cq *eng__cq_find(const struct eng *e, const char *name);
+/* The LocalQueue ns/name, or NULL. */
 struct eng__lq *eng__lq_find(const struct eng *e, const char *ns, const char *name);
+/* The workload ns/name, or NULL. */
 struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *name);
+/* Deep copies of api values into engine-owned memory (released with the api
+ * _release functions or the _free helpers below). */
 void eng__labels_copy(struct api_labels *dst, const struct api_labels *src);
 void eng__tols_copy(struct api_toleration **dst, size_t *n, const struct api_toleration *src,
                     size_t n_src);
+/* Free n tolerations and the array. */
 void eng__tols_free(struct api_toleration *t, size_t n);
+/* Free n taints and the array. */
 void eng__taints_free(struct api_taint *t, size_t n);
 void eng__selector_copy(struct api_label_selector *dst, const struct api_label_selector *src);
 void eng__reqs_copy(struct api_sel_req **dst, size_t *n, const struct api_sel_req *src,
                     size_t n_src);
+/* Free n selector requirements and the array. */
 void eng__reqs_free(struct api_sel_req *r, size_t n);
+/* Free n resource groups. */
 void eng__rgs_free(struct eng__rg *rgs, int n);
 /* The ResourceGroup of cq covering resource res, or NULL. */
 const struct eng__rg *eng__cq_rg(const struct eng__cq *cq, int res);
 /* The quota the CQ spec gives for (flavor, resource), NULL if none. */
 const struct eng__quota *eng__cq_quota(const struct eng__cq *cq, int flv, int res);
+/* Recompute the Active state and Kueue's inactive reason/message
+ * ("Can't admit new workloads: ..."): stopPolicy, missing flavors, the
+ * caller's admission-check part. */
 void eng__cq_update_active(struct eng *e, struct eng__cq *cq);
+/* The Cohort of that name, created implicit (no object) when absent. */
 struct eng__cohort *eng__cohort_get(struct eng *e, const char *name);
+/* Free the fingerprint table. */
 void eng__fp_free_all(struct eng *e);
 struct sbuf;
 /* True when the fingerprint of (kind, name) changed; records it. Takes sb. */
 bool eng__fp_changed(struct eng *e, const char *kind, const char *name, struct sbuf *sb);
+/* Forget an object's fingerprint (it was deleted). */
 void eng__fp_forget(struct eng *e, const char *kind, const char *name);
+/* Resource groups from the api form (interning names; quotas matched by
+ * resource name). */
 struct eng__rg *eng__rgs_build(struct eng *e, const struct api_resource_group *g, size_t n);
 /* Drop every workload link to cq (it is being deleted). */
 void eng__cq_detach_all(struct eng *e, struct eng__cq *cq);
 
 /* ---- tree.c: cohort forest and quota arithmetic (Kueue resource_node.go) ---- */
 void eng__tree_rebuild(struct eng *e);
+/* Kueue localQuota: SubtreeQuota - lendingLimit (>= 0) when a lending
+ * limit is set, else 0. i indexes n's FR table. */
 int64_t eng__local_quota(const struct eng__node *n, int i);
+/* Kueue LocalAvailable: max(0, localQuota - usage). */
 int64_t eng__local_available(const struct eng__node *n, int i);
 /* Kueue available(): may be negative (over-admission). */
 int64_t eng__available(const struct eng__node *n, int i);
 /* ClusterQueue Available(): clamped at 0. */
 int64_t eng__cq_available(const struct eng__cq *cq, int fr);
+/* Kueue potentialAvailable ("maximum capacity", ignores usage). */
 int64_t eng__potential_available(const struct eng__node *n, int i);
 /* Add delta (may be negative) to node usage at index i and propagate the
  * change of the part stored in the parent. Logged for undo when e->undo_on. */
@@ -393,6 +423,7 @@ void eng__node_add_usage(struct eng *e, struct eng__node *n, int i, int64_t delt
 void eng__wl_charge(struct eng *e, struct eng__wl *wl, int sign);
 /* Add fr/amount usage to cq (cycle-local when e->undo_on). */
 void eng__cq_add_usage(struct eng *e, struct eng__cq *cq, int fr, int64_t amt);
+/* Revert every cycle-local usage change, newest first. */
 void eng__undo_all(struct eng *e);
 /* Borrowing(cq, fr): usage > nominal (SubtreeQuota). */
 bool eng__cq_borrowing(const struct eng__cq *cq, int fr);
@@ -401,39 +432,63 @@ bool eng__node_borrowing_with(const struct eng__node *n, int i, int64_t val);
 /* FindHeightOfLowestSubtreeThatFits: returns the borrow level and sets
  * *may_reclaim (Kueue classical.FindHeightOfLowestSubtreeThatFits). */
 int eng__lowest_fitting_height(const struct eng__cq *cq, int fr, int64_t val, bool *may_reclaim);
+/* Kueue IsWithinNominalInResources: usage <= SubtreeQuota for each FR. */
 bool eng__node_within_nominal(const struct eng__node *n, const int *frs, int n_frs);
+/* The root of n's tree (n itself when it has no parent). */
 struct eng__node *eng__node_root(struct eng__node *n);
 
 /* ---- workload.c ---- */
 void eng__wl_free(struct eng *e, struct eng__wl *wl);
+/* Recompute the charged usage from status.admission and reclaimablePods. */
 void eng__wl_recompute_usage(struct eng *e, struct eng__wl *wl);
+/* Free n pod set assignments and the array. */
 void eng__pa_free(struct eng__pa *pa, int n);
+/* True when one of cq's admission checks applies to the flavors the
+ * workload was given (then Admitted waits for the checks). */
 bool eng__checks_apply(const struct eng__cq *cq, const struct eng__wl *wl);
+/* Charge a reserved workload to its ClusterQueue and list it as a holder. */
 void eng__holder_add(struct eng *e, struct eng__wl *wl);
+/* Release a holder's usage; `freed` bumps the allocatable generation and
+ * retries the inadmissible workloads of the cohort tree. */
 void eng__holder_remove(struct eng *e, struct eng__wl *wl, bool freed);
 
 /* ---- queue.c: queues and routing ---- */
 int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const struct eng__wl *b);
+/* Heap operations on a ClusterQueue's active queue (order:
+ * eng__wl_cmp_queue); pop returns NULL when empty. */
 void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl);
+/* Remove and return the head, or NULL. */
 struct eng__wl *eng__heap_pop(struct eng__cq *cq);
+/* Remove wl (which must be in cq's heap). */
 void eng__heap_remove(struct eng__cq *cq, struct eng__wl *wl);
+/* Restore the heap order after wl's key changed. */
 void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl);
 /* Take every workload with this scheduling hash out of the heap (they are
  * left unqueued) and rebuild the heap once. */
 void eng__heap_remove_many(struct eng__cq *cq, uint64_t hash);
+/* Take wl out of its heap or parked list (and the backoff list). */
 void eng__wl_unqueue(struct eng *e, struct eng__wl *wl);
+/* Park wl in cq's inadmissible list (and the backoff list when its
+ * requeueAt is in the future or Requeued=False). */
 void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl);
 /* Place a pending workload where it belongs (heap, parked, nowhere) and emit
  * a blocker status when it cannot be queued. */
 void eng__wl_route(struct eng *e, struct eng__wl *wl);
+/* Route every pending workload (after queue or namespace changes). */
 void eng__route_all(struct eng *e);
 /* Kueue "retry inadmissible" for cq's whole root cohort tree (deferred to
  * the next eng_schedule). */
 void eng__requeue_tree(struct eng *e, struct eng__cq *cq);
+/* Run the deferred retry-inadmissible requeues (start of eng_schedule). */
 void eng__process_requeues(struct eng *e);
+/* Requeue parked workloads whose backoff has passed. */
 void eng__process_time_parked(struct eng *e);
+/* Kueue backoffWaitingTimeExpired: not Requeued=False and requeueAt <= now. */
 bool eng__wl_backoff_expired(const struct eng *e, const struct eng__wl *wl);
+/* The namespace exists and the ClusterQueue's selector matches it (a nil
+ * selector matches nothing). */
 bool eng__ns_matches(const struct eng *e, const struct eng__cq *cq, const char *ns);
+/* Drop a reference to an interned shape (freed at zero). */
 void eng__shape_release(struct eng *e, struct eng__shape *s);
 /* Match verdict of a shape against a flavor: NULL = matches, else reason. */
 const char *eng__shape_match(struct eng *e, struct eng__shape *s, int flv);
@@ -449,6 +504,7 @@ enum eng__nofit {
     ENG__NF_EXCEEDS,
     ENG__NF_NOMATCH,
 };
+/* The QuotaReserved reason of a NoFit severity ("NoMatchingFlavor", ...). */
 const char *eng__nofit_reason(int nf);
 
 struct eng__ra {          /* one requested resource of a pod set */
@@ -491,17 +547,22 @@ struct eng__asg {
     uint64_t cycle, gen;  /* LastState */
 };
 
+/* Free an assignment's arrays (the struct is zeroed). */
 void eng__asg_free(struct eng__asg *a);
 /* Quantity text as Kueue's ResourceFormatter prints it (caller frees). */
 char *eng__qty(const struct eng *e, int res, int64_t v);
+/* Kueue RepresentativeMode: the worst pod set mode (NoFit when empty). */
 int eng__asg_mode(const struct eng__asg *a);
+/* A pod set's mode: Fit without reasons, else the worst flavor mode. */
 int eng__psa_mode(const struct eng__psa *p);
+/* Kueue PendingFlavors: some assigned resource stopped before the last flavor. */
 bool eng__asg_pending_flavors(const struct eng__asg *a);
 /* Kueue Assignment.Message(): "couldn't assign flavors to pod set ...". */
 char *eng__asg_message(const struct eng__asg *a, const struct eng__wl *wl);
 /* "Flavors considered" part of the QuotaReserved event, NULL if none. */
 char *eng__asg_attempts_text(const struct eng *e, const struct eng__asg *a,
                              const struct eng__wl *wl);
+/* The assignment's usage of fr so far (0 when none). */
 int64_t eng__asg_usage(const struct eng__asg *a, int fr);
 /* Compute the assignment of wl in cq; counts (NULL = spec counts minus
  * reclaimable) give partial-admission counts. old = elastic slice replaced. */
@@ -521,6 +582,7 @@ struct eng__targets {
     struct eng__target *v;
     size_t n, cap;
 };
+/* Free a target list. */
 void eng__targets_free(struct eng__targets *t);
 /* Full preemption targets for an assignment (Kueue Preemptor.GetTargets). */
 void eng__get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
@@ -531,10 +593,12 @@ int eng__oracle(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, int fr, i
                 int *borrow);
 /* Temporarily remove / re-add a workload's usage (simulation). */
 void eng__sim_remove(struct eng *e, struct eng__wl *wl);
+/* Re-add a workload's usage after eng__sim_remove. */
 void eng__sim_add(struct eng *e, struct eng__wl *wl);
 /* Temporarily add (sign +1) or remove (-1) usage at cq, not logged. */
 void eng__sim_usage(struct eng *e, struct eng__cq *cq, const int *fr, const int64_t *amt, int n,
                     int sign);
+/* Kueue WorkloadUsesResources: the reservation uses one of the FRs. */
 bool eng__wl_uses_frs(const struct eng__wl *wl, const int *frs, int n);
 
 /* ---- fair.c: fair sharing (DRS) ---- */
@@ -582,6 +646,8 @@ struct eng__entry {
     const char *reason;
 };
 
+/* Run one scheduling cycle; *had_heads tells whether any ClusterQueue had a
+ * head. Returns the number of heads. */
 int eng__run_cycle(struct eng *e, bool *had_heads);
 /* The next entry to process under fair sharing (Kueue fairSharingIterator:
  * the tournament of the first remaining entry's root cohort). */
@@ -593,6 +659,7 @@ void eng__prepare(struct eng *e, int64_t now_ms);
 /* ---- clone.c ---- */
 /* A new engine with the same objects and workloads (for eng_explain). */
 struct eng *eng__clone(const struct eng *e);
+/* Upsert src's workload (with its reservation) into dst. */
 void eng__clone_workload(struct eng *dst, const struct eng *src, const struct eng__wl *wl);
 
 /* ---- admit.c ---- */
@@ -608,10 +675,13 @@ struct eng_decision *eng__decision_new(struct eng *e, enum eng_decision_type t,
 void eng__emit_pending(struct eng *e, struct eng__wl *wl, const char *reason, const char *msg);
 /* The same with interned strings; takes one reference of each. */
 void eng__emit_pending_interned(struct eng *e, struct eng__wl *wl, const char *r, const char *m);
+/* Fill a decision reference with copies of the workload's ns/name/uid. */
 void eng__wl_ref_set(struct eng_wl_ref *r, const struct eng__wl *wl);
 /* Emit the statuses decided between two eng_schedule calls. */
 void eng__flush_unsent(struct eng *e);
+/* Take wl off the list of statuses still to emit. */
 void eng__unsent_forget(struct eng *e, struct eng__wl *wl);
+/* max_decisions not reached in this call. */
 bool eng__budget_left(const struct eng *e);
 
 #endif

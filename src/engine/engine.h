@@ -62,10 +62,20 @@ struct eng *eng_new(const struct eng_config *cfg);
 /* Free the engine and everything it holds. NULL is a no-op. */
 void eng_free(struct eng *e);
 
-/* ---- inputs: objects as they change (idempotent upserts) ---- */
+/* ---- inputs: objects as they change (idempotent upserts) ----
+ * Every input is borrowed; the engine copies what it keeps. An upsert whose
+ * scheduling-relevant fields did not change is a no-op (cheap to repeat on
+ * every status write). A real change re-evaluates what it affects and, as
+ * Kueue does, retries the inadmissible workloads of the affected
+ * ClusterQueues (at the next eng_schedule). Deleting an unknown object is a
+ * no-op. */
 
+/* A ResourceFlavor (nodeLabels, nodeTaints, tolerations); its existence
+ * decides whether ClusterQueues naming it are active (FlavorNotFound). */
 void eng_upsert_flavor(struct eng *e, const struct api_resource_flavor *rf);
 void eng_delete_flavor(struct eng *e, const char *name);
+/* A Cohort object (parent, resourceGroups = shared pool, fair weight).
+ * Cohorts named only by ClusterQueues or parents exist implicitly. */
 void eng_upsert_cohort(struct eng *e, const struct api_cohort *c);
 void eng_delete_cohort(struct eng *e, const char *name);
 /* inactive_message: NULL when the ClusterQueue's admission checks exist and
@@ -74,9 +84,15 @@ void eng_delete_cohort(struct eng *e, const char *name);
  * own reasons (missing flavors, stopPolicy). */
 void eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *cq,
                               const char *inactive_message);
+/* Removing a ClusterQueue unqueues its workloads (they report "ClusterQueue
+ * <cq> doesn't exist") and drops the usage of its quota holders. */
 void eng_delete_cluster_queue(struct eng *e, const char *name);
+/* A LocalQueue routes its namespace's workloads to its ClusterQueue;
+ * stopPolicy != None makes it inactive ("LocalQueue <lq> is inactive"). */
 void eng_upsert_local_queue(struct eng *e, const struct api_local_queue *lq);
 void eng_delete_local_queue(struct eng *e, const char *ns, const char *name);
+/* Namespaces and their labels (ClusterQueue namespaceSelector; a workload
+ * in an unknown namespace is Misconfigured). labels may be NULL. */
 void eng_upsert_namespace(struct eng *e, const char *name, const struct api_labels *labels);
 void eng_delete_namespace(struct eng *e, const char *name);
 /* A Workload in any state. Pending (no admission) workloads are queued when
@@ -85,6 +101,8 @@ void eng_delete_namespace(struct eng *e, const char *name);
  * until they are upserted without it or deleted. Finished workloads hold
  * nothing. */
 void eng_upsert_workload(struct eng *e, const struct api_workload *wl);
+/* Deleting a quota holder releases its usage and retries the inadmissible
+ * workloads of its cohort tree. */
 void eng_delete_workload(struct eng *e, const char *ns, const char *name);
 /* Expected end of an admitted workload (ms), used only by eng_explain's
  * admission-time estimate. 0 = unknown. */
@@ -136,7 +154,7 @@ struct eng_result {
  * apply a reservation upserts the workload's real state to undo it.
  * Returns the number of decisions appended. */
 int eng_schedule(struct eng *e, int64_t now_ms, size_t max_decisions, struct eng_result *out);
-/* Release the decisions (the result may be reused). */
+/* Release the decisions (the result may be reused). NULL-safe. */
 void eng_result_release(struct eng_result *r);
 
 /* ---- observability ---- */
@@ -161,8 +179,13 @@ struct eng_cq_status {
     int64_t weighted_share;               /* fairSharing.weightedShare */
 };
 
-/* Status figures for a ClusterQueue. Returns 0 or CU_ENOTFOUND. */
+/* Status figures for a ClusterQueue (Kueue ClusterQueue status): per
+ * flavor in the ClusterQueue's order, per covered resource, the reserved
+ * total and the part above nominal; usage counts Admitted holders only;
+ * pending = queued + parked. Fills *out (release with
+ * eng_cq_status_release). Returns 0 or CU_ENOTFOUND. */
 int eng_cq_status(struct eng *e, const char *name, struct eng_cq_status *out);
+/* Free what eng_cq_status filled in. NULL-safe. */
 void eng_cq_status_release(struct eng_cq_status *s);
 
 struct eng_blocker {
@@ -188,8 +211,10 @@ struct eng_explanation {
  * workloads' expected ends. Returns 0 or CU_ENOTFOUND. */
 int eng_explain(struct eng *e, const char *ns, const char *name, int64_t now_ms,
                 struct eng_explanation *out);
+/* Free what eng_explain filled in. NULL-safe. */
 void eng_explanation_release(struct eng_explanation *x);
 
+/* Free a reference's strings. NULL-safe. */
 void eng_wl_ref_release(struct eng_wl_ref *r);
 
 #endif
