@@ -23,6 +23,22 @@ static int res_cmp(const void *a, const void *b)
     return strcmp(((const struct api_res *)a)->name, ((const struct api_res *)b)->name);
 }
 
+/* Reserved totals per node FR of cq, in one pass over its holders. */
+static int64_t *holder_totals(const struct eng__cq *cq, bool admitted_only)
+{
+    int64_t *t = xcalloc((size_t)cq->node.n_fr + 1, sizeof(int64_t));
+    for (const struct eng__wl *w = cq->holders; w; w = w->hnext) {
+        if (admitted_only && !w->admitted)
+            continue;
+        for (int k = 0; k < w->n_use; k++) {
+            int i = eng__node_idx(&cq->node, w->use_fr[k]);
+            if (i >= 0)
+                t[i] = eng__amt_add(t[i], w->use_amt[k]);
+        }
+    }
+    return t;
+}
+
 /* Per flavor (in ClusterQueue order), per covered resource: the total and
  * the part above nominal. admitted_only restricts to Admitted holders. */
 static struct eng_flavor_usage *flavor_usage(struct eng *e, struct eng__cq *cq, bool admitted_only,
@@ -30,6 +46,7 @@ static struct eng_flavor_usage *flavor_usage(struct eng *e, struct eng__cq *cq, 
 {
     size_t n = 0, cap = 0;
     struct eng_flavor_usage *out = NULL;
+    int64_t *totals = holder_totals(cq, admitted_only);
     for (int g = 0; g < cq->n_rgs; g++) {
         const struct eng__rg *rg = &cq->rgs[g];
         for (int f = 0; f < rg->n_flv; f++) {
@@ -38,15 +55,8 @@ static struct eng_flavor_usage *flavor_usage(struct eng *e, struct eng__cq *cq, 
             memset(u, 0, sizeof(*u));
             u->flavor = xstrdup(e->flavors[rg->flv[f]].name);
             for (int r = 0; r < rg->n_cov; r++) {
-                int fr = eng__fr_id(e, rg->flv[f], rg->res[r]);
-                int64_t total = 0;
-                for (struct eng__wl *w = cq->holders; w; w = w->hnext) {
-                    if (admitted_only && !w->admitted)
-                        continue;
-                    for (int k = 0; k < w->n_use; k++)
-                        if (w->use_fr[k] == fr)
-                            total = eng__amt_add(total, w->use_amt[k]);
-                }
+                int i = eng__node_idx(&cq->node, eng__fr_id(e, rg->flv[f], rg->res[r]));
+                int64_t total = i >= 0 ? totals[i] : 0;
                 int64_t nominal = rg->quota[f * rg->n_cov + r].nominal;
                 int64_t borrowed = total > nominal ? eng__amt_sub(total, nominal) : 0;
                 reslist_put(&u->total, e->res_names[rg->res[r]], total);
@@ -58,6 +68,7 @@ static struct eng_flavor_usage *flavor_usage(struct eng *e, struct eng__cq *cq, 
             }
         }
     }
+    xfree(totals);
     *n_out = n;
     return out;
 }
