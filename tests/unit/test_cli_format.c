@@ -245,6 +245,27 @@ static void test_table_alignment(void **state)
     free(buf);
 }
 
+static void test_describe_alignment(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cli__align_tabs("Name:\tcq\nAnnotations:\ta=b\n\tc=d\nSpec:\n  Cohort:\t<none>\n"
+                    "  Queueing Strategy:\tBestEffortFIFO\nFlavors:\n  x   y\n",
+                    f);
+    fclose(f);
+    assert_string_equal(buf, "Name:         cq\n"
+                             "Annotations:  a=b\n"
+                             "              c=d\n"
+                             "Spec:\n"
+                             "  Cohort:             <none>\n"
+                             "  Queueing Strategy:  BestEffortFIFO\n"
+                             "Flavors:\n"
+                             "  x   y\n");
+    free(buf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_gcloud_get_projection),
         cmocka_unit_test(test_output_flag_parsing),
         cmocka_unit_test(test_table_alignment),
+        cmocka_unit_test(test_describe_alignment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

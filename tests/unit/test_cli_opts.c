@@ -223,6 +223,56 @@ static void test_counts_and_booleans(void **state)
     assert_int_equal(cli__parse_bool("maybe", &b), -1);
 }
 
+static void test_targets(void **state)
+{
+    (void)state;
+    struct cap k;
+    struct cli_targets t = {0};
+    cap_open(&k);
+    k.c.verb = "get";
+    char *a1[] = {"cq,lq", "x", "y"};
+    struct cli_args a = {3, a1};
+    assert_int_equal(cli__parse_targets(&k.c, &a, &t), 0);
+    assert_int_equal(t.n, 4); /* each kind with each name */
+    assert_int_equal(t.items[0].k->id, KIND_CLUSTERQUEUE);
+    assert_string_equal(t.items[1].name, "y");
+    assert_int_equal(t.items[3].k->id, KIND_LOCALQUEUE);
+    xfree(t.items);
+
+    t = (struct cli_targets){0};
+    char *a2[] = {"workloads.kueue.x-k8s.io/w1", "rf/f1"};
+    a = (struct cli_args){2, a2};
+    assert_int_equal(cli__parse_targets(&k.c, &a, &t), 0);
+    assert_int_equal(t.n, 2);
+    assert_int_equal(t.items[0].k->id, KIND_WORKLOAD);
+    assert_string_equal(t.items[0].name, "w1");
+    assert_int_equal(t.items[1].k->id, KIND_RESOURCEFLAVOR);
+    xfree(t.items);
+
+    t = (struct cli_targets){0};
+    char *a3[] = {"np"};
+    a = (struct cli_args){1, a3};
+    assert_int_equal(cli__parse_targets(&k.c, &a, &t), 0);
+    assert_int_equal(t.n, 1);
+    assert_null(t.items[0].name); /* a list */
+    xfree(t.items);
+
+    t = (struct cli_targets){0};
+    char *a4[] = {"gizmos"};
+    a = (struct cli_args){1, a4};
+    assert_int_equal(cli__parse_targets(&k.c, &a, &t), 1);
+    xfree(t.items);
+    t = (struct cli_targets){0};
+    char *a5[] = {"cq/x", "lq"};
+    a = (struct cli_args){2, a5};
+    assert_int_equal(cli__parse_targets(&k.c, &a, &t), 1); /* mixed forms */
+    xfree(t.items);
+    fflush(k.c.err);
+    assert_non_null(strstr(k.err_buf, "doesn't have a resource type \"gizmos\""));
+    assert_non_null(strstr(k.err_buf, "resource/name form"));
+    cap_close(&k);
+}
+
 /* ---- server resolution with a fake environment ---- */
 
 static const char *env_keys[8], *env_vals[8];
@@ -314,6 +364,7 @@ int main(void)
         cmocka_unit_test(test_parse_is_repeatable),
         cmocka_unit_test(test_durations),
         cmocka_unit_test(test_counts_and_booleans),
+        cmocka_unit_test(test_targets),
         cmocka_unit_test(test_server_flag_and_env),
         cmocka_unit_test(test_server_url_file_in_state_dirs),
     };
