@@ -86,7 +86,7 @@ int sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 char *sbuf_take(struct sbuf *sb)
 {
     char *s = sb->buf;
-    size_t max = sb->max;
-    sbuf_init(sb, max);
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
     return s;
 }

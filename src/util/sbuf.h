@@ -34,7 +34,9 @@ int sbuf_addc(struct sbuf *sb, char c);
 /* Append formatted text. Returns 0 or CU_ELIMIT. */
 int sbuf_addf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap);
-/* Take the string out (caller frees with xfree); the buffer is re-initialised. */
+/* Take the string out (caller frees with xfree). The buffer is left
+ * released, with nothing allocated: sbuf_init it again to reuse it (a
+ * following sbuf_release is a harmless no-op). */
 char *sbuf_take(struct sbuf *sb);
 
 #endif
