@@ -222,12 +222,18 @@ static int validate_phase(struct api_vctx *c, const struct api_kind_schema *ks, 
 int api_admit(const struct api_kind *k, json_t *obj, const json_t *old, const char *ns,
               struct diag *d)
 {
+    return api_admit_in(k, obj, old, ns, NULL, d);
+}
+
+int api_admit_in(const struct api_kind *k, json_t *obj, const json_t *old, const char *ns,
+                 const struct api_admit_env *env, struct diag *d)
+{
     const struct api_kind_schema *ks = k ? api_kind_schema(k->id) : NULL;
     if (!ks) {
         diag_add(d, DIAG_SYNTAX, "", NULL, "unknown kind");
         return CU_EBADREQ;
     }
-    struct api_vctx c = {.kind = k, .obj = obj, .old = old, .d = d};
+    struct api_vctx c = {.kind = k, .obj = obj, .old = old, .d = d, .env = env};
     size_t before = d->n;
     int rc = decode_phase(&c, ks);
     if (rc)

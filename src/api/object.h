@@ -39,6 +39,25 @@ const struct api_kind *api_doc_kind(const json_t *doc, struct diag *d);
  * defaults and rules per kind: src/api/schema_*.c, docs/api.md. */
 int api_admit(const struct api_kind *k, json_t *obj, const json_t *old, const char *ns,
               struct diag *d);
+/* What admission may look up in the cluster: Kueue's mutating webhooks
+ * read the store (a LocalQueue named "default" in the job's namespace, a
+ * WorkloadPriorityClass named "default"). Borrowed for the call. */
+struct api_admit_env {
+    /* true when an object of this kind exists at ns/name (ns "" for
+     * cluster-scoped kinds) */
+    bool (*exists)(void *ctx, enum api_kind_id kind, const char *ns, const char *name);
+    void *ctx;
+};
+/* api_admit with lookups: on create of a Job or RayJob in a namespace other
+ * than kube-system and kueue-system, a missing kueue.x-k8s.io/queue-name
+ * label becomes "default" when that LocalQueue exists, and a missing
+ * kueue.x-k8s.io/priority-class label "default" when that
+ * WorkloadPriorityClass exists (Kueue's ApplyDefaultLocalQueue and
+ * ApplyDefaultWorkloadPriorityClass, kueue.md §1.10); the job is then
+ * created suspended like any job with a queue name. env may be NULL (no
+ * lookups: api_admit). Same returns as api_admit. */
+int api_admit_in(const struct api_kind *k, json_t *obj, const json_t *old, const char *ns,
+                 const struct api_admit_env *env, struct diag *d);
 /* Admit a write to the /status subresource: obj is decoded strictly like
  * api_admit, then everything but status is taken from old (a status write
  * changes nothing else), defaults applied and the kind's rules run (e.g.

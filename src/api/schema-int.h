@@ -94,6 +94,11 @@ void api__validate_pod_spec(struct api_vctx *c, const json_t *spec, const char *
 /* SetDefaults_PodSpec and friends, for core kinds only (CRDs such as
  * RayJob and Workload get no PodSpec defaults, as in Kubernetes). */
 void api__default_pod_spec(json_t *spec);
+/* Kueue's mutating webhook for jobs on create: default the queue-name and
+ * priority-class labels from the "default" LocalQueue / WorkloadPriority-
+ * Class when they exist (c->env lookups), then suspend a job that names a
+ * queue. spec is the object holding `suspend`. */
+void api__kueue_job_defaults(struct api_vctx *c, json_t *spec);
 /* Kueue's queue-name label rules on a job (valid DNS subdomain). */
 void api__validate_queue_name_label(struct api_vctx *c);
 /* Immutability of one subtree: "field is immutable" when old != v. */

@@ -63,6 +63,7 @@ enum api_list_type {
 
 struct api_schema;
 struct api_vctx;
+struct api_admit_env;
 
 /* A custom rule for one value: v is the (type-checked, defaulted) value at
  * path, old the value at the same place in the previous object (NULL on
@@ -109,6 +110,7 @@ struct api_vctx {
     const json_t *old; /* the stored object on update, else NULL */
     struct diag *d;
     bool status_update; /* admitting a /status write */
+    const struct api_admit_env *env; /* cluster lookups, or NULL (object.h) */
 };
 
 /* The per-kind entry: root schema plus hooks. */

@@ -91,9 +91,7 @@ static void job_defaults(struct api_vctx *c)
     api__default_pod_spec(JX_GET(spec, "template", "spec"));
     if (!c->old && !JX_BOOL(spec, false, "manualSelector"))
         generate_selector(c->obj);
-    /* Kueue's mutating webhook: a job with a queue name is created suspended */
-    if (!c->old && JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name"))
-        json_object_set_new(spec, "suspend", json_true());
+    api__kueue_job_defaults(c, spec);
 }
 
 /* A selector matches the template's labels (matchLabels only; the API

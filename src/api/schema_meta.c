@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "api/names.h"
+#include "api/object.h"
 #include "api/quantity.h"
 #include "api/schema-int.h"
 #include "util/jsonx.h"
@@ -261,6 +262,26 @@ bool api__quantity(const json_t *v, const char *resource, int64_t *out)
     *out = 0;
     const char *s = json_string_value(v);
     return s && api_quantity_parse(s, resource, out, NULL, 0) == 0;
+}
+
+void api__kueue_job_defaults(struct api_vctx *c, json_t *spec)
+{
+    static const char *const unmanaged[] = {"kube-system", "kueue-system", NULL};
+    const char *ns = jx_or_empty(JX_STR(c->obj, "metadata", "namespace"));
+    if (c->old || api__str_in(ns, unmanaged))
+        return;
+    const struct api_admit_env *env = c->env;
+    if (env && env->exists && !JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name") &&
+        env->exists(env->ctx, KIND_LOCALQUEUE, ns, "default"))
+        JX_SET_NEW(c->obj, json_string("default"), "metadata", "labels",
+                   "kueue.x-k8s.io/queue-name");
+    if (env && env->exists &&
+        !JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/priority-class") &&
+        env->exists(env->ctx, KIND_WORKLOADPRIORITYCLASS, "", "default"))
+        JX_SET_NEW(c->obj, json_string("default"), "metadata", "labels",
+                   "kueue.x-k8s.io/priority-class");
+    if (JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name") && json_is_object(spec))
+        json_object_set_new(spec, "suspend", json_true());
 }
 
 void api__validate_queue_name_label(struct api_vctx *c)

@@ -97,9 +97,7 @@ static void rayjob_defaults(struct api_vctx *c)
 {
     if (!json_object_get(c->obj, "spec"))
         json_object_set_new(c->obj, "spec", json_object());
-    /* Kueue's mutating webhook: a managed job is created suspended */
-    if (!c->old && is_managed(c->obj))
-        JX_SET_NEW(c->obj, json_true(), "spec", "suspend");
+    api__kueue_job_defaults(c, json_object_get(c->obj, "spec"));
 }
 
 /* ---- KubeRay rules ---- */

@@ -347,6 +347,58 @@ static void test_kueue_suspends_managed_jobs(void **state)
     json_decref(job);
 }
 
+static bool fake_exists(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
+{
+    const char *have = ctx; /* "kind:ns/name" entries separated by ';' */
+    char *key = xasprintf("%d:%s/%s;", (int)kind, ns, name);
+    bool found = strstr(have, key) != NULL;
+    xfree(key);
+    return found;
+}
+
+static void test_default_local_queue_and_priority_class(void **state)
+{
+    (void)state;
+    char *have = xasprintf("%d:team/default;%d:/default;", (int)KIND_LOCALQUEUE,
+                           (int)KIND_WORKLOADPRIORITYCLASS);
+    struct api_admit_env env = {fake_exists, have};
+    const char *job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
+                      "  template:\n    spec:\n      restartPolicy: Never\n"
+                      "      containers: [{name: c}]\n";
+    const struct api_kind *k = api_kind_get(KIND_JOB);
+    struct diag d;
+    diag_init(&d);
+    json_t *o = doc_of(job);
+    assert_int_equal(api_admit_in(k, o, NULL, "team", &env, &d), 0);
+    assert_string_equal(JX_STR(o, "metadata", "labels", "kueue.x-k8s.io/queue-name"), "default");
+    assert_string_equal(JX_STR(o, "metadata", "labels", "kueue.x-k8s.io/priority-class"),
+                        "default");
+    assert_true(JX_BOOL(o, false, "spec", "suspend"));
+    json_decref(o);
+    /* no LocalQueue "default" in this namespace: left alone, not suspended */
+    o = doc_of(job);
+    assert_int_equal(api_admit_in(k, o, NULL, "other", &env, &d), 0);
+    assert_null(JX_STR(o, "metadata", "labels", "kueue.x-k8s.io/queue-name"));
+    assert_false(JX_BOOL(o, true, "spec", "suspend"));
+    json_decref(o);
+    /* an explicit label wins; kube-system is never managed */
+    o = doc_of("apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\nspec:\n"
+               "  shutdownAfterJobFinishes: true\n  rayClusterSpec:\n    headGroupSpec:\n"
+               "      template: {spec: {containers: [{name: h}]}}\n");
+    assert_int_equal(api_admit_in(api_kind_get(KIND_RAYJOB), o, NULL, "kube-system", &env, &d),
+                     0);
+    assert_null(JX_STR(o, "metadata", "labels", "kueue.x-k8s.io/queue-name"));
+    json_decref(o);
+    /* without an env, api_admit does no lookups */
+    o = doc_of(job);
+    assert_int_equal(api_admit(k, o, NULL, "team", &d), 0);
+    assert_null(JX_STR(o, "metadata", "labels", "kueue.x-k8s.io/queue-name"));
+    json_decref(o);
+    assert_int_equal(d.n, 0);
+    diag_release(&d);
+    xfree(have);
+}
+
 static void test_job_update_rules(void **state)
 {
     (void)state;
@@ -805,6 +857,7 @@ int main(void)
         cmocka_unit_test(test_valid_fixtures_accepted),
         cmocka_unit_test(test_job_defaults_and_generated_selector),
         cmocka_unit_test(test_kueue_suspends_managed_jobs),
+        cmocka_unit_test(test_default_local_queue_and_priority_class),
         cmocka_unit_test(test_job_update_rules),
         cmocka_unit_test(test_status_dropped_on_create_kept_on_update),
         cmocka_unit_test(test_status_subresource_rules),
