@@ -100,16 +100,19 @@ is "$API_CODE" 400 "PUT with a body naming another object is 400"
 api PUT /apis/kueue.x-k8s.io/v1beta1/clusterqueues/zzz "$(jq '.metadata.name="zzz"' <<<"$spec2")"
 is "$API_CODE" 404 "PUT of a missing object is 404"
 
-# /status subresource: status only; main resource ignores status
-api GET /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq1
-st=$(jq '.status = {"pendingWorkloads": 7} | del(.metadata.resourceVersion)' <<<"$API_BODY")
-api PUT /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq1/status "$st"
+# /status subresource: status only; main resource ignores status. A pod held
+# by a scheduling gate is one object no controller writes the status of.
+PODS=/api/v1/namespaces/team-a/pods
+api POST $PODS '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"held"},"spec":{"schedulingGates":[{"name":"e2e.cueue.dev/hold"}],"containers":[{"name":"main","image":"x","command":["true"]}]}}'
+is "$API_CODE" 201 "create a gated pod"
+st=$(jq '.status = {"phase":"Running","message":"seven"} | del(.metadata.resourceVersion)' <<<"$API_BODY")
+api PUT $PODS/held/status "$st"
 is "$API_CODE" 200 "PUT /status answers 200"
-is "$(jq_body .status.pendingWorkloads)" 7 "…and stores the status"
-api GET /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq1
-main=$(jq '.status = {"pendingWorkloads": 99} | .metadata.labels.b = "c" | del(.metadata.resourceVersion)' <<<"$API_BODY")
-api PUT /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq1 "$main"
-is "$(jq_body '.status.pendingWorkloads')" 7 "PUT on the main resource keeps the stored status"
+is "$(jq_body .status.message)" seven "…and stores the status"
+api GET $PODS/held
+main=$(jq '.status.message = "ninety-nine" | .metadata.labels.b = "c" | del(.metadata.resourceVersion)' <<<"$API_BODY")
+api PUT $PODS/held "$main"
+is "$(jq_body '.status.message + " " + .metadata.labels.b')" "seven c" "PUT on the main resource keeps the stored status"
 api PUT /apis/kueue.x-k8s.io/v1beta1/resourceflavors/rf1/status '{}'
 is "$API_CODE" 404 "a kind without status has no /status"
 

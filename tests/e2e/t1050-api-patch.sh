@@ -81,9 +81,11 @@ is "$API_CODE $(jq_body .metadata.labels.via)" "200 yaml" "apply-patch accepts Y
 api PATCH "$CQ/other" "$doc" $AP
 is "$API_CODE" 400 "apply-patch whose name differs from the URL is 400"
 
-# /status patches change status only
-api PATCH $CQ/cq/status '{"status":{"pendingWorkloads":3},"spec":{"cohort":"sneaky"}}' $MP
-is "$(jq_body -c '[.status.pendingWorkloads, .spec.cohort]')" '[3,null]' "a /status patch changes status only"
-api PATCH $CQ/cq '{"status":{"pendingWorkloads":9}}' $MP
-is "$(jq_body .status.pendingWorkloads)" 3 "a main-resource patch does not change status"
+# /status patches change status only (a gated pod: no controller writes it)
+PODS=/api/v1/namespaces/default/pods
+api POST $PODS '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"held"},"spec":{"schedulingGates":[{"name":"e2e.cueue.dev/hold"}],"containers":[{"name":"main","image":"x","command":["true"]}]}}'
+api PATCH $PODS/held/status '{"status":{"message":"three"},"metadata":{"labels":{"sneaky":"yes"}}}' $MP
+is "$(jq_body -c '[.status.message, .metadata.labels.sneaky]')" '["three",null]' "a /status patch changes status only"
+api PATCH $PODS/held '{"status":{"message":"nine"}}' $SMP
+is "$(jq_body .status.message)" three "a main-resource patch does not change status"
 done_testing
