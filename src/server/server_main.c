@@ -34,6 +34,7 @@ struct srv_flags {
     int64_t scale_down_ms;
     int64_t provisioning_max_wait_ms;
     bool no_default_pool;
+    bool stop_pods_on_exit;
 };
 
 static void usage(FILE *f)
@@ -57,6 +58,8 @@ static void usage(FILE *f)
             "                      how long a queued ProvisioningRequest may wait for\n"
             "                      capacity (default 7d)\n"
             "  --no-default-pool   on first start, do not create NodePool default-pool\n"
+            "  --stop-pods-on-exit kill every pod when the server stops (default: pods\n"
+            "                      keep running and a restarted server re-attaches)\n"
             "  --log-level LEVEL   error, warn, info (default) or debug\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -132,6 +135,8 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
         rc = parse_log_level(v);
     } else if (!strcmp(argv[*i], "--no-default-pool")) {
         f->no_default_pool = true;
+    } else if (!strcmp(argv[*i], "--stop-pods-on-exit")) {
+        f->stop_pods_on_exit = true;
     } else if (!bad) {
         fprintf(stderr, "cueue server: unknown flag \"%s\" (see cueue server --help)\n", argv[*i]);
         rc = 2;
@@ -278,6 +283,8 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     if (f->provisioning_max_wait_ms >= 0)
         co.config.provisioning_max_wait_ms = f->provisioning_max_wait_ms;
     rn->exec = exec_local_new(f->state_dir);
+    if (rn->exec)
+        exec_local_set_stop_on_free(rn->exec, f->stop_pods_on_exit);
     co.exec = rn->exec;
     if (ctrl_new(&co, &rn->ctrl)) {
         snprintf(err, errlen, "cannot create the control plane");

@@ -178,10 +178,12 @@ enum srv_field_validation srv__field_validation(const struct srv_req *q);
  * apiVersion/kind from the URL when absent. On failure answers r and
  * returns NULL. */
 json_t *srv__decode_body(struct srv_req *q, struct srv_resp *r, const struct api_kind *k);
-/* api_admit with fieldValidation handling: Ignore/Warn drop unknown fields
- * (Warn adds a Warning header per field). Returns api_admit's code. */
+/* Admission with fieldValidation handling: Ignore/Warn drop unknown fields
+ * (Warn adds a Warning header per field). status: a /status write
+ * (api_admit_status), else api_admit_in with store lookups for Kueue's
+ * defaulting. Returns admission's code. */
 int srv__admit(struct srv_req *q, struct srv_resp *r, const struct api_kind *k, json_t *obj,
-               const json_t *old, const char *ns, struct diag *d);
+               const json_t *old, const char *ns, bool status, struct diag *d);
 /* Remove the value at a diag field path ("spec.a[2].b") from obj.
  * Returns true when something was removed. */
 bool srv__remove_path(json_t *obj, const char *path);

@@ -209,11 +209,29 @@ static bool only_unknown_fields(const struct diag *d)
     return true;
 }
 
+static bool store_has(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
+{
+    json_t *o = store_get((struct store *)ctx, kind, ns && *ns ? ns : NULL, name);
+    json_decref(o);
+    return o != NULL;
+}
+
+/* One admission pass: the /status rules, or the main ones with the store
+ * for Kueue's defaulting webhooks (default LocalQueue, priority class). */
+static int admit_once(struct srv_req *q, const struct api_kind *k, json_t *obj,
+                      const json_t *old, const char *ns, bool status, struct diag *d)
+{
+    if (status)
+        return api_admit_status(k, obj, old, d);
+    struct api_admit_env env = {.exists = store_has, .ctx = q->srv->store};
+    return api_admit_in(k, obj, old, ns, &env, d);
+}
+
 int srv__admit(struct srv_req *q, struct srv_resp *r, const struct api_kind *k, json_t *obj,
-               const json_t *old, const char *ns, struct diag *d)
+               const json_t *old, const char *ns, bool status, struct diag *d)
 {
     enum srv_field_validation fv = srv__field_validation(q);
-    int rc = api_admit(k, obj, old, ns, d);
+    int rc = admit_once(q, k, obj, old, ns, status, d);
     for (int round = 0; rc == CU_EBADREQ && fv != SRV_FV_STRICT && only_unknown_fields(d) &&
                         round < 4;
          round++) {
@@ -227,7 +245,7 @@ int srv__admit(struct srv_req *q, struct srv_resp *r, const struct api_kind *k, 
         }
         diag_release(d);
         diag_init(d);
-        rc = api_admit(k, obj, old, ns, d);
+        rc = admit_once(q, k, obj, old, ns, status, d);
     }
     return rc;
 }
@@ -317,7 +335,7 @@ void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_
         api_set_label(obj, "kubernetes.io/metadata.name", JX_STR(obj, "metadata", "name"));
     struct diag d;
     diag_init(&d);
-    int rc = srv__admit(q, r, k, obj, NULL, k->namespaced ? ns : NULL, &d);
+    int rc = srv__admit(q, r, k, obj, NULL, k->namespaced ? ns : NULL, false, &d);
     if (rc) {
         srv__resp_invalid(r, rc, k, JX_STR(obj, "metadata", "name"), &d);
         diag_release(&d);
@@ -362,13 +380,7 @@ int srv__update_object(struct srv_req *q, struct srv_resp *r, const struct api_k
         json_object_set(md, "creationTimestamp", JX_GET(old, "metadata", "creationTimestamp"));
     struct diag d;
     diag_init(&d);
-    int rc = 0;
-    if (!status) {
-        rc = srv__admit(q, r, k, obj, old, k->namespaced ? ns : NULL, &d);
-    } else if (JX_GET(obj, "status") && !json_is_object(JX_GET(obj, "status"))) {
-        diag_add(&d, DIAG_TYPE_INVALID, "status", NULL, "expected an object");
-        rc = CU_EBADREQ;
-    }
+    int rc = srv__admit(q, r, k, obj, old, k->namespaced ? ns : NULL, status, &d);
     if (rc) {
         srv__resp_invalid(r, rc, k, name, &d);
         diag_release(&d);
