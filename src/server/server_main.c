@@ -19,7 +19,9 @@
 #include "api/meta.h"
 #include "api/object.h"
 #include "ctrl/ctrl.h"
+#include "api/schema.h"
 #include "exec/exec.h"
+#include "provider/catalog.h"
 #include "server/srv-int.h"
 #include "server/statefiles.h"
 #include "util/err.h"
@@ -274,6 +276,9 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     if (rc)
         return rc;
     rng_seed_os(&rn->rng);
+    /* admission of the first-start NodePool already checks machine types
+     * (ctrl_new registers the same catalog again) */
+    api_set_machine_catalog(prov_api_catalog());
     seed_first_start(rn->store, &rn->rng, !f->no_default_pool);
     struct ctrl_opts co = {.store = rn->store, .clock = clk_real(), .rng = &rn->rng};
     ctrl_config_defaults(&co.config);
