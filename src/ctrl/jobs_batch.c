@@ -432,12 +432,15 @@ static void sync_counts_only(const struct batch_view *v, json_t *cp)
                         json_integer(prev_failed > v->failed_pods ? prev_failed : v->failed_pods));
 }
 
-void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *job)
+void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *job,
+                     int32_t cap)
 {
     if (api_is_deleting(job))
         return;
     struct batch_view v;
     view_init(c, pods_ix, job, &v);
+    if (cap >= 0 && cap < v.parallelism)
+        v.parallelism = cap;
     json_t *cp = json_deep_copy(job);
     bool finished = api_cond_is_true(job, "Complete") || api_cond_is_true(job, "Failed");
     if (finished) {

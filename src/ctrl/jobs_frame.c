@@ -78,25 +78,30 @@ bool jobs_is_managed(const json_t *job)
 
 bool jobs_is_suspended(const json_t *job) { return JX_BOOL(job, false, "spec", "suspend"); }
 
-/* The job's current Workload: the first unfinished one by name, else the
- * last finished one. A mutable copy, or NULL. */
+/* The job's current Workload: the unfinished one holding a reservation (an
+ * elastic job's running slice, while a replacement waits), else the first
+ * unfinished one by name, else the last finished one. A mutable copy, or
+ * NULL. */
 static json_t *find_workload(struct ctrl *c, struct jobs_frame *f, const json_t *job)
 {
     size_t n;
     char *const *names = kq_index_get(f->workloads, api_uid(job), &n);
-    json_t *last = NULL;
+    json_t *best = NULL;
+    int best_rank = 0; /* 3 reserved, 2 unfinished, 1 finished */
     for (size_t i = 0; i < n; i++) {
         json_t *wl = kq_get_copy(c, KIND_WORKLOAD, api_namespace(job), names[i]);
         if (!wl)
             continue;
-        if (!kq_wl_is_finished(wl)) {
-            json_decref(last);
-            return wl;
+        int rank = kq_wl_is_finished(wl) ? 1 : kq_wl_has_reservation(wl) ? 3 : 2;
+        if (rank > best_rank || (rank == 1 && best_rank == 1)) {
+            json_decref(best);
+            best = wl;
+            best_rank = rank;
+        } else {
+            json_decref(wl);
         }
-        json_decref(last);
-        last = wl;
     }
-    return last;
+    return best;
 }
 
 /* ---- Workload construction (ConstructWorkload) ---- */
@@ -203,6 +208,97 @@ static void write_wl(struct ctrl *c, int rid, const json_t *job, json_t *wl,
     int rc = kq_update(c, KIND_WORKLOAD, wl, mode);
     if (rc == CU_ECONFLICT)
         ctrl_enqueue(c, rid, api_namespace(job), api_name(job));
+}
+
+static bool is_elastic(const json_t *obj)
+{
+    const char *e = api_annotation(obj, KQ_ELASTIC_ANNOTATION);
+    return e && !strcmp(e, "true");
+}
+
+/* Elastic scale-up (kueue.md §5): does the job want more pods in some pod
+ * set than its reserved slice has? */
+static bool scaled_up(struct ctrl *c, const struct jobs_integration *in, const json_t *job,
+                      const json_t *wl)
+{
+    struct jobs_podsets ps = {0};
+    char err[256];
+    if (in->podsets(c, job, &ps, err, sizeof(err)) != 0)
+        return false;
+    bool up = false;
+    size_t i;
+    json_t *w;
+    json_array_foreach(JX_GET(wl, "spec", "podSets"), i, w) {
+        for (size_t j = 0; j < ps.n; j++)
+            if (!strcmp(ps.items[j].name, jx_or_empty(JX_STR(w, "name"))) &&
+                ps.items[j].count > JX_INT(w, 1, "count"))
+                up = true;
+    }
+    jobs_podsets_release(&ps);
+    return up;
+}
+
+/* Create the replacement slice of wl for the job's new size, unless one
+ * already waits. */
+static void ensure_slice(struct ctrl *c, struct jobs_frame *f, const json_t *job, const json_t *wl)
+{
+    char *ref = kq_key(api_namespace(wl), api_name(wl));
+    size_t n;
+    char *const *names = kq_index_get(f->workloads, api_uid(job), &n);
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = store_get(ctrl_store(c), KIND_WORKLOAD, api_namespace(job), names[i]);
+        const char *rf = o ? api_annotation(o, "kueue.x-k8s.io/workload-slice-replacement-for")
+                           : NULL;
+        bool waiting = rf && !strcmp(rf, ref) && !kq_wl_is_finished(o);
+        json_decref(o);
+        if (waiting) {
+            xfree(ref);
+            return;
+        }
+    }
+    struct jobs_podsets ps = {0};
+    char err[256];
+    if (f->in->podsets(c, job, &ps, err, sizeof(err)) == 0) {
+        char *extra = f->in->name_extra ? f->in->name_extra(job) : NULL;
+        char *name = kq_workload_name(f->in->kind, f->in->group, api_name(job),
+                                      jx_or_empty(api_uid(job)), extra);
+        json_t *slice = build_workload(c, f, job, &ps, name);
+        api_set_annotation(slice, "kueue.x-k8s.io/workload-slice-replacement-for", ref);
+        const char *chain = api_annotation(wl, KQ_SLICE_NAME_ANNOTATION);
+        api_set_annotation(slice, KQ_SLICE_NAME_ANNOTATION, chain ? chain : api_name(wl));
+        if (store_create(ctrl_store(c), KIND_WORKLOAD, api_namespace(job), slice, NULL) == 0)
+            ctrl_event(c, job, "Normal", "CreatedWorkload", "Created Workload: %s/%s",
+                       api_namespace(job), name);
+        json_decref(slice);
+        xfree(name);
+        xfree(extra);
+    }
+    jobs_podsets_release(&ps);
+    xfree(ref);
+}
+
+/* Kueue's webhook routes a job without a queue name to the LocalQueue
+ * "default" of its namespace when there is one; cueue does it on the
+ * first reconcile of a job that never ran (and is not some other object's
+ * child, as a RayJob's submitter is). Returns true when it wrote the job. */
+static bool default_queue(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job)
+{
+    const char *ns = api_namespace(job);
+    char msg[8];
+    bool ok;
+    if (jobs_is_managed(job) || kq_controller_ref(job) || !ns || !strcmp(ns, "kube-system") ||
+        JX_GET(job, "status", "startTime") || f->in->is_active(job) ||
+        f->in->finished(job, msg, sizeof(msg), &ok))
+        return false;
+    json_t *lq = store_get(ctrl_store(c), KIND_LOCALQUEUE, ns, "default");
+    if (!lq)
+        return false;
+    json_decref(lq);
+    json_t *cp = json_deep_copy(job);
+    api_set_label(cp, KQ_QUEUE_NAME_LABEL, "default");
+    write_job(c, f, rid, cp);
+    json_decref(cp);
+    return true;
 }
 
 static bool ensure_workload(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job)
@@ -433,6 +529,12 @@ static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, co
     }
     if (sync_status(c, in, job, wl))
         write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+    if (is_elastic(job) && !suspended && kq_wl_has_reservation(wl) && !kq_wl_is_evicted(wl) &&
+        scaled_up(c, in, job, wl)) {
+        /* the job keeps running on its slice while the bigger one waits */
+        ensure_slice(c, f, job, wl);
+        return false;
+    }
     if (kq_wl_is_evicted(wl) && kq_wl_has_reservation(wl))
         return handle_eviction(c, f, rid, job, wl);
     bool admitted = kq_wl_is_admitted(wl);
@@ -451,7 +553,11 @@ static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, co
 
 bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job)
 {
-    if (!jobs_is_managed(job) || api_is_deleting(job))
+    if (api_is_deleting(job))
+        return false;
+    if (default_queue(c, f, rid, job))
+        return true;
+    if (!jobs_is_managed(job))
         return false;
     json_t *wl = find_workload(c, f, job);
     if (!wl)
@@ -465,7 +571,7 @@ bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const j
 
 struct jobs_rec *jobs_rec_new(const struct jobs_integration *in,
                               void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix,
-                                           const json_t *job))
+                                           const json_t *job, int32_t cap))
 {
     struct jobs_rec *r = xcalloc(1, sizeof(*r));
     jobs_frame_init(&r->frame, in);
@@ -498,6 +604,24 @@ void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev)
     }
 }
 
+/* An elastic managed job runs at most its reserved slice's admitted count
+ * of pods in its first pod set (Kueue gates the others until a bigger slice
+ * is admitted); -1 = no cap. */
+static int32_t elastic_cap(struct ctrl *c, struct jobs_frame *f, const json_t *job)
+{
+    if (!jobs_is_managed(job) || !is_elastic(job))
+        return -1;
+    json_t *wl = find_workload(c, f, job);
+    int32_t cap = -1;
+    if (wl && kq_wl_has_reservation(wl) && !kq_wl_is_finished(wl)) {
+        const json_t *psa =
+            json_array_get(JX_GET(wl, "status", "admission", "podSetAssignments"), 0);
+        cap = (int32_t)JX_INT(psa, -1, "count");
+    }
+    json_decref(wl);
+    return cap;
+}
+
 void jobs_rec_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
 {
     struct jobs_rec *r = self;
@@ -505,7 +629,7 @@ void jobs_rec_reconcile(struct ctrl *c, void *self, const char *ns, const char *
     if (!job)
         return;
     if (!jobs_frame_reconcile(c, &r->frame, r->rid, job))
-        r->sync(c, r->rid, r->pods, job);
+        r->sync(c, r->rid, r->pods, job, elastic_cap(c, &r->frame, job));
     json_decref(job);
 }
 

@@ -101,12 +101,15 @@ struct jobs_rec {
     int rid;
     struct jobs_frame frame;
     struct kq_index *pods; /* job uid -> Pod names */
-    void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *job);
+    /* cap: pods the job may run in its first pod set (an elastic job's
+     * admitted slice), -1 = no cap */
+    void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *job,
+                 int32_t cap);
 };
 
 struct jobs_rec *jobs_rec_new(const struct jobs_integration *in,
                               void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix,
-                                           const json_t *job));
+                                           const json_t *job, int32_t cap));
 /* Map events of the job kind, the Pods and Jobs it controls, and its
  * Workloads to the job's key (keeping the indexes current). */
 void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev);
@@ -176,8 +179,11 @@ int jobs_master_port(const char *uid);
  * finished one, and write status (active, ready, succeeded, failed,
  * startTime, completionTime, completedIndexes, conditions Suspended,
  * SuccessCriteriaMet/Complete, FailureTarget/Failed) and the per-worker
- * metrics annotation. pods_ix maps a Job uid to its Pods' names. */
-void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *job);
+ * metrics annotation. pods_ix maps a Job uid to its Pods' names. cap >= 0
+ * limits the active pods (an elastic Job's admitted slice; the others wait
+ * as Kueue's scheduling gate would hold them); -1 = parallelism. */
+void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *job,
+                     int32_t cap);
 /* The owner's Pods (names from the index, current state, controller uid
  * checked) as a new array. */
 json_t *jobs_owned_pods(struct ctrl *c, struct kq_index *pods_ix, const json_t *owner);
@@ -196,7 +202,8 @@ const char *jobs_ray_mode(const json_t *rayjob);
  * the autoscaler sidecar, numOfHosts workers per replica with the TPU
  * webhook's env) and the submitter Job. pods_ix maps a RayJob uid to its
  * Pods. A Ray pod that cannot start (no `ray` here) fails the RayJob with
- * a message that says so. */
-void jobs_ray_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *rayjob);
+ * a message that says so. cap is ignored (RayJobs do not resize here). */
+void jobs_ray_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *rayjob,
+                   int32_t cap);
 
 #endif

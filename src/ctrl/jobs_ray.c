@@ -663,8 +663,10 @@ static void step(struct ctrl *c, int rid, const json_t *rj, const json_t *pods, 
     }
 }
 
-void jobs_ray_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *rj)
+void jobs_ray_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *rj,
+                   int32_t cap)
 {
+    (void)cap;
     if (api_is_deleting(rj))
         return;
     json_t *pods = jobs_owned_pods(c, pods_ix, rj);

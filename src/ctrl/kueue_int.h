@@ -110,6 +110,18 @@ void kq_index_drop(struct kq_index *ix, const char *owner);
  * borrowed and valid until the next change of the index. */
 char *const *kq_index_get(struct kq_index *ix, const char *owner, size_t *n);
 
+/* ---- a set of strings (insertion order, uthash) ---- */
+
+struct kq_set;
+struct kq_set *kq_set_new(void);
+void kq_set_free(struct kq_set *s);
+/* Add (copied) / remove; both idempotent. */
+void kq_set_add(struct kq_set *s, const char *key);
+void kq_set_remove(struct kq_set *s, const char *key);
+size_t kq_set_count(const struct kq_set *s);
+/* Call fn(key, arg) for every member, in insertion order. */
+void kq_set_each(const struct kq_set *s, void (*fn)(const char *key, void *arg), void *arg);
+
 /* ---- Workload status (kueue_wl.c) ---- */
 
 /* True when the Workload holds a quota reservation (QuotaReserved=True and

@@ -283,3 +283,61 @@ char *const *kq_index_get(struct kq_index *ix, const char *owner, size_t *n)
     *n = o ? o->n : 0;
     return o ? o->names : NULL;
 }
+
+/* ---- string set ---- */
+
+struct kq_member {
+    char *key;
+    UT_hash_handle hh;
+};
+
+struct kq_set {
+    struct kq_member *members;
+};
+
+struct kq_set *kq_set_new(void) { return xcalloc(1, sizeof(struct kq_set)); }
+
+void kq_set_free(struct kq_set *s)
+{
+    if (!s)
+        return;
+    struct kq_member *m, *t;
+    HASH_ITER(hh, s->members, m, t) {
+        HASH_DEL(s->members, m);
+        xfree(m->key);
+        xfree(m);
+    }
+    xfree(s);
+}
+
+void kq_set_add(struct kq_set *s, const char *key)
+{
+    struct kq_member *m;
+    HASH_FIND_STR(s->members, key, m);
+    if (m)
+        return;
+    m = xcalloc(1, sizeof(*m));
+    m->key = xstrdup(key);
+    HASH_ADD_KEYPTR(hh, s->members, m->key, strlen(m->key), m);
+}
+
+void kq_set_remove(struct kq_set *s, const char *key)
+{
+    struct kq_member *m;
+    HASH_FIND_STR(s->members, key, m);
+    if (!m)
+        return;
+    HASH_DEL(s->members, m);
+    xfree(m->key);
+    xfree(m);
+}
+
+size_t kq_set_count(const struct kq_set *s) { return HASH_COUNT(s->members); }
+
+void kq_set_each(const struct kq_set *s, void (*fn)(const char *key, void *arg), void *arg)
+{
+    struct kq_member *m, *t;
+    HASH_ITER(hh, s->members, m, t) {
+        fn(m->key, arg);
+    }
+}

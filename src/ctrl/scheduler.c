@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uthash.h>
 
 #include "api/meta.h"
 #include "api/object.h"
@@ -38,10 +39,21 @@
 
 #define WPC_KEY_PREFIX "wpc:"
 
+/* The spec version of a queue object last fed to the engine. */
+struct spec_seen {
+    char *key; /* "<kind id>/<ns>/<name>" */
+    int64_t generation;
+    bool deleting;
+    UT_hash_handle hh;
+};
+
 struct sched {
     int rid;
     struct eng *eng;
     struct kq_queues *queues;
+    struct spec_seen *seen;
+    struct kq_set *not_ready; /* admitted, unfinished, not PodsReady ("ns/name") */
+    struct kq_set *queued;    /* waiting for a reservation ("ns/name") */
     bool checks_changed; /* an AdmissionCheck changed: re-upsert ClusterQueues */
     int64_t wake_at;     /* last wakeup requested */
 };
@@ -128,10 +140,28 @@ static int64_t expected_end(struct ctrl *c, const json_t *wl)
     return ads > 0 ? since + ads * 1000 : 0;
 }
 
+/* Keep the sets blockAdmission looks at (§2.11). */
+static void track_readiness(struct sched *s, const json_t *obj, bool deleted)
+{
+    char *key = kq_key(api_namespace(obj), api_name(obj));
+    bool live = !deleted && !kq_wl_is_finished(obj) && !api_is_deleting(obj);
+    if (live && kq_wl_is_admitted(obj) && !kq_wl_is_evicted(obj) &&
+        !api_cond_is_true(obj, "PodsReady"))
+        kq_set_add(s->not_ready, key);
+    else
+        kq_set_remove(s->not_ready, key);
+    if (live && !kq_wl_has_reservation(obj) && kq_wl_is_active(obj))
+        kq_set_add(s->queued, key);
+    else
+        kq_set_remove(s->queued, key);
+    xfree(key);
+}
+
 static void observe_workload(struct ctrl *c, struct sched *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
     bool deleted = ev->type == STORE_DELETED;
+    track_readiness(s, obj, deleted);
     /* a deleting Workload is no longer queued; its reservation, if any,
      * counts until it is gone */
     if (deleted || (api_is_deleting(obj) && !kq_wl_has_reservation(obj))) {
@@ -173,10 +203,50 @@ static void observe_flavor(struct ctrl *c, struct sched *s, const struct store_e
         ctrl_enqueue(c, s->rid, NULL, api_name(ev->obj)); /* finalizer check */
 }
 
+/* True when a queue object's event carries a spec the engine has not seen
+ * (status-only writes, e.g. ours, are not fed again). Forgets deleted ones. */
+static bool spec_changed(struct sched *s, const struct store_event *ev)
+{
+    char *key = xasprintf("%d/%s/%s", (int)ev->kind, jx_or_empty(api_namespace(ev->obj)),
+                          jx_or_empty(api_name(ev->obj)));
+    struct spec_seen *seen;
+    HASH_FIND_STR(s->seen, key, seen);
+    int64_t gen = JX_INT(ev->obj, 0, "metadata", "generation");
+    bool deleting = api_is_deleting(ev->obj);
+    bool changed = !seen || seen->generation != gen || seen->deleting != deleting ||
+                   ev->type != STORE_MODIFIED;
+    if (ev->type == STORE_DELETED) {
+        if (seen) {
+            HASH_DEL(s->seen, seen);
+            xfree(seen->key);
+            xfree(seen);
+        }
+    } else {
+        if (!seen) {
+            seen = xcalloc(1, sizeof(*seen));
+            seen->key = key;
+            key = NULL;
+            HASH_ADD_KEYPTR(hh, s->seen, seen->key, strlen(seen->key), seen);
+        }
+        seen->generation = gen;
+        seen->deleting = deleting;
+    }
+    xfree(key);
+    return changed;
+}
+
 static void observe_queue(struct ctrl *c, struct sched *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
     bool del = ev->type == STORE_DELETED;
+    if (!spec_changed(s, ev)) {
+        /* someone wrote its status: ours is the truth, write it again */
+        if (ev->kind == KIND_CLUSTERQUEUE)
+            kq_queues_mark_cq(s->queues, api_name(obj));
+        else if (ev->kind == KIND_LOCALQUEUE)
+            kq_queues_mark_lq(s->queues, api_namespace(obj), api_name(obj));
+        return;
+    }
     if (ev->kind == KIND_CLUSTERQUEUE) {
         if (del)
             eng_delete_cluster_queue(s->eng, api_name(obj));
@@ -514,6 +584,55 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     json_decref(wl);
 }
 
+struct block_ctx {
+    struct ctrl *c;
+    bool wrote;
+};
+
+static void mark_waiting_for_pods_ready(const char *key, void *arg)
+{
+    struct block_ctx *b = arg;
+    const char *slash = strchr(key, '/');
+    char *ns = xstrndup(key, (size_t)(slash - key));
+    json_t *wl = kq_get_copy(b->c, KIND_WORKLOAD, ns, slash + 1);
+    const char *reason = JX_STR(api_cond_get(wl, "QuotaReserved"), "reason");
+    const char *msg = "waiting for all admitted workloads to be in PodsReady condition";
+    if (wl && !kq_wl_has_reservation(wl) && (!reason || strcmp(reason, "WaitingForPodsReady"))) {
+        int64_t now = ctrl_now(b->c);
+        api_cond_set(wl, "QuotaReserved", "False", "WaitingForPodsReady", msg, now);
+        api_cond_set(wl, "Admitted", "False", "NoReservation", "The workload has no reservation",
+                     now);
+        if (kq_update(b->c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) == 0) {
+            ctrl_event(b->c, wl, "Warning", "WaitingForPodsReady", "%s", msg);
+            if (ctrl_tracing(b->c)) {
+                char *cq = kq_wl_queue_cq(b->c, wl);
+                json_t *f = kq_wl_trace_fields(wl, cq);
+                json_object_set_new(f, "reason", json_string("WaitingForPodsReady"));
+                json_object_set_new(f, "message", json_string(msg));
+                ctrl_trace(b->c, "Pending", f);
+                xfree(cq);
+            }
+            b->wrote = true;
+        }
+    }
+    json_decref(wl);
+    xfree(ns);
+}
+
+/* waitForPodsReady.blockAdmission (§2.11): while an admitted Workload's pods
+ * are not ready, nothing new is admitted; the waiting ones say why. */
+static bool admission_blocked(struct ctrl *c, struct sched *s, bool *wrote)
+{
+    const struct ctrl_config *cfg = ctrl_cfg(c);
+    if (!cfg->wait_for_pods_ready || !cfg->pods_ready_block_admission ||
+        kq_set_count(s->not_ready) == 0)
+        return false;
+    struct block_ctx b = {c, false};
+    kq_set_each(s->queued, mark_waiting_for_pods_ready, &b);
+    *wrote = b.wrote;
+    return true;
+}
+
 static bool sched_after_round(struct ctrl *c, void *self)
 {
     struct sched *s = self;
@@ -521,6 +640,9 @@ static bool sched_after_round(struct ctrl *c, void *self)
         s->checks_changed = false;
         upsert_all_cqs(c, s);
     }
+    bool blocked_wrote = false;
+    if (admission_blocked(c, s, &blocked_wrote))
+        return kq_queues_flush(s->queues, c, s->eng) || blocked_wrote;
     int64_t now = ctrl_now(c);
     struct eng_result res = {0};
     int n = eng_schedule(s->eng, now, 0, &res);
@@ -609,8 +731,16 @@ int ctrl_explain_workload(struct ctrl *c, const char *ns, const char *name, json
 static void sched_free(void *self)
 {
     struct sched *s = self;
+    struct spec_seen *x, *t;
+    HASH_ITER(hh, s->seen, x, t) {
+        HASH_DEL(s->seen, x);
+        xfree(x->key);
+        xfree(x);
+    }
     eng_free(s->eng);
     kq_queues_free(s->queues);
+    kq_set_free(s->not_ready);
+    kq_set_free(s->queued);
     xfree(s);
 }
 
@@ -627,5 +757,7 @@ void ctrl__scheduler_register(struct ctrl *c)
     struct sched *s = xcalloc(1, sizeof(*s));
     s->eng = eng_new(&ctrl_cfg(c)->engine);
     s->queues = kq_queues_new();
+    s->not_ready = kq_set_new();
+    s->queued = kq_set_new();
     s->rid = ctrl_register(c, &sched_ops, s);
 }
