@@ -328,12 +328,18 @@ static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
     }
 }
 
+/* The signals that stop the server: blocked everywhere, taken by sigwait. */
+static void stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+}
+
 static void wait_for_signal(void)
 {
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
+    stop_signals(&set);
     int sig = 0;
     while (sigwait(&set, &sig) == 0 && sig != SIGINT && sig != SIGTERM) {
     }
@@ -350,9 +356,7 @@ int srv_main(int argc, char **argv)
     }
     /* block the stop signals in every thread created from here on */
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
+    stop_signals(&set);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
     char err[1024] = "";
