@@ -16,6 +16,14 @@
  * once they are gone. A pod whose node disappears fails (reason NodeLost).
  * Without an executor bound pods stay Pending.
  *
+ * Restart: pods outlive the control plane, as they outlive a Kubernetes
+ * control-plane restart. A bound pod that carries the finalizer but is not
+ * tracked (the agent that started it is gone) is offered to the executor's
+ * adopt: when its processes still run, or finished while nobody watched,
+ * it is tracked again and its state flows through the reports (its exit
+ * included); when nothing is left a Running pod fails (ProcessLost) and a
+ * Pending one is started afresh.
+ *
  * Invariant: `running` maps the uid of every pod the executor runs to its
  * "ns/name"; a uid leaves it with its terminal report.
  */
@@ -209,6 +217,25 @@ static void track(struct agent *a, const json_t *pod)
     xfree(key);
 }
 
+/* Offer pod to the executor's adopt (see the file comment). True when the
+ * executor follows it again (it is tracked from here). */
+static bool adopt_pod(struct ctrl *c, struct agent *a, const json_t *pod)
+{
+    struct exec *x = ctrl_exec(c);
+    if (!x->ops->adopt || !has_finalizer(pod))
+        return false;
+    const char *state_dir = ctrl_cfg(c)->state_dir;
+    char *sandbox = state_dir ? xasprintf("%s/pods/%s", state_dir, api_uid(pod)) : NULL;
+    struct exec_pod ep = {api_namespace(pod), api_name(pod), api_uid(pod), pod, sandbox,
+                          NULL, 0, NULL, 0};
+    int rc = x->ops->adopt(x, &ep);
+    xfree(sandbox);
+    if (rc != 0)
+        return false;
+    track(a, pod);
+    return true;
+}
+
 static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const json_t *node)
 {
     struct nodes_podrun run;
@@ -300,6 +327,8 @@ static void agent_reconcile(struct ctrl *c, void *self, const char *ns, const ch
     json_t *node = node_name && node_name[0]
                        ? store_get(ctrl_store(c), KIND_NODE, NULL, node_name) : NULL;
     const char *phase = jx_or_empty(JX_STR(pod, "status", "phase"));
+    if (!uid && node_name && node_name[0] && adopt_pod(c, a, pod))
+        uid = tracked_uid(a, ns, name); /* started by the agent before a restart */
     if (!node_name || !node_name[0]) {
         /* not bound: nothing to run */
     } else if (api_is_deleting(pod)) {

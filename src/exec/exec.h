@@ -107,8 +107,22 @@ struct exec_ops {
     int64_t (*next_deadline)(struct exec *x);
     /* Path of a container's log file (caller frees), or NULL if none. */
     char *(*log_path)(struct exec *x, const char *uid, const char *container);
-    /* Stop everything and free the executor. */
+    /* Free the executor. Whether the pods it runs stop with it depends on
+     * the executor (the local one leaves them running unless told
+     * otherwise: exec_local_set_stop_on_free). */
     void (*free)(struct exec *x);
+    /* Take over a pod a previous instance of the executor started (a
+     * restarted control plane re-attaching to running pods, as pods
+     * survive a Kubernetes control-plane restart). pod->uid names it;
+     * pod->sandbox_dir as given to start (NULL = the default); the other
+     * fields may be left out. Returns 0 when the pod's processes are still
+     * running or finished while nobody watched: from here it is the
+     * executor's as if started by start() (every state change comes through
+     * poll, the first one at once, an exit that already happened included);
+     * CU_ENOTFOUND when nothing of it is left (its processes are lost).
+     * Adopting a pod already followed returns 0. NULL = not supported
+     * (treated as CU_ENOTFOUND). Must not block. */
+    int (*adopt)(struct exec *x, const struct exec_pod *pod);
 };
 
 struct exec {
@@ -137,25 +151,39 @@ char *exec_log_path(const char *state_dir, const char *pod_uid, const char *cont
 
 /* ---- the local executor (`cueue server`) ---- */
 
-/* Real processes on this machine. Each container's command+args runs in its
- * own session/process group with env = the server's environment, the
- * container's env (valueFrom already resolved by the node agent; $(VAR)
- * references expanded as the kubelet does) and exec_pod.env, in the
+/* Real processes on this machine, each pod under its own supervisor
+ * process (`<this program> __pod-supervisor <state_dir>/pods/<uid>`, own
+ * session) that outlives the executor: it runs the containers and records
+ * their state in <state_dir>/pods/<uid>/supervisor.json, and a new executor
+ * on the same state_dir adopts it (ops->adopt). Each container's
+ * command+args runs in its own session/process group with env = the
+ * server's environment, the container's env (valueFrom already resolved by
+ * the node agent; $(VAR) references expanded as the kubelet does) and
+ * exec_pod.env, in the
  * container's workingDir (default: the pod sandbox), stdout+stderr appended
  * to exec_log_path(). Init containers run one after another first. A
  * container without command, or whose program is not found, fails the pod
  * with reason StartError (`exec: "ray": executable file not found in
  * $PATH`). restartPolicy Never/OnFailure/Always as the kubelet applies it
- * (restart backoff 10 s doubling to 5 min). A reaper thread waits on pidfds
- * and inotify (no busy polling) and calls notify. state_dir is copied; pod
- * sandboxes default to <state_dir>/pods/<uid>. Free with ops->free (kills
- * every process group still running). Returns NULL (logged) when the system
+ * (restart backoff 10 s doubling to 5 min). A watcher thread waits on the
+ * supervisors' pidfds (it need not be their parent) and inotify on the
+ * sandboxes (no busy polling) and calls notify. state_dir is copied; pod
+ * sandboxes default to <state_dir>/pods/<uid>. Free with ops->free (see
+ * exec_local_set_stop_on_free). Returns NULL (logged) when the system
  * refuses an eventfd, an inotify instance or a thread. */
 struct exec *exec_local_new(const char *state_dir);
 /* Change the local executor's restart backoff base (ms; tests use small
- * values). No-op on other executors' handles is not checked: pass only an
- * exec_local_new() result. */
+ * values) for pods started from now on. No-op on other executors' handles
+ * is not checked: pass only an exec_local_new() result. */
 void exec_local_set_restart_backoff(struct exec *x, int64_t base_ms);
+/* What ops->free does with running pods: false (the default) leaves them
+ * running under their supervisors, for the next executor on the same
+ * state directory to adopt, as a Kubernetes control-plane restart leaves
+ * pods running; true kills every pod at once (SIGKILL) and waits (up to
+ * 10 s) for its supervisor to record the end, so nothing is left behind
+ * (`cueue server --stop-pods-on-exit`, tests, the demo). Pass only an
+ * exec_local_new() result. */
+void exec_local_set_stop_on_free(struct exec *x, bool stop);
 
 /* ---- the simulated executor (`cueue sim`) ---- */
 

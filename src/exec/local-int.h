@@ -1,15 +1,44 @@
 /*
- * local-int: internals shared by the local executor's files (local.c: the
- * reaper thread and pod state machine; local_cmd.c: turning a Pod's
- * containers into argv/envp/cwd and finding programs). Not a public API.
+ * local-int: internals shared by the local executor's files. Not a public
+ * API.
+ *   local.c        the server side: start/stop/poll/adopt, one watcher
+ *                  thread that follows every pod's supervisor (pidfd,
+ *                  inotify on the sandbox) and turns its status file and the
+ *                  metrics file into reports
+ *   local_sup.c    the per-pod supervisor process (`cueue __pod-supervisor
+ *                  DIR`): runs the containers, writes the status file
+ *   local_status.c the files the two sides share (spec, status) and the
+ *                  process-identity helpers
+ *   local_cmd.c    turning a Pod's containers into argv/envp/cwd, finding
+ *                  programs
+ *
+ * Files in a pod's directory <state_dir>/pods/<uid>/ (none ends in ".log",
+ * so none can be taken for a container's log):
+ *   supervisor.spec.json  what to run (the server writes it before spawning)
+ *   supervisor.json       the status (the supervisor rewrites it, temp file
+ *                         + rename, after every change; "seq" counts them)
+ *   supervisor.lock       flock()ed by the supervisor for its whole life: a
+ *                         held lock = a live supervisor, whoever asks
+ *   supervisor.out        the supervisor's own stdout/stderr
  */
 #ifndef CUEUE_EXEC_LOCAL_INT_H
 #define CUEUE_EXEC_LOCAL_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "exec/exec.h"
+
+/* argv[1] of a supervisor process: `<self> __pod-supervisor <pod dir>`. */
+#define LX_SUP_VERB "__pod-supervisor"
+#define LX_SPEC_FILE "supervisor.spec.json"
+#define LX_STATUS_FILE "supervisor.json"
+#define LX_LOCK_FILE "supervisor.lock"
+#define LX_OUT_FILE "supervisor.out"
+/* Grace of a plain SIGTERM to a supervisor (one without a queued value):
+ * Kubernetes' default terminationGracePeriodSeconds. */
+#define LX_DEFAULT_GRACE_MS 30000
 
 /* What one container runs. All strings owned. */
 struct lx_cmd {
@@ -19,6 +48,7 @@ struct lx_cmd {
     char **envp;   /* NULL-terminated */
     char *cwd;
     char *error;   /* set when the container cannot start (StartError message) */
+    char *log_path; /* stdout+stderr (exec_log_path); set by the executor */
 };
 
 /* Build the commands of every container of pod (initContainers first, then
@@ -47,5 +77,100 @@ char *lx_rewrite_mounts(const char *s, const struct exec_env *mounts, size_t n_m
  * message in *err (caller frees): `exec: "ray": executable file not found
  * in $PATH`. */
 char *lx_find_program(const char *argv0, char *const *envp, const char *cwd, char **err);
+
+/* ---- the supervisor's input: supervisor.spec.json ---- */
+
+enum lx_policy { LX_NEVER, LX_ON_FAILURE, LX_ALWAYS };
+
+struct lx_spec {
+    char *uid;
+    char *sandbox;        /* the pod's sandbox (metrics file, default cwd) */
+    enum lx_policy policy;
+    int64_t backoff_ms;   /* restart backoff base (doubles to 5 min) */
+    struct lx_cmd *cmds;  /* initContainers then containers */
+    size_t n;
+};
+
+/* Write spec to path as JSON (mode 0600, temp file + rename). 0 or CU_EIO
+ * with the reason in err. */
+int lx_spec_write(const char *path, const struct lx_spec *spec, char *err, size_t errlen);
+/* Read a spec written by lx_spec_write into *spec (release with
+ * lx_spec_release). 0, CU_ENOTFOUND (no file) or CU_EINVAL (not a spec),
+ * with the reason in err. */
+int lx_spec_read(const char *path, struct lx_spec *spec, char *err, size_t errlen);
+void lx_spec_release(struct lx_spec *spec);
+
+/* ---- the supervisor's output: supervisor.json ---- */
+
+/* One container (Kubernetes ContainerStatus plus what a restarted server
+ * needs to find its processes). Strings owned. */
+struct lx_cstatus {
+    char *name;
+    bool init;
+    enum exec_cstate state;
+    int pid;               /* RUNNING: main process = process group id; 0 = none */
+    uint64_t pid_start;    /* pid's start time (/proc/<pid>/stat, clock ticks
+                              since boot) so a reused pid is never signalled */
+    int exit_code;         /* TERMINATED: exit status, 128+signal when killed */
+    char *reason;          /* TERMINATED: Completed / Error / StartError */
+    char *message;
+    int64_t started_ms, finished_ms;
+    int restarts;
+    int64_t restart_at_ms; /* > 0: a restart is due then */
+};
+
+struct lx_status {
+    int pid;               /* the supervisor */
+    uint64_t pid_start;
+    uint64_t seq;          /* incremented by every write */
+    bool mains_started;    /* the main containers were started */
+    bool stopping;         /* a stop was requested */
+    bool done;             /* every container is over; result_* hold the outcome */
+    enum exec_state result;
+    int exit_code;
+    char *reason, *message;
+    int64_t finished_ms;
+    struct lx_cstatus *c;  /* initContainers then containers */
+    size_t n;
+};
+
+/* Write st to path as JSON: to "<path>.tmp" then rename, so a reader sees
+ * the old or the new file, never half of one. 0 or CU_EIO. */
+int lx_status_write(const char *path, const struct lx_status *st);
+/* Read a status file into *st (release with lx_status_release; *st is
+ * zeroed first). 0, CU_ENOTFOUND (no file), CU_EINVAL (not a status). */
+int lx_status_read(const char *path, struct lx_status *st);
+void lx_status_release(struct lx_status *st);
+/* Decide the pod's outcome from its containers (kubelet semantics): the
+ * first container that could not start (StartError), else the first that
+ * exited non-zero, fails the pod with its code, reason and message; a pod
+ * whose main containers never started failed ("the pod was stopped before
+ * its containers started", 143); else it Succeeded. Sets done, result_*,
+ * finished_ms = now_ms. */
+void lx_status_conclude(struct lx_status *st, int64_t now_ms);
+
+/* ---- processes ---- */
+
+/* Start time of process pid (field 22 of /proc/<pid>/stat), 0 when it does
+ * not exist. */
+uint64_t lx_proc_start(int pid);
+/* Signal the process group pid when its leader is still the process that
+ * started at pid_start (never a reused pid). True when signalled. */
+bool lx_group_signal(int pid, uint64_t pid_start, int sig);
+/* True while a supervisor holds the lock file of pod directory dir. */
+bool lx_sup_is_locked(const char *dir);
+
+/* Start the supervisor of pod directory dir (whose spec file is written):
+ * lock file taken here and handed over, own session, stdout/stderr to
+ * supervisor.out, running this very program (/proc/self/exe) with
+ * LX_SUP_VERB. Returns 0 with *pid, CU_EEXIST when a supervisor already
+ * holds the pod's lock, or CU_EIO with the reason in err. */
+int lx_sup_spawn(const char *dir, int *pid, char *err, size_t errlen);
+/* The supervisor's whole life (single-threaded; returns its exit status):
+ * read the spec, run the containers, rewrite the status file after every
+ * change; SIGTERM stops the pod (grace = the signal's queued int in ms, or
+ * LX_DEFAULT_GRACE_MS). Runs before main (a constructor in local_sup.c)
+ * when argv[1] is LX_SUP_VERB. */
+int lx_sup_main(const char *dir);
 
 #endif

@@ -1,24 +1,27 @@
 /*
  * local: the executor of `cueue server` (see exec_local_new in exec.h).
- * Pods are real process trees on this machine. One reaper thread owns
- * every process: it spawns containers (posix_spawn, own session), waits on
- * their pidfds, an eventfd (start/stop requests) and an inotify watch on
- * each sandbox (metrics file) in one poll(), and runs the per-pod state
- * machine: init containers in order, then the main containers, restarts
- * per restartPolicy, SIGTERM then SIGKILL after the grace period.
+ * Pods are real process trees on this machine, each run by its own
+ * supervisor process (local_sup.c) that outlives the server. This side
+ * writes the supervisor's spec, spawns it, and follows it without needing
+ * to be its parent: one watcher thread waits in one poll() on the
+ * supervisors' pidfds, an eventfd (start/stop requests) and inotify on each
+ * sandbox (the status file renamed in, the metrics file written), and turns
+ * the status file and the metrics into reports. A restarted server adopts
+ * the supervisors of the previous one (local_adopt) and carries on, a pod
+ * that ended while it was down included.
  *
- * Invariants: all pod state is guarded by mu; only the reaper thread
- * spawns, reaps and frees pods, so pointers it collected for poll() stay
- * valid while it waits; a pod reports EXEC_RUNNING once its main
- * containers run (again on restarts and metrics changes) and exactly one
- * terminal report, after which it is forgotten.
+ * Invariants: all pod state is guarded by mu; only the watcher thread
+ * spawns supervisors, reaps them and frees pods, so pointers it collected
+ * for poll() stay valid while it waits; a pod reports EXEC_RUNNING once its
+ * main containers run (again whenever the status or the metrics change)
+ * and exactly one terminal report, once its supervisor is gone, after
+ * which it is forgotten.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,43 +42,31 @@
 
 extern char **environ;
 
-#define RESTART_BACKOFF_MAX_MS (300 * 1000)
-#define NO_PIDFD_RECHECK_MS 200
+#define LOCK_RECHECK_MS 200     /* a supervisor without pidfd: lock checks */
+#define STOP_BACKSTOP_MS 5000   /* after grace: kill what the supervisor did not */
+#define FREE_WAIT_MS 10000      /* stop-on-free: wait this long for supervisors */
 #define METRICS_TAIL_BYTES (1 << 20)
-
-enum lx_policy { LX_NEVER, LX_ON_FAILURE, LX_ALWAYS };
-
-struct lx_ctr {
-    const struct lx_cmd *cmd; /* into lx_pod.cmds */
-    char *log_path;
-    pid_t pid;             /* 0 = not running */
-    int pidfd;             /* -1 = none (pidfd_open unavailable: rechecked) */
-    enum exec_cstate state;
-    int exit_code;
-    char *reason;
-    char *message;
-    int64_t started_ms, finished_ms;
-    int restarts;
-    int64_t restart_at_ms; /* > 0: restart due then */
-};
 
 struct lx_pod {
     char *uid;
-    char *dir;             /* sandbox */
+    char *dir;             /* <state_dir>/pods/<uid>: supervisor files, logs */
+    char *sandbox;         /* metrics file, default cwd (usually = dir) */
+    char *status_path;
     char *metrics_path;
-    struct lx_cmd *cmds;
-    struct lx_ctr *c;       /* parallel to cmds */
-    size_t n, n_init;
-    enum lx_policy policy;
-    size_t next_init;      /* next init container to complete */
-    bool mains_started;
-    bool stopping, killed;
-    int64_t kill_at_ms;
-    bool report_running;   /* a RUNNING (update) report is owed */
-    bool check_metrics;
+    int pid;               /* the supervisor; 0 = not known yet */
+    int pidfd;             /* -1 = none: lock rechecks instead */
+    bool child;            /* spawned by this process: reap it */
+    bool spawn_pending;    /* started; the supervisor is not spawned yet */
+    bool gone;             /* the supervisor exited */
+    bool stop_wanted, stop_sent, backstopped;
+    int64_t stop_grace_ms, backstop_at_ms, recheck_at_ms;
+    struct lx_status st;   /* the last status read */
+    bool have_st;
+    uint64_t reported_seq; /* st.seq of the last RUNNING report */
+    bool check_status, check_metrics, metrics_changed;
     char *metrics_text;    /* last metrics line seen */
     json_t *metrics;
-    int wd;                /* inotify watch, -1 = none */
+    int wd, wd2;           /* inotify watches on dir and sandbox, -1 = none */
     UT_hash_handle hh;
 };
 
@@ -83,6 +74,7 @@ struct exec_local {
     struct exec base;      /* first */
     char *state_dir;
     int64_t backoff_ms;
+    bool stop_on_free;
     pthread_mutex_t mu;
     pthread_t thread;
     int wake_fd, ino_fd;
@@ -115,10 +107,61 @@ static void mkdir_p(const char *path)
     xfree(p);
 }
 
-static void set_str(char **dst, const char *v)
+/* ---- supervisors ---- */
+
+static int pidfd_open_(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+/* Send sig to the pod's supervisor with value (ms) queued (SI_QUEUE), by
+ * pidfd, or by pid while its lock shows it alive. */
+static void sup_signal(struct lx_pod *p, int sig, int64_t value)
 {
-    xfree(*dst);
-    *dst = xstrdup(v);
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    si.si_signo = sig;
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    si.si_value.sival_int = value > INT32_MAX ? INT32_MAX : (int)(value < 0 ? 0 : value);
+    if (p->pidfd >= 0 && syscall(SYS_pidfd_send_signal, p->pidfd, sig, &si, 0) == 0)
+        return;
+    if (p->pid > 0 && lx_sup_is_locked(p->dir) &&
+        (!p->have_st || lx_proc_start(p->pid) == p->st.pid_start))
+        sigqueue(p->pid, sig, si.si_value);
+}
+
+/* Kill every container group the status records (verified start times). */
+static void kill_groups(const struct lx_status *st)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (st->c[i].pid > 0)
+            lx_group_signal(st->c[i].pid, st->c[i].pid_start, SIGKILL);
+}
+
+/* Start following pid as the pod's supervisor (pidfd when the kernel has
+ * it; lock rechecks otherwise). */
+static void follow(struct lx_pod *p, int pid)
+{
+    p->pid = pid;
+    if (p->pidfd < 0 && pid > 0)
+        p->pidfd = pidfd_open_(pid);
+}
+
+/* Re-read the status file; true when it changed. */
+static bool refresh_status(struct lx_pod *p)
+{
+    struct lx_status st;
+    if (lx_status_read(p->status_path, &st) != 0)
+        return false;
+    if (p->have_st && st.seq == p->st.seq && st.pid == p->st.pid) {
+        lx_status_release(&st);
+        return false;
+    }
+    lx_status_release(&p->st);
+    p->st = st;
+    p->have_st = true;
+    if (p->pid <= 0 && st.pid > 0 && !p->gone)
+        follow(p, st.pid);
+    return true;
 }
 
 /* ---- metrics ---- */
@@ -175,19 +218,19 @@ static bool refresh_metrics(struct lx_pod *p)
 
 /* ---- reports ---- */
 
-static void fill_containers(const struct lx_pod *p, struct exec_report *r)
+static void fill_containers(const struct lx_status *st, struct exec_report *r)
 {
-    r->containers = xcalloc(p->n ? p->n : 1, sizeof(*r->containers));
-    r->n_containers = p->n;
-    for (size_t i = 0; i < p->n; i++) {
-        const struct lx_ctr *c = &p->c[i];
+    r->containers = xcalloc(st->n ? st->n : 1, sizeof(*r->containers));
+    r->n_containers = st->n;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct lx_cstatus *c = &st->c[i];
         struct exec_container_report *o = &r->containers[i];
-        o->name = xstrdup(c->cmd->name);
-        o->init = c->cmd->init;
+        o->name = xstrdup(c->name);
+        o->init = c->init;
         o->state = c->state;
         o->exit_code = c->exit_code;
-        o->reason = xstrdup(c->reason);
-        o->message = xstrdup(c->message);
+        o->reason = c->reason ? xstrdup(c->reason) : NULL;
+        o->message = c->message ? xstrdup(c->message) : NULL;
         o->started_ms = c->started_ms;
         o->finished_ms = c->finished_ms;
         o->restarts = c->restarts;
@@ -195,7 +238,8 @@ static void fill_containers(const struct lx_pod *p, struct exec_report *r)
 }
 
 static struct exec_report *queue_report(struct exec_local *l, struct lx_pod *p,
-                                        enum exec_state st)
+                                        enum exec_state st, const char *reason,
+                                        const char *message)
 {
     XGROW(l->queue.items, l->queue.cap, l->queue.n + 1);
     struct exec_report *r = &l->queue.items[l->queue.n++];
@@ -203,254 +247,135 @@ static struct exec_report *queue_report(struct exec_local *l, struct lx_pod *p,
     r->uid = xstrdup(p->uid);
     r->state = st;
     r->at_ms = now_ms();
+    r->reason = xstrdup(reason);
+    r->message = xstrdup(message);
     r->metrics = p->metrics ? json_incref(p->metrics) : NULL;
-    fill_containers(p, r);
+    fill_containers(&p->st, r);
     return r;
 }
 
-static void report_running(struct exec_local *l, struct lx_pod *p)
+/* The supervisor exited without concluding (killed, crashed): whatever
+ * ran is over; say so. */
+static void conclude_lost(struct lx_pod *p, int64_t now)
 {
-    struct exec_report *r = queue_report(l, p, EXEC_RUNNING);
-    r->reason = xstrdup("Started");
-    r->message = xstrdup("");
-    p->report_running = false;
+    kill_groups(&p->st);
+    bool ran = false;
+    for (size_t i = 0; i < p->st.n; i++) {
+        struct lx_cstatus *c = &p->st.c[i];
+        if (c->state != EXEC_C_RUNNING)
+            continue;
+        ran = true;
+        c->state = EXEC_C_TERMINATED;
+        c->exit_code = 137;
+        c->finished_ms = now;
+        xfree(c->reason);
+        c->reason = xstrdup("Error");
+        xfree(c->message);
+        c->message = xstrdup("the pod's supervisor exited while the container ran");
+    }
+    lx_status_conclude(&p->st, now);
+    if (p->st.result != EXEC_FAILED || !strcmp(jx_or_empty(p->st.reason), "StartError"))
+        return;
+    p->st.exit_code = ran ? 137 : 128;
+    xfree(p->st.message);
+    p->st.message = p->backstopped
+                        ? xstrdup("the pod did not stop within its grace period and was killed")
+                        : xasprintf("the pod's supervisor (pid %d) exited before the pod "
+                                    "finished", p->pid);
 }
 
-/* The pod is over: one terminal report, then it is forgotten. */
+/* The supervisor is gone: the one terminal report. */
 static void finish(struct exec_local *l, struct lx_pod *p)
 {
-    refresh_metrics(p);
-    /* the cause: a container that could not start, else the first failure */
-    const struct lx_ctr *bad = NULL;
-    for (size_t i = 0; i < p->n && !bad; i++)
-        if (p->c[i].state == EXEC_C_TERMINATED && !strcmp(jx_or_empty(p->c[i].reason), "StartError"))
-            bad = &p->c[i];
-    for (size_t i = 0; i < p->n && !bad; i++)
-        if (p->c[i].state == EXEC_C_TERMINATED && p->c[i].exit_code != 0)
-            bad = &p->c[i];
-    bool ran = false;
-    for (size_t i = 0; i < p->n; i++)
-        ran |= p->c[i].started_ms > 0 || p->c[i].state == EXEC_C_TERMINATED;
-    struct exec_report *r;
-    if (bad) {
-        r = queue_report(l, p, EXEC_FAILED);
-        r->exit_code = bad->exit_code;
-        r->reason = xstrdup(bad->reason ? bad->reason : "Error");
-        r->message = xstrdup(bad->message ? bad->message : "");
-    } else if (!ran || (p->n > p->n_init && !p->mains_started)) {
-        r = queue_report(l, p, EXEC_FAILED);
-        r->exit_code = 143;
-        r->reason = xstrdup("Error");
-        r->message = xstrdup("the pod was stopped before its containers started");
-    } else {
-        r = queue_report(l, p, EXEC_SUCCEEDED);
-        r->reason = xstrdup("Completed");
-        r->message = xstrdup("");
-    }
-}
-
-/* ---- processes ---- */
-
-static void signal_all(struct lx_pod *p, int sig)
-{
-    for (size_t i = 0; i < p->n; i++)
-        if (p->c[i].pid > 0)
-            kill(-p->c[i].pid, sig);
-}
-
-static int spawn_proc(const char *path, struct lx_ctr *c, pid_t *pid)
-{
-    int logfd = open(c->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (logfd < 0)
-        return errno;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, logfd, 1);
-    posix_spawn_file_actions_adddup2(&fa, logfd, 2);
-    posix_spawn_file_actions_addchdir_np(&fa, c->cmd->cwd);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    posix_spawnattr_init(&at);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-    int rc = posix_spawn(pid, path, &fa, &at, c->cmd->argv, c->cmd->envp);
-    posix_spawnattr_destroy(&at);
-    posix_spawn_file_actions_destroy(&fa);
-    close(logfd);
-    return rc;
-}
-
-/* Start one container; false (and the container terminated with
- * StartError) when it cannot run. */
-static bool start_ctr(struct lx_ctr *c)
-{
-    char *err = c->cmd->error ? xstrdup(c->cmd->error) : NULL;
-    struct stat st;
-    if (!err && (stat(c->cmd->cwd, &st) != 0 || !S_ISDIR(st.st_mode)))
-        err = xasprintf("chdir to cwd (\"%s\") set in config.json failed: %s", c->cmd->cwd,
-                        strerror(errno ? errno : ENOTDIR));
-    char *path = err ? NULL : lx_find_program(c->cmd->argv[0], c->cmd->envp, c->cmd->cwd, &err);
-    pid_t pid = 0;
-    int rc = path ? spawn_proc(path, c, &pid) : 0;
-    if (path && rc != 0)
-        err = xasprintf("exec: \"%s\": %s", c->cmd->argv[0], strerror(rc));
-    xfree(path);
     int64_t now = now_ms();
-    if (err) {
-        c->state = EXEC_C_TERMINATED;
-        c->exit_code = 128;
-        set_str(&c->reason, "StartError");
-        xfree(c->message);
-        c->message = err;
-        c->finished_ms = now;
-        c->restart_at_ms = 0;
+    refresh_status(p);
+    refresh_metrics(p);
+    if (!p->st.done)
+        conclude_lost(p, now);
+    struct exec_report *r =
+        queue_report(l, p, p->st.result, p->st.reason ? p->st.reason : "Error",
+                     jx_or_empty(p->st.message));
+    r->exit_code = p->st.exit_code;
+    if (p->st.finished_ms > 0)
+        r->at_ms = p->st.finished_ms;
+}
+
+/* A pod that never got a supervisor fails with reason/message. */
+static void fail_unspawned(struct exec_local *l, struct lx_pod *p, int code,
+                           const char *reason, const char *message)
+{
+    struct exec_report *r = queue_report(l, p, EXEC_FAILED, reason, message);
+    r->exit_code = code;
+}
+
+/* ---- the watcher's pod state machine ---- */
+
+static bool spawn(struct exec_local *l, struct lx_pod *p)
+{
+    p->spawn_pending = false;
+    if (p->stop_wanted) {
+        fail_unspawned(l, p, 143, "Error", "the pod was stopped before its containers started");
         return false;
     }
-    c->pid = pid;
-    c->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    c->state = EXEC_C_RUNNING;
-    c->started_ms = now;
-    c->finished_ms = 0;
-    c->exit_code = 0;
-    XFREE(c->reason);
-    XFREE(c->message);
-    return true;
-}
-
-static int64_t backoff(const struct exec_local *l, int restarts)
-{
-    if (restarts == 0)
-        return 0;
-    int64_t d = l->backoff_ms;
-    for (int i = 1; i < restarts && d < RESTART_BACKOFF_MAX_MS; i++)
-        d *= 2;
-    return d < RESTART_BACKOFF_MAX_MS ? d : RESTART_BACKOFF_MAX_MS;
-}
-
-/* Collect a container's exit if it has one; true when it exited. */
-static bool reap(struct exec_local *l, struct lx_pod *p, struct lx_ctr *c)
-{
-    int st;
-    pid_t r = waitpid(c->pid, &st, WNOHANG);
-    if (r == 0 || (r < 0 && errno == EINTR))
-        return false;
-    kill(-c->pid, SIGKILL); /* the container is over: so is its process group */
-    if (c->pidfd >= 0)
-        close(c->pidfd);
-    c->pidfd = -1;
-    c->pid = 0;
-    c->state = EXEC_C_TERMINATED;
-    c->finished_ms = now_ms();
-    c->exit_code = r < 0 ? 255 : WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    set_str(&c->reason, c->exit_code == 0 ? "Completed" : "Error");
-    XFREE(c->message);
-    if (r > 0 && WIFSIGNALED(st))
-        c->message = xasprintf("killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
-    bool again = p->policy == LX_ALWAYS || (p->policy == LX_ON_FAILURE && c->exit_code != 0);
-    if (c->cmd->init)
-        again = c->exit_code != 0 && p->policy != LX_NEVER;
-    if (again && !p->stopping)
-        c->restart_at_ms = c->finished_ms + backoff(l, c->restarts);
-    return true;
-}
-
-/* Restart a container whose backoff is over; true when something ran. */
-static bool restart_due(struct lx_ctr *c, int64_t now)
-{
-    if (c->state != EXEC_C_TERMINATED || c->restart_at_ms <= 0 || c->restart_at_ms > now)
-        return false;
-    c->restart_at_ms = 0;
-    c->restarts++;
-    return start_ctr(c);
-}
-
-/* Init containers in order; true once every one completed. */
-static bool advance_init(struct exec_local *l, struct lx_pod *p, int64_t now)
-{
-    while (p->next_init < p->n_init) {
-        struct lx_ctr *c = &p->c[p->next_init];
-        if (c->state == EXEC_C_RUNNING)
-            return false;
-        if (c->state == EXEC_C_TERMINATED && c->exit_code == 0) {
-            p->next_init++;
-            continue;
-        }
-        if (c->state == EXEC_C_WAITING) {
-            if (!start_ctr(c))
-                finish(l, p);
-            return false;
-        }
-        /* failed init container */
-        if (c->restart_at_ms <= 0 || !strcmp(jx_or_empty(c->reason), "StartError")) {
-            finish(l, p);
-            return false;
-        }
-        if (restart_due(c, now))
-            p->report_running = p->mains_started;
+    char err[512];
+    int pid = 0;
+    if (lx_sup_spawn(p->dir, &pid, err, sizeof(err)) != 0) {
+        fail_unspawned(l, p, 128, "StartError", err);
         return false;
     }
+    p->child = true;
+    follow(p, pid);
     return true;
 }
 
-static bool all_mains_over(const struct lx_pod *p)
+/* Is the supervisor gone? (pidfd pods learn it from poll) */
+static void check_alive(struct lx_pod *p, int64_t now)
 {
-    for (size_t i = p->n_init; i < p->n; i++)
-        if (p->c[i].state != EXEC_C_TERMINATED || p->c[i].restart_at_ms > 0)
-            return false;
-    return true;
+    if (p->gone || p->pidfd >= 0 || now < p->recheck_at_ms)
+        return;
+    p->recheck_at_ms = now + LOCK_RECHECK_MS;
+    if (p->child && p->pid > 0 && waitpid(p->pid, NULL, WNOHANG) == p->pid)
+        p->gone = true;
+    else if (!p->child && !lx_sup_is_locked(p->dir))
+        p->gone = true;
 }
 
-/* Move one pod forward at time now. Returns true when it is finished (the
- * caller frees it). */
+/* Move one pod forward. Returns true when it is over (the caller frees it). */
 static bool advance(struct exec_local *l, struct lx_pod *p, int64_t now)
 {
-    if (p->stopping) {
-        if (!p->killed && now >= p->kill_at_ms) {
-            signal_all(p, SIGKILL);
-            p->killed = true;
-        }
-        for (size_t i = 0; i < p->n; i++)
-            if (p->c[i].pid > 0)
-                return false;
-        finish(l, p);
+    if (p->spawn_pending && !spawn(l, p))
         return true;
+    if (p->check_status) {
+        p->check_status = false;
+        refresh_status(p);
     }
-    size_t queued_before = l->queue.n;
-    if (!p->mains_started) {
-        if (!advance_init(l, p, now))
-            return l->queue.n > queued_before; /* finish() queued the end */
-        for (size_t i = p->n_init; i < p->n; i++) {
-            if (!start_ctr(&p->c[i])) {
-                signal_all(p, SIGKILL); /* a container that cannot start fails the pod */
-                for (size_t k = p->n_init; k < p->n; k++)
-                    p->c[k].restart_at_ms = 0;
-                p->stopping = p->killed = true;
-                return advance(l, p, now);
-            }
-        }
-        p->mains_started = true;
-        p->report_running = true;
-    }
-    for (size_t i = p->n_init; i < p->n; i++)
-        if (restart_due(&p->c[i], now))
-            p->report_running = true;
     if (p->check_metrics) {
         p->check_metrics = false;
-        if (refresh_metrics(p))
-            p->report_running = true;
+        p->metrics_changed |= refresh_metrics(p);
     }
-    if (all_mains_over(p)) {
+    if (p->stop_wanted && !p->stop_sent && p->pid > 0 && !p->gone) {
+        sup_signal(p, SIGTERM, p->stop_grace_ms);
+        p->stop_sent = true;
+        p->backstop_at_ms = now + p->stop_grace_ms + STOP_BACKSTOP_MS;
+    }
+    if (p->stop_sent && !p->backstopped && !p->gone && now >= p->backstop_at_ms) {
+        log_warn("exec", "pod %s: supervisor %d did not stop in time; killing it", p->uid,
+                 p->pid);
+        sup_signal(p, SIGKILL, 0);
+        kill_groups(&p->st);
+        p->backstopped = true;
+    }
+    check_alive(p, now);
+    if (p->gone) {
         finish(l, p);
         return true;
     }
-    if (p->report_running)
-        report_running(l, p);
+    if (p->have_st && p->st.mains_started && !p->st.done &&
+        (p->st.seq != p->reported_seq || p->metrics_changed)) {
+        queue_report(l, p, EXEC_RUNNING, "Started", "");
+        p->reported_seq = p->st.seq;
+        p->metrics_changed = false;
+    }
     return false;
 }
 
@@ -458,29 +383,22 @@ static void pod_free(struct exec_local *l, struct lx_pod *p)
 {
     if (p->wd >= 0)
         inotify_rm_watch(l->ino_fd, p->wd);
-    for (size_t i = 0; i < p->n; i++) {
-        struct lx_ctr *c = &p->c[i];
-        if (c->pid > 0) {
-            kill(-c->pid, SIGKILL);
-            waitpid(c->pid, NULL, 0);
-        }
-        if (c->pidfd >= 0)
-            close(c->pidfd);
-        xfree(c->log_path);
-        xfree(c->reason);
-        xfree(c->message);
-    }
-    lx_cmds_free(p->cmds, p->n);
-    xfree(p->c);
+    if (p->wd2 >= 0 && p->wd2 != p->wd)
+        inotify_rm_watch(l->ino_fd, p->wd2);
+    if (p->pidfd >= 0)
+        close(p->pidfd);
+    lx_status_release(&p->st);
     xfree(p->uid);
     xfree(p->dir);
+    xfree(p->sandbox);
+    xfree(p->status_path);
     xfree(p->metrics_path);
     xfree(p->metrics_text);
     json_decref(p->metrics);
     xfree(p);
 }
 
-/* ---- the reaper thread ---- */
+/* ---- the watcher thread ---- */
 
 static void handle_inotify(struct exec_local *l)
 {
@@ -489,12 +407,14 @@ static void handle_inotify(struct exec_local *l)
     while ((n = read(l->ino_fd, buf, sizeof(buf))) > 0) {
         for (char *ptr = buf; ptr < buf + n;) {
             const struct inotify_event *ev = (const struct inotify_event *)ptr;
-            if (ev->len && !strcmp(ev->name, EXEC_METRICS_FILE)) {
-                struct lx_pod *p = NULL, *tmp = NULL;
-                HASH_ITER(hh, l->pods, p, tmp) {
-                    if (p->wd == ev->wd)
-                        p->check_metrics = true;
-                }
+            bool metrics = ev->len && !strcmp(ev->name, EXEC_METRICS_FILE);
+            bool status = ev->len && !strcmp(ev->name, LX_STATUS_FILE);
+            struct lx_pod *p = NULL, *tmp = NULL;
+            HASH_ITER(hh, l->pods, p, tmp) {
+                if (p->wd != ev->wd && p->wd2 != ev->wd)
+                    continue;
+                p->check_metrics |= metrics;
+                p->check_status |= status;
             }
             ptr += sizeof(struct inotify_event) + ev->len;
         }
@@ -503,8 +423,7 @@ static void handle_inotify(struct exec_local *l)
 
 struct lx_waits {
     struct pollfd *fds;
-    struct lx_ctr **ctrs; /* parallel to fds from index 2 */
-    struct lx_pod **pods;
+    struct lx_pod **pods; /* parallel to fds from index 2 */
     size_t n, cap;
 };
 
@@ -523,46 +442,33 @@ static int collect(struct exec_local *l, struct lx_waits *w)
             pod_free(l, p);
             continue;
         }
-        if (p->stopping && !p->killed && p->kill_at_ms < next)
-            next = p->kill_at_ms;
-        for (size_t i = 0; i < p->n; i++) {
-            struct lx_ctr *c = &p->c[i];
-            if (c->restart_at_ms > 0 && c->restart_at_ms < next)
-                next = c->restart_at_ms;
-            if (c->pid <= 0)
-                continue;
-            if (c->pidfd < 0 && now + NO_PIDFD_RECHECK_MS < next)
-                next = now + NO_PIDFD_RECHECK_MS;
-            XGROW(w->fds, w->cap, w->n + 1);
-            w->ctrs = xreallocarray(w->ctrs, w->cap, sizeof(*w->ctrs));
-            w->pods = xreallocarray(w->pods, w->cap, sizeof(*w->pods));
-            w->fds[w->n] = (struct pollfd){.fd = c->pidfd, .events = POLLIN};
-            w->ctrs[w->n] = c;
-            w->pods[w->n] = p;
-            w->n++;
+        if (p->stop_sent && !p->backstopped && p->backstop_at_ms < next)
+            next = p->backstop_at_ms;
+        if (p->pidfd < 0) {
+            if (p->recheck_at_ms < next)
+                next = p->recheck_at_ms;
+            continue;
         }
+        XGROW(w->fds, w->cap, w->n + 1);
+        w->pods = xreallocarray(w->pods, w->cap, sizeof(*w->pods));
+        w->fds[w->n] = (struct pollfd){.fd = p->pidfd, .events = POLLIN};
+        w->pods[w->n] = p;
+        w->n++;
     }
     if (next == INT64_MAX)
         return -1;
     return next <= now ? 0 : (int)(next - now > 60000 ? 60000 : next - now);
 }
 
-static void take_notify(struct exec_local *l, void (**fn)(void *), void **ctx)
-{
-    *fn = l->queue.n ? l->base.notify : NULL;
-    *ctx = l->base.notify_ctx;
-}
-
-static void *reaper(void *arg)
+static void *watcher(void *arg)
 {
     struct exec_local *l = arg;
     struct lx_waits w = {0};
     pthread_mutex_lock(&l->mu);
     while (!l->quit) {
         int timeout = collect(l, &w);
-        void (*fn)(void *);
-        void *ctx;
-        take_notify(l, &fn, &ctx);
+        void (*fn)(void *) = l->queue.n ? l->base.notify : NULL;
+        void *ctx = l->base.notify_ctx;
         pthread_mutex_unlock(&l->mu);
         if (fn)
             fn(ctx);
@@ -575,13 +481,17 @@ static void *reaper(void *arg)
             while (read(l->wake_fd, &v, sizeof(v)) > 0) {}
         if (w.fds[1].revents & POLLIN)
             handle_inotify(l);
-        for (size_t i = 2; i < w.n; i++)
-            if (w.fds[i].revents || w.ctrs[i]->pidfd < 0)
-                reap(l, w.pods[i], w.ctrs[i]);
+        for (size_t i = 2; i < w.n; i++) {
+            if (!w.fds[i].revents)
+                continue;
+            struct lx_pod *p = w.pods[i];
+            p->gone = true;
+            if (p->child)
+                waitpid(p->pid, NULL, WNOHANG);
+        }
     }
     pthread_mutex_unlock(&l->mu);
     xfree(w.fds);
-    xfree(w.ctrs);
     xfree(w.pods);
     return NULL;
 }
@@ -614,39 +524,49 @@ static struct exec_env *env_with_metrics(const struct exec_pod *pod, const char 
     return env;
 }
 
-static struct lx_pod *pod_new(struct exec_local *l, const struct exec_pod *pod)
+static struct lx_pod *pod_new(struct exec_local *l, const char *uid, const char *sandbox)
 {
     struct lx_pod *p = xcalloc(1, sizeof(*p));
-    p->uid = xstrdup(pod->uid);
-    p->dir = pod->sandbox_dir ? xstrdup(pod->sandbox_dir)
-                              : xasprintf("%s/pods/%s", l->state_dir, pod->uid);
-    char *logdir = xasprintf("%s/pods/%s", l->state_dir, pod->uid);
-    mkdir_p(logdir);
+    p->uid = xstrdup(uid);
+    p->dir = xasprintf("%s/pods/%s", l->state_dir, uid);
+    p->sandbox = xstrdup(sandbox ? sandbox : p->dir);
+    p->status_path = xasprintf("%s/%s", p->dir, LX_STATUS_FILE);
+    p->metrics_path = xasprintf("%s/%s", p->sandbox, EXEC_METRICS_FILE);
+    p->pidfd = -1;
     mkdir_p(p->dir);
-    xfree(logdir);
-    p->metrics_path = xasprintf("%s/%s", p->dir, EXEC_METRICS_FILE);
+    mkdir_p(p->sandbox);
+    uint32_t mask = IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO;
+    p->wd = inotify_add_watch(l->ino_fd, p->dir, mask);
+    p->wd2 = strcmp(p->dir, p->sandbox) ? inotify_add_watch(l->ino_fd, p->sandbox, mask) : -1;
+    p->check_status = p->check_metrics = true;
+    return p;
+}
+
+/* Write the supervisor's spec for pod into p->dir. */
+static int write_spec(struct exec_local *l, struct lx_pod *p, const struct exec_pod *pod,
+                      char *err, size_t errlen)
+{
     struct exec_pod copy = *pod;
     struct exec_env *env = env_with_metrics(pod, p->metrics_path, &copy.n_env);
     copy.env = env;
-    p->cmds = lx_cmds_build(&copy, environ, p->dir, &p->n);
+    struct lx_spec spec = {.uid = p->uid, .sandbox = p->sandbox, .policy = policy_of(pod->pod),
+                           .backoff_ms = l->backoff_ms};
+    spec.cmds = lx_cmds_build(&copy, environ, p->sandbox, &spec.n);
     xfree(env);
-    p->c = xcalloc(p->n ? p->n : 1, sizeof(*p->c));
-    for (size_t i = 0; i < p->n; i++) {
-        p->c[i].cmd = &p->cmds[i];
-        p->c[i].pidfd = -1;
-        p->c[i].state = EXEC_C_WAITING;
-        p->c[i].log_path = exec_log_path(l->state_dir, pod->uid, p->cmds[i].name);
-        p->n_init += p->cmds[i].init;
-    }
-    p->policy = policy_of(pod->pod);
-    p->wd = inotify_add_watch(l->ino_fd, p->dir, IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO);
-    return p;
+    for (size_t i = 0; i < spec.n; i++)
+        spec.cmds[i].log_path = exec_log_path(l->state_dir, p->uid, spec.cmds[i].name);
+    char *path = xasprintf("%s/%s", p->dir, LX_SPEC_FILE);
+    unlink(p->status_path); /* a previous life's status is not this one's */
+    int rc = lx_spec_write(path, &spec, err, errlen);
+    xfree(path);
+    lx_cmds_free(spec.cmds, spec.n);
+    return rc;
 }
 
 static int local_start(struct exec *x, const struct exec_pod *pod, char *err, size_t errlen)
 {
     struct exec_local *l = to_local(x);
-    if (!pod->uid || !pod->uid[0] || !pod->pod) {
+    if (!pod->uid || !pod->uid[0] || !pod->pod || strchr(pod->uid, '/')) {
         snprintf(err, errlen, "pod without uid or object");
         return CU_EINVAL;
     }
@@ -662,9 +582,71 @@ static int local_start(struct exec *x, const struct exec_pod *pod, char *err, si
         snprintf(err, errlen, "pod %s is already running", pod->uid);
         return CU_EEXIST;
     }
-    p = pod_new(l, pod);
+    p = pod_new(l, pod->uid, pod->sandbox_dir);
+    int rc = write_spec(l, p, pod, err, errlen);
+    if (rc != 0) {
+        pod_free(l, p);
+        pthread_mutex_unlock(&l->mu);
+        return rc;
+    }
+    p->spawn_pending = true;
     HASH_ADD_KEYPTR(hh, l->pods, p->uid, strlen(p->uid), p);
     pthread_mutex_unlock(&l->mu);
+    wake(l);
+    return 0;
+}
+
+/* Follow the supervisor a previous server left for pod->uid: a live one,
+ * or one that finished while no server watched (its status says done). */
+static int local_adopt(struct exec *x, const struct exec_pod *pod)
+{
+    struct exec_local *l = to_local(x);
+    if (!pod->uid || !pod->uid[0] || strchr(pod->uid, '/'))
+        return CU_ENOTFOUND;
+    pthread_mutex_lock(&l->mu);
+    struct lx_pod *p;
+    HASH_FIND_STR(l->pods, pod->uid, p);
+    if (p) {
+        pthread_mutex_unlock(&l->mu);
+        return 0;
+    }
+    char *dir = xasprintf("%s/pods/%s", l->state_dir, pod->uid);
+    char *status_path = xasprintf("%s/%s", dir, LX_STATUS_FILE);
+    struct lx_status st;
+    int rc = lx_status_read(status_path, &st);
+    /* pidfd first, lock second: a lock still held after the pidfd was
+     * opened proves the pid was the supervisor's (it holds the lock for
+     * its whole life, and only one ever exists per pod) */
+    int pidfd = rc == 0 && st.pid > 0 && lx_proc_start(st.pid) == st.pid_start
+                    ? pidfd_open_(st.pid) : -1;
+    bool live = lx_sup_is_locked(dir);
+    bool found = live || (rc == 0 && st.done);
+    if (!found && rc == 0)
+        kill_groups(&st); /* a supervisor that died mid-pod: nothing may linger */
+    xfree(dir);
+    xfree(status_path);
+    if (!found) {
+        if (pidfd >= 0)
+            close(pidfd);
+        lx_status_release(&st);
+        pthread_mutex_unlock(&l->mu);
+        return CU_ENOTFOUND;
+    }
+    p = pod_new(l, pod->uid, pod->sandbox_dir);
+    p->gone = !live;
+    if (rc == 0) {
+        p->st = st;
+        p->have_st = true;
+        p->pid = st.pid;
+        p->pidfd = live ? pidfd : -1;
+        if (!live && pidfd >= 0)
+            close(pidfd);
+    }
+    p->recheck_at_ms = now_ms();
+    HASH_ADD_KEYPTR(hh, l->pods, p->uid, strlen(p->uid), p);
+    pthread_mutex_unlock(&l->mu);
+    log_info("exec", "pod %s: adopted its supervisor (pid %d, %s)", pod->uid, st.pid,
+             live ? "running" : "finished");
     wake(l);
     return 0;
 }
@@ -675,13 +657,9 @@ static int local_stop(struct exec *x, const char *uid, int64_t grace_ms)
     pthread_mutex_lock(&l->mu);
     struct lx_pod *p;
     HASH_FIND_STR(l->pods, uid, p);
-    if (p && !p->stopping) {
-        p->stopping = true;
-        p->kill_at_ms = now_ms() + (grace_ms > 0 ? grace_ms : 0);
-        for (size_t i = 0; i < p->n; i++)
-            p->c[i].restart_at_ms = 0;
-        signal_all(p, grace_ms > 0 ? SIGTERM : SIGKILL);
-        p->killed = grace_ms <= 0;
+    if (p && !p->stop_wanted) {
+        p->stop_wanted = true;
+        p->stop_grace_ms = grace_ms > 0 ? grace_ms : 0;
     }
     pthread_mutex_unlock(&l->mu);
     wake(l);
@@ -704,13 +682,56 @@ static int local_poll(struct exec *x, struct exec_reports *out)
 
 static int64_t local_next_deadline(struct exec *x)
 {
-    (void)x; /* the reaper keeps its own timers */
+    (void)x; /* the watcher keeps its own timers */
     return INT64_MAX;
 }
 
 static char *local_log_path(struct exec *x, const char *uid, const char *container)
 {
     return exec_log_path(to_local(x)->state_dir, uid, container);
+}
+
+/* Stop every pod at once and wait (bounded) for the supervisors to go;
+ * then kill whatever is left. The status of a pod killed so is removed:
+ * its processes died with the server, so a later server finds nothing to
+ * adopt and the pod is lost (ProcessLost), not failed by its own doing.
+ * Runs after the watcher thread ended. */
+static void stop_all_and_wait(struct exec_local *l)
+{
+    struct lx_pod *p = NULL, *tmp = NULL;
+    HASH_ITER(hh, l->pods, p, tmp) {
+        if (p->pid > 0 && !p->gone)
+            sup_signal(p, SIGTERM, 0);
+    }
+    int64_t deadline = now_ms() + FREE_WAIT_MS;
+    for (bool left = true; left;) {
+        left = false;
+        HASH_ITER(hh, l->pods, p, tmp) {
+            if (p->gone || p->pid <= 0)
+                continue;
+            if (p->child)
+                p->gone = waitpid(p->pid, NULL, WNOHANG) == p->pid;
+            else
+                p->gone = !lx_sup_is_locked(p->dir);
+            left |= !p->gone;
+        }
+        if (!left || now_ms() >= deadline)
+            break;
+        poll(NULL, 0, 20); /* shutdown only: supervisors SIGKILL at once */
+    }
+    HASH_ITER(hh, l->pods, p, tmp) {
+        if (p->pid <= 0)
+            continue;
+        refresh_status(p);
+        if (!p->gone) {
+            kill_groups(&p->st);
+            sup_signal(p, SIGKILL, 0);
+            if (p->child)
+                waitpid(p->pid, NULL, 0);
+        }
+        if (!p->gone || !p->st.done || p->st.stopping)
+            unlink(p->status_path);
+    }
 }
 
 static void local_free(struct exec *x)
@@ -720,13 +741,12 @@ static void local_free(struct exec *x)
         return;
     pthread_mutex_lock(&l->mu);
     l->quit = true;
-    struct lx_pod *p = NULL, *tmp = NULL;
-    HASH_ITER(hh, l->pods, p, tmp) {
-        signal_all(p, SIGKILL);
-    }
     pthread_mutex_unlock(&l->mu);
     wake(l);
     pthread_join(l->thread, NULL);
+    if (l->stop_on_free)
+        stop_all_and_wait(l);
+    struct lx_pod *p = NULL, *tmp = NULL;
     HASH_ITER(hh, l->pods, p, tmp) {
         HASH_DEL(l->pods, p);
         pod_free(l, p);
@@ -746,6 +766,7 @@ static const struct exec_ops local_ops = {
     .next_deadline = local_next_deadline,
     .log_path = local_log_path,
     .free = local_free,
+    .adopt = local_adopt,
 };
 
 struct exec *exec_local_new(const char *state_dir)
@@ -758,7 +779,7 @@ struct exec *exec_local_new(const char *state_dir)
     l->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     pthread_mutex_init(&l->mu, NULL);
     if (l->wake_fd < 0 || l->ino_fd < 0 ||
-        pthread_create(&l->thread, NULL, reaper, l) != 0) {
+        pthread_create(&l->thread, NULL, watcher, l) != 0) {
         log_error("exec", "cannot start the local executor: %s", strerror(errno));
         if (l->wake_fd >= 0)
             close(l->wake_fd);
@@ -777,5 +798,13 @@ void exec_local_set_restart_backoff(struct exec *x, int64_t base_ms)
     struct exec_local *l = to_local(x);
     pthread_mutex_lock(&l->mu);
     l->backoff_ms = base_ms > 0 ? base_ms : 1;
+    pthread_mutex_unlock(&l->mu);
+}
+
+void exec_local_set_stop_on_free(struct exec *x, bool stop)
+{
+    struct exec_local *l = to_local(x);
+    pthread_mutex_lock(&l->mu);
+    l->stop_on_free = stop;
     pthread_mutex_unlock(&l->mu);
 }

@@ -297,6 +297,7 @@ void lx_cmds_free(struct lx_cmd *cmds, size_t n)
         strv_free(cmds[i].envp);
         xfree(cmds[i].cwd);
         xfree(cmds[i].error);
+        xfree(cmds[i].log_path);
     }
     xfree(cmds);
 }

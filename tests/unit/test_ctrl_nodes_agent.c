@@ -11,6 +11,7 @@
 
 #include "test_ctrl_nodes_fixture.h"
 #include "util/clock.h"
+#include "util/err.h"
 
 /* ---- a recording executor ---- */
 
@@ -18,6 +19,8 @@ struct fake_exec {
     struct exec base;
     json_t *starts; /* [{uid, name, sandbox, env:{}, mounts:{}, pod}] */
     json_t *stops;  /* [{uid, grace}] */
+    json_t *adopts; /* [uid] */
+    int adopt_rc;   /* what adopt answers */
     struct exec_reports queue;
 };
 
@@ -70,17 +73,29 @@ static char *fake_log_path(struct exec *x, const char *uid, const char *c)
     return xasprintf("/dev/null/%s/%s", uid, c);
 }
 
+static int fake_adopt(struct exec *x, const struct exec_pod *p)
+{
+    struct fake_exec *fe = (struct fake_exec *)x;
+    json_array_append_new(fe->adopts, json_string(p->uid));
+    return fe->adopt_rc;
+}
+
 static void fake_free(struct exec *x)
 {
     struct fake_exec *fe = (struct fake_exec *)x;
     json_decref(fe->starts);
     json_decref(fe->stops);
+    json_decref(fe->adopts);
     exec_reports_release(&fe->queue);
     free(fe);
 }
 
 static const struct exec_ops fake_ops = {fake_start, fake_stop, fake_poll, fake_deadline,
-                                         fake_log_path, fake_free};
+                                         fake_log_path, fake_free, fake_adopt};
+/* An executor that cannot adopt (the simulator's kind). */
+static const struct exec_ops fake_ops_no_adopt = {fake_start, fake_stop, fake_poll,
+                                                  fake_deadline, fake_log_path, fake_free,
+                                                  NULL};
 
 static void push(struct fake_exec *fe, const char *uid, enum exec_state st, int code,
                  const char *reason, json_t *metrics, int64_t at)
@@ -115,6 +130,7 @@ static int afx_setup(void **state)
     a->fe->base.ops = &fake_ops;
     a->fe->starts = json_array();
     a->fe->stops = json_array();
+    a->fe->adopts = json_array();
     a->f = nfx_new();
     a->f->exec = &a->fe->base;
     a->f->state_dir = a->dir;
@@ -450,6 +466,116 @@ static void test_pod_on_a_vanished_node_fails(void **state)
     xfree(uid);
 }
 
+/* A control-plane restart: the loop and its reconcilers go (the node
+ * agent forgets what it tracked), the store and the executor stay. */
+static void restart_ctrl(struct nfx *f)
+{
+    ctrl_free(f->c);
+    json_decref(f->traces);
+    nfx_ctrl_new(f);
+}
+
+/* A running pod "r" (started, reported Running), then a restart. */
+static char *running_then_restart(struct afx *a)
+{
+    struct nfx *f = a->f;
+    nfx_create(f, KIND_NODEPOOL, NULL,
+               nfx_pool("p", "e2-standard-4", json_pack("{s:i}", "initialNodeCount", 1)));
+    nfx_create(f, KIND_POD, "default", nfx_pod("default", "r", "1", "1Gi", 0));
+    nfx_step(f);
+    char *uid = uid_of(f, "r");
+    push(a->fe, uid, EXEC_RUNNING, 0, "Started", NULL, nfx_now(f));
+    nfx_step(f);
+    assert_int_equal(json_array_size(a->fe->starts), 1);
+    restart_ctrl(f);
+    nfx_step(f);
+    return uid;
+}
+
+static void test_restart_adopts_running_pods(void **state)
+{
+    struct afx *a = *state;
+    struct nfx *f = a->f;
+    char *uid = running_then_restart(a);
+    assert_int_equal(json_array_size(a->fe->adopts), 1);
+    assert_string_equal(json_string_value(json_array_get(a->fe->adopts, 0)), uid);
+    assert_int_equal(json_array_size(a->fe->starts), 1); /* not started again */
+    json_t *p = nfx_get(f, KIND_POD, "default", "r");
+    assert_string_equal(JX_STR(p, "status", "phase"), "Running");
+    assert_null(JX_STR(p, "status", "reason"));
+    json_decref(p);
+    /* its reports flow again: the exit that happened meanwhile ends it */
+    push(a->fe, uid, EXEC_SUCCEEDED, 0, "Completed", NULL, nfx_now(f));
+    nfx_step(f);
+    p = nfx_get(f, KIND_POD, "default", "r");
+    assert_string_equal(JX_STR(p, "status", "phase"), "Succeeded");
+    json_decref(p);
+    assert_false(has_finalizer(f, "r"));
+    xfree(uid);
+}
+
+static void test_restart_with_processes_gone_is_process_lost(void **state)
+{
+    struct afx *a = *state;
+    struct nfx *f = a->f;
+    a->fe->adopt_rc = CU_ENOTFOUND;
+    char *uid = running_then_restart(a);
+    assert_int_equal(json_array_size(a->fe->adopts), 1);
+    json_t *p = nfx_get(f, KIND_POD, "default", "r");
+    assert_string_equal(JX_STR(p, "status", "phase"), "Failed");
+    assert_string_equal(JX_STR(p, "status", "reason"), "ProcessLost");
+    json_decref(p);
+    assert_false(has_finalizer(f, "r"));
+    assert_int_equal(json_array_size(a->fe->starts), 1);
+    xfree(uid);
+}
+
+static void test_restart_without_adopt_is_process_lost(void **state)
+{
+    struct afx *a = *state;
+    a->fe->base.ops = &fake_ops_no_adopt;
+    char *uid = running_then_restart(a);
+    json_t *p = nfx_get(a->f, KIND_POD, "default", "r");
+    assert_string_equal(JX_STR(p, "status", "reason"), "ProcessLost");
+    json_decref(p);
+    a->fe->base.ops = &fake_ops;
+    xfree(uid);
+}
+
+static void test_restart_restarts_a_pending_pod_with_nothing_left(void **state)
+{
+    struct afx *a = *state;
+    struct nfx *f = a->f;
+    a->fe->adopt_rc = CU_ENOTFOUND;
+    nfx_create(f, KIND_NODEPOOL, NULL,
+               nfx_pool("p", "e2-standard-4", json_pack("{s:i}", "initialNodeCount", 1)));
+    nfx_create(f, KIND_POD, "default", nfx_pod("default", "q", "1", "1Gi", 0));
+    nfx_step(f);
+    assert_true(has_finalizer(f, "q")); /* started, never reported */
+    restart_ctrl(f);
+    nfx_step(f);
+    assert_int_equal(json_array_size(a->fe->adopts), 1);
+    assert_int_equal(json_array_size(a->fe->starts), 2); /* started afresh */
+    json_t *p = nfx_get(f, KIND_POD, "default", "q");
+    assert_null(JX_STR(p, "status", "reason"));
+    json_decref(p);
+}
+
+static void test_restart_then_delete_stops_the_adopted_pod(void **state)
+{
+    struct afx *a = *state;
+    struct nfx *f = a->f;
+    char *uid = running_then_restart(a);
+    assert_int_equal(store_delete(f->s, KIND_POD, "default", "r", NULL, NULL), 0);
+    nfx_step(f);
+    assert_int_equal(json_array_size(a->fe->stops), 1);
+    assert_string_equal(JX_STR(json_array_get(a->fe->stops, 0), "uid"), uid);
+    push(a->fe, uid, EXEC_FAILED, 143, "Error", NULL, nfx_now(f));
+    nfx_step(f);
+    assert_null(nfx_get(f, KIND_POD, "default", "r"));
+    xfree(uid);
+}
+
 /* The real executor, through the whole control plane. */
 static void test_real_process_runs_to_completion(void **state)
 {
@@ -465,6 +591,7 @@ static void test_real_process_runs_to_completion(void **state)
         fail_msg("helper %s missing: build the exec_probe target", probe);
     struct nfx *f = nfx_new();
     f->exec = exec_local_new(dir);
+    exec_local_set_stop_on_free(f->exec, true);
     f->state_dir = dir;
     nfx_start(f);
     nfx_create(f, KIND_NODEPOOL, NULL,
@@ -524,6 +651,16 @@ int main(void)
                                         afx_teardown),
         cmocka_unit_test_setup_teardown(test_pod_on_a_vanished_node_fails, afx_setup,
                                         afx_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_adopts_running_pods, afx_setup,
+                                        afx_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_with_processes_gone_is_process_lost,
+                                        afx_setup, afx_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_without_adopt_is_process_lost, afx_setup,
+                                        afx_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_restarts_a_pending_pod_with_nothing_left,
+                                        afx_setup, afx_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_then_delete_stops_the_adopted_pod,
+                                        afx_setup, afx_teardown),
         cmocka_unit_test(test_real_process_runs_to_completion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

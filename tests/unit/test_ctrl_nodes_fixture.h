@@ -45,12 +45,10 @@ static inline void nfx_trace(void *ctx, json_t *rec)
     json_array_append_new(((struct nfx *)ctx)->traces, rec);
 }
 
-static inline void nfx_start(struct nfx *f)
+/* The control plane over f's store (also a restart: after ctrl_free, a
+ * new loop over the same store and executor). */
+static inline void nfx_ctrl_new(struct nfx *f)
 {
-    struct store_opts o = {NULL, &f->clock.clk, &f->rng, 0};
-    char err[256];
-    if (store_open(&o, &f->s, err, sizeof(err)) != 0)
-        fail_msg("store_open: %s", err);
     struct ctrl_opts co = {0};
     co.store = f->s;
     co.clock = &f->clock.clk;
@@ -63,6 +61,15 @@ static inline void nfx_start(struct nfx *f)
         fail_msg("ctrl_new failed");
     f->traces = json_array();
     ctrl_set_trace(f->c, nfx_trace, f);
+}
+
+static inline void nfx_start(struct nfx *f)
+{
+    struct store_opts o = {NULL, &f->clock.clk, &f->rng, 0};
+    char err[256];
+    if (store_open(&o, &f->s, err, sizeof(err)) != 0)
+        fail_msg("store_open: %s", err);
+    nfx_ctrl_new(f);
 }
 
 static inline struct nfx *nfx_new(void)
