@@ -3,7 +3,7 @@
 # through `cueue sim --check`, which matches the scenario's `expect` facts
 # against its trace (docs/sim.md). Prints TAP; a failed scenario shows the
 # checker's report (the fact that did not hold and the records about the
-# same workload). One more test runs a scenario twice and compares the
+# same workload). Three more tests run a scenario twice and compare the
 # traces byte for byte (same scenario -> same trace).
 #
 # usage: run.sh [PATTERN]   (only scenarios whose file name contains PATTERN)
@@ -27,9 +27,15 @@ for f in "$dir"/[0-9][0-9][0-9]-*.yaml; do
     [ -e "$f" ] || continue
     case "$(basename "$f")" in *"$pattern"*) files+=("$f") ;; esac
 done
-determinism=${DETERMINISM_SCENARIO:-$dir/001-seed-dws-fallback.yaml}
-extra=0
-[ -z "$pattern" ] && [ -e "$determinism" ] && extra=1
+# scenarios run twice for the byte-identical check: the seed's flow,
+# preemption with requeues, a provisioning retry
+determinism=()
+if [ -z "$pattern" ]; then
+    for d in 001-seed-dws-fallback 013-reclaim-within-cohort 049-retry-returns-to-first-flavor; do
+        [ -e "$dir/$d.yaml" ] && determinism+=("$dir/$d.yaml")
+    done
+fi
+extra=${#determinism[@]}
 
 echo "1..$(( ${#files[@]} + extra ))"
 tmp=$(mktemp -d)
@@ -53,11 +59,11 @@ for f in "${files[@]}"; do
     fi
 done
 
-if [ "$extra" -eq 1 ]; then
+for f in "${determinism[@]}"; do
     n=$((n + 1))
-    name="determinism: $(basename "$determinism" .yaml) twice gives byte-identical traces"
-    "$bin" sim --quiet --summary-only --trace "$tmp/a.trace" "$determinism" >/dev/null 2>&1
-    "$bin" sim --quiet --summary-only --trace "$tmp/b.trace" "$determinism" >/dev/null 2>&1
+    name="determinism: $(basename "$f" .yaml) twice gives byte-identical traces"
+    "$bin" sim --quiet --summary-only --trace "$tmp/a.trace" "$f" >/dev/null 2>&1
+    "$bin" sim --quiet --summary-only --trace "$tmp/b.trace" "$f" >/dev/null 2>&1
     if [ -s "$tmp/a.trace" ] && cmp -s "$tmp/a.trace" "$tmp/b.trace"; then
         echo "ok $n - $name"
     else
@@ -66,5 +72,5 @@ if [ "$extra" -eq 1 ]; then
         diff "$tmp/a.trace" "$tmp/b.trace" | head -20 | sed 's/^/#   /'
         [ -s "$tmp/a.trace" ] || echo "#   the trace is empty"
     fi
-fi
+done
 [ "$failed" -eq 0 ]
