@@ -21,7 +21,7 @@ require_tools envsubst jq curl
 export PATH=/usr/bin:/bin:$PATH
 /usr/bin/python3 -c 'import numpy' 2>/dev/null || bail "python3-numpy is not installed (scripts/install-deps.sh)"
 EX=$T_SRC/examples
-start_server --scale-down-unneeded-time=2s
+start_server --stop-pods-on-exit --scale-down-unneeded-time=2s
 
 # ---- the admin's part ----
 create_seed_pools delay:3s

@@ -29,7 +29,7 @@ for f in dws-tpu-queue.yaml rayjob-tpu-v6e-dws.yaml; do
   fi
 done
 diag "seed files from $SEED_DIR"
-start_server --no-default-pool --scale-down-unneeded-time=2s
+start_server --stop-pods-on-exit --no-default-pool --scale-down-unneeded-time=2s
 
 cmd_ok "create the plan B pool dws-pool with the seed's flags (capacity after 3s)" \
   C nodepool create dws-pool "${TPU_POOL_FLAGS[@]}" --enable-queued-provisioning --flex-start --capacity=delay:3s

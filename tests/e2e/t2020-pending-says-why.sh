@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admission-lib.sh"
 require_tools envsubst jq curl
-start_server
+start_server --stop-pods-on-exit
 create_seed_pools stockout
 apply_seed_queue
 cat >"$T_DIR/plan-a.yaml" <<'YAML'

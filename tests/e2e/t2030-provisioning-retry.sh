@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admission-lib.sh"
 require_tools envsubst jq curl
-start_server --provisioning-max-wait=4s
+start_server --stop-pods-on-exit --provisioning-max-wait=4s
 create_seed_pools stockout
 apply_seed_queue
 C get prc dws-config -o json | jq '.spec.retryStrategy = {backoffLimitCount: 1, backoffBaseSeconds: 2, backoffMaxSeconds: 10}' >"$T_DIR/prc.json"

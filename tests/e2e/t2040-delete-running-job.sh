@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admission-lib.sh"
 require_tools envsubst jq curl
-start_server
+start_server --stop-pods-on-exit
 create_seed_pools
 apply_seed_queue
 M=$T_DIR/marks
