@@ -92,24 +92,32 @@ int timefmt_parse(const char *s, int64_t *ms)
     return 0;
 }
 
+/* kubectl's human durations (k8s.io/apimachinery duration.HumanDuration):
+ * two units while the smaller one still matters, and the smaller unit left
+ * out when it is zero ("2m", not "2m0s"). */
 char *timefmt_age(int64_t age_ms, char out[TIMEFMT_LEN])
 {
-    int64_t s = age_ms / 1000;
+    long long s = age_ms / 1000;
     if (s < 0)
         s = 0;
+    long long m = s / 60, h = s / 3600, d = h / 24;
     if (s < 120)
-        snprintf(out, TIMEFMT_LEN, "%llds", (long long)s);
-    else if (s < 600)
-        snprintf(out, TIMEFMT_LEN, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
-    else if (s < 3 * 3600)
-        snprintf(out, TIMEFMT_LEN, "%lldm", (long long)(s / 60));
-    else if (s < 8 * 3600)
-        snprintf(out, TIMEFMT_LEN, "%lldh%lldm", (long long)(s / 3600), (long long)(s % 3600 / 60));
-    else if (s < 48 * 3600)
-        snprintf(out, TIMEFMT_LEN, "%lldh", (long long)(s / 3600));
-    else if (s < 8 * 86400)
-        snprintf(out, TIMEFMT_LEN, "%lldd%lldh", (long long)(s / 86400), (long long)(s % 86400 / 3600));
+        snprintf(out, TIMEFMT_LEN, "%llds", s);
+    else if (m < 10 && s % 60)
+        snprintf(out, TIMEFMT_LEN, "%lldm%llds", m, s % 60);
+    else if (m < 180)
+        snprintf(out, TIMEFMT_LEN, "%lldm", m);
+    else if (h < 8 && m % 60)
+        snprintf(out, TIMEFMT_LEN, "%lldh%lldm", h, m % 60);
+    else if (h < 48)
+        snprintf(out, TIMEFMT_LEN, "%lldh", h);
+    else if (h < 24 * 8 && h % 24)
+        snprintf(out, TIMEFMT_LEN, "%lldd%lldh", d, h % 24);
+    else if (h < 24 * 365 * 2)
+        snprintf(out, TIMEFMT_LEN, "%lldd", d);
+    else if (h < 24 * 365 * 8 && d % 365)
+        snprintf(out, TIMEFMT_LEN, "%lldy%lldd", d / 365, d % 365);
     else
-        snprintf(out, TIMEFMT_LEN, "%lldd", (long long)(s / 86400));
+        snprintf(out, TIMEFMT_LEN, "%lldy", d / 365);
     return out;
 }
