@@ -9,7 +9,8 @@
  * (Σ of those nominal quotas · the class's window), Kueue's figure.
  *
  * Invariants: `used` only changes through account(), which first adds
- * used·(now - last_ms) to the integral; output is sorted by name.
+ * used·(now - last_ms) to the integral (and to the peak when the level was
+ * held for a positive time); output is sorted by name.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -89,14 +90,18 @@ void sim_usage_free(struct sim_usage *u)
     xfree(u);
 }
 
+/* Close the interval since the last change, then apply delta. The peak
+ * only counts levels held for a positive time, so the order of changes
+ * within one instant (a slice replaced by a larger one) does not show. */
 static void account(struct series *s, int64_t delta, int64_t now_ms)
 {
-    if (now_ms > s->last_ms)
+    if (now_ms > s->last_ms) {
         s->integral += (double)s->used * (double)(now_ms - s->last_ms);
+        if (s->used > s->peak)
+            s->peak = s->used;
+    }
     s->last_ms = now_ms;
     s->used += delta;
-    if (s->used > s->peak)
-        s->peak = s->used;
 }
 
 static struct cq_state *cq_get(struct sim_usage *u, const char *name, int64_t now_ms)
