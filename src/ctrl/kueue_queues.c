@@ -49,16 +49,11 @@ struct wl_contrib {
     UT_hash_handle hh;
 };
 
-struct name_set {
-    char *name;
-    UT_hash_handle hh;
-};
-
 struct kq_queues {
     struct lq_agg *lqs;
     struct wl_contrib *wls;
-    struct name_set *dirty_cq;
-    struct name_set *dirty_lq; /* "ns/name" */
+    struct kq_set *dirty_cq;
+    struct kq_set *dirty_lq; /* "ns/name" */
 };
 
 static void usage_release(struct usage *u)
@@ -92,28 +87,13 @@ static void usage_merge(struct usage *dst, const struct usage *src, int sign)
         usage_add(dst, src->items[i].flavor, src->items[i].resource, sign * src->items[i].amount);
 }
 
-static void set_add(struct name_set **set, const char *name)
+struct kq_queues *kq_queues_new(void)
 {
-    struct name_set *s;
-    HASH_FIND_STR(*set, name, s);
-    if (s)
-        return;
-    s = xcalloc(1, sizeof(*s));
-    s->name = xstrdup(name);
-    HASH_ADD_KEYPTR(hh, *set, s->name, strlen(s->name), s);
+    struct kq_queues *q = xcalloc(1, sizeof(*q));
+    q->dirty_cq = kq_set_new();
+    q->dirty_lq = kq_set_new();
+    return q;
 }
-
-static void set_clear(struct name_set **set)
-{
-    struct name_set *s, *t;
-    HASH_ITER(hh, *set, s, t) {
-        HASH_DEL(*set, s);
-        xfree(s->name);
-        xfree(s);
-    }
-}
-
-struct kq_queues *kq_queues_new(void) { return xcalloc(1, sizeof(struct kq_queues)); }
 
 void kq_queues_free(struct kq_queues *q)
 {
@@ -138,8 +118,8 @@ void kq_queues_free(struct kq_queues *q)
         xfree(w->lq);
         xfree(w);
     }
-    set_clear(&q->dirty_cq);
-    set_clear(&q->dirty_lq);
+    kq_set_free(q->dirty_cq);
+    kq_set_free(q->dirty_lq);
     xfree(q);
 }
 
@@ -163,7 +143,7 @@ static struct lq_agg *lq_get(struct kq_queues *q, const char *ns, const char *na
 void kq_queues_mark_cq(struct kq_queues *q, const char *cq)
 {
     if (cq && cq[0])
-        set_add(&q->dirty_cq, cq);
+        kq_set_add(q->dirty_cq, cq);
 }
 
 void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name)
@@ -171,7 +151,7 @@ void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name)
     if (!ns || !name)
         return;
     struct lq_agg *a = lq_get(q, ns, name);
-    set_add(&q->dirty_lq, a->key);
+    kq_set_add(q->dirty_lq, a->key);
 }
 
 static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int sign)
@@ -192,7 +172,7 @@ static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int s
         a->admitted += sign;
         usage_merge(&a->used, &w->amt, sign);
     }
-    set_add(&q->dirty_lq, a->key);
+    kq_set_add(q->dirty_lq, a->key);
 }
 
 static void contrib_from(const json_t *wl, struct wl_contrib *w)
@@ -252,7 +232,7 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
     contrib_from(wl, w);
     HASH_ADD_KEYPTR(hh, q->wls, w->key, strlen(w->key), w);
     apply_contrib(q, w, +1);
-    set_add(&q->dirty_lq, a->key);
+    kq_set_add(q->dirty_lq, a->key);
 }
 
 /* ---- status documents ---- */
@@ -316,7 +296,7 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
     struct lq_agg *a, *t;
     HASH_ITER(hh, q->lqs, a, t) {
         if (a->cq && !strcmp(a->cq, name))
-            set_add(&q->dirty_lq, a->key);
+            kq_set_add(q->dirty_lq, a->key);
     }
     return wrote;
 }
@@ -391,17 +371,35 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
     return wrote;
 }
 
+struct flush_ctx {
+    struct kq_queues *q;
+    struct ctrl *c;
+    struct eng *e;
+    bool wrote;
+};
+
+static void flush_cq_cb(const char *name, void *arg)
+{
+    struct flush_ctx *x = arg;
+    x->wrote |= flush_cq(x->q, x->c, x->e, name);
+}
+
+static void flush_lq_cb(const char *key, void *arg)
+{
+    struct flush_ctx *x = arg;
+    x->wrote |= flush_lq(x->q, x->c, x->e, key);
+}
+
 bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e)
 {
-    bool wrote = false;
-    struct name_set *s, *t;
-    HASH_ITER(hh, q->dirty_cq, s, t) {
-        wrote |= flush_cq(q, c, e, s->name);
-    }
-    set_clear(&q->dirty_cq);
-    HASH_ITER(hh, q->dirty_lq, s, t) {
-        wrote |= flush_lq(q, c, e, s->name);
-    }
-    set_clear(&q->dirty_lq);
-    return wrote;
+    struct flush_ctx x = {q, c, e, false};
+    struct kq_set *cqs = q->dirty_cq;
+    q->dirty_cq = kq_set_new();
+    kq_set_each(cqs, flush_cq_cb, &x); /* marks the LocalQueues of each */
+    kq_set_free(cqs);
+    struct kq_set *lqs = q->dirty_lq;
+    q->dirty_lq = kq_set_new();
+    kq_set_each(lqs, flush_lq_cb, &x);
+    kq_set_free(lqs);
+    return x.wrote;
 }
