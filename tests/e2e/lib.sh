@@ -119,7 +119,10 @@ start_server() { # start_server [--keep] [server flags...]
   SRV_LOG=$T_DIR/server.$((${#T_LOGS[@]} + 1)).log
   T_LOGS+=("$SRV_LOG")
   rm -f "$SRV_DIR/server.url"
-  "$CUEUE_BIN" server --state-dir "$SRV_DIR" --port 0 "$@" >"$SRV_LOG" 2>&1 &
+  # pods die with the server, so no test leaves processes behind, unless a
+  # test sets T_KEEP_PODS=1 (a restart onto running pods, tests/e2e/t5*)
+  local pods=(--stop-pods-on-exit); [[ ${T_KEEP_PODS:-0} == 1 ]] && pods=()
+  "$CUEUE_BIN" server --state-dir "$SRV_DIR" --port 0 "${pods[@]}" "$@" >"$SRV_LOG" 2>&1 &
   SRV_PID=$!
   if ! wait_until "$T_TIMEOUT" test -s "$SRV_DIR/server.url"; then
     bail "cueue server did not start within ${T_TIMEOUT}s (log: $SRV_LOG)"
