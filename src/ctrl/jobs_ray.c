@@ -91,7 +91,7 @@ static int64_t ctr_amount(const json_t *ctr, const char *res)
 static json_t *ray_start_argv(const json_t *group, const json_t *ctr, bool head, bool autoscale)
 {
     const json_t *user = JX_GET(group, "rayStartParams");
-    struct ray_param ps[64];
+    struct ray_param ps[64] = {{0}};
     size_t n = 0;
     const char *k;
     json_t *v;
