@@ -214,13 +214,23 @@ void eng__clone_workload(struct eng *dst, const struct eng *src, const struct en
     }
 }
 
-struct eng *eng__clone(const struct eng *e)
+static bool in_tree(const struct eng__cq *cq, const struct eng__node *root)
+{
+    return cq && (!root || eng__node_root((struct eng__node *)&cq->node) == root);
+}
+
+struct eng *eng__clone(const struct eng *e, const struct eng__cq *only)
 {
     struct eng *dst = eng_new(&e->cfg);
     clone_objects(dst, e);
-    for (const struct eng__wl *wl = e->wls; wl; wl = wl->hh.next)
-        if (!wl->finished)
-            eng__clone_workload(dst, e, wl);
+    const struct eng__node *root = only ? eng__node_root((struct eng__node *)&only->node) : NULL;
+    for (const struct eng__wl *wl = e->wls; wl; wl = wl->hh.next) {
+        if (wl->finished)
+            continue;
+        if (root && !in_tree(wl->rcq, root) && !in_tree(wl->qcq, root))
+            continue; /* cannot affect the cohort tree of interest */
+        eng__clone_workload(dst, e, wl);
+    }
     dst->now_ms = e->now_ms;
     return dst;
 }

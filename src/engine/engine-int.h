@@ -657,8 +657,9 @@ size_t eng__fair_next(struct eng *e, struct eng__entry *v, size_t n, const bool 
 void eng__prepare(struct eng *e, int64_t now_ms);
 
 /* ---- clone.c ---- */
-/* A new engine with the same objects and workloads (for eng_explain). */
-struct eng *eng__clone(const struct eng *e);
+/* A new engine with the same objects and workloads (for eng_explain);
+ * with `only`, just the workloads queued in or charged to its cohort tree. */
+struct eng *eng__clone(const struct eng *e, const struct eng__cq *only);
 /* Upsert src's workload (with its reservation) into dst. */
 void eng__clone_workload(struct eng *dst, const struct eng *src, const struct eng__wl *wl);
 

@@ -153,7 +153,7 @@ static int64_t finish_due(struct eng *sim, int64_t t)
 
 static int64_t estimate(const struct eng *e, const struct eng__wl *wl, int64_t now_ms)
 {
-    struct eng *sim = eng__clone(e);
+    struct eng *sim = eng__clone(e, wl->qcq);
     int64_t t = now_ms, found = 0;
     for (int step = 0; step < EXPLAIN_MAX_STEPS && !found; step++) {
         finish_due(sim, t);
