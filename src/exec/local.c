@@ -43,6 +43,7 @@
 extern char **environ;
 
 #define LOCK_RECHECK_MS 200     /* a supervisor without pidfd: lock checks */
+#define FILES_RECHECK_MS 1000   /* a sandbox inotify refused: file checks */
 #define STOP_BACKSTOP_MS 5000   /* after grace: kill what the supervisor did not */
 #define FREE_WAIT_MS 10000      /* stop-on-free: wait this long for supervisors */
 #define METRICS_TAIL_BYTES (1 << 20)
@@ -67,6 +68,8 @@ struct lx_pod {
     char *metrics_text;    /* last metrics line seen */
     json_t *metrics;
     int wd, wd2;           /* inotify watches on dir and sandbox, -1 = none */
+    bool unwatched;        /* inotify refused a watch: re-read files on a timer */
+    int64_t files_at_ms;
     UT_hash_handle hh;
 };
 
@@ -345,6 +348,10 @@ static bool advance(struct exec_local *l, struct lx_pod *p, int64_t now)
 {
     if (p->spawn_pending && !spawn(l, p))
         return true;
+    if (p->unwatched && now >= p->files_at_ms) {
+        p->check_status = p->check_metrics = true;
+        p->files_at_ms = now + FILES_RECHECK_MS;
+    }
     if (p->check_status) {
         p->check_status = false;
         refresh_status(p);
@@ -444,6 +451,8 @@ static int collect(struct exec_local *l, struct lx_waits *w)
         }
         if (p->stop_sent && !p->backstopped && p->backstop_at_ms < next)
             next = p->backstop_at_ms;
+        if (p->unwatched && p->files_at_ms < next)
+            next = p->files_at_ms;
         if (p->pidfd < 0) {
             if (p->recheck_at_ms < next)
                 next = p->recheck_at_ms;
@@ -538,6 +547,10 @@ static struct lx_pod *pod_new(struct exec_local *l, const char *uid, const char 
     uint32_t mask = IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO;
     p->wd = inotify_add_watch(l->ino_fd, p->dir, mask);
     p->wd2 = strcmp(p->dir, p->sandbox) ? inotify_add_watch(l->ino_fd, p->sandbox, mask) : -1;
+    p->unwatched = p->wd < 0 || (p->wd2 < 0 && strcmp(p->dir, p->sandbox));
+    if (p->unwatched)
+        log_warn("exec", "pod %s: no inotify watch (%s): its files are re-read every %d ms",
+                 uid, strerror(errno), FILES_RECHECK_MS);
     p->check_status = p->check_metrics = true;
     return p;
 }

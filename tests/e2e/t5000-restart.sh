@@ -91,6 +91,12 @@ for u in $uids1; do
 done
 is "$changed" "" "…run by the same supervisors and worker processes as before"
 
+# job 2's pods wait for the go file too, so its ProvisioningRequest stays
+wait_until 90 wl_cond_is "$W2" Admitted True; check "job 2 is admitted after the restart"
+is "$(cond "$(C get provisioningrequest "$pr" -o json)" Provisioned)" True "…its ProvisioningRequest provisioned"
+t_adm=$(C get workload "$W2" -o json | jq -r '.status.conditions[] | select(.type == "Admitted") | .lastTransitionTime')
+[[ $t_adm > $t_restart || $t_adm == "$t_restart" ]]; check "…admitted at $t_adm, after the restart at $t_restart"
+
 touch "$GO"
 wait_until 60 job_cond_is job "$J1" Complete True; check "job 1 completes"
 p1=$(C get pods -l "batch.kubernetes.io/job-name=$J1" -o json)
@@ -102,10 +108,6 @@ is "$(jq -r '[.items[].status.containerStatuses[].restartCount] | unique | join(
 is "$(jq -r '[.items[].metadata.annotations["cueue.dev/metrics"] | fromjson | .epoch] | unique | join(",")' <<<"$p1")" 40 \
   "…their last metrics (epoch 40, reported after the restart) are on the pods"
 
-wait_until 90 wl_cond_is "$W2" Admitted True; check "job 2 is admitted after the restart"
-is "$(cond "$(C get provisioningrequest "$pr" -o json)" Provisioned)" True "…its ProvisioningRequest provisioned"
-t_adm=$(C get workload "$W2" -o json | jq -r '.status.conditions[] | select(.type == "Admitted") | .lastTransitionTime')
-[[ $t_adm > $t_restart || $t_adm == "$t_restart" ]]; check "…admitted at $t_adm, after the restart at $t_restart"
 wait_until 60 job_cond_is job "$J2" Complete True; check "job 2 completes"
 is "$(C get events -o json | jq '[.items[] | select(.reason == "ProcessLost")] | length')" 0 \
   "no pod was ever ProcessLost"
