@@ -36,7 +36,7 @@ run() { printf '%s$ %s%s\n' "$dim" "$*" "$off"; "$@"; }
 say() { printf '%s  %s\n' "$(date +%H:%M:%S)" "$*"; }
 
 step "Start a fresh control plane"
-"$CUEUE" server --state-dir "$state" --port 0 --scale-down-unneeded-time=10s \
+"$CUEUE" server --state-dir "$state" --port 0 --scale-down-unneeded-time=10s --stop-pods-on-exit \
     >"$state/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do [[ -s "$state/server.url" ]] && break; sleep 0.1; done
