@@ -172,12 +172,41 @@ static void seed_third_job_reuses_on_demand_after_job_1_finishes(void **state)
     fx_free(f);
 }
 
+/* Without the dws flavor, job 2 waits; Kueue lists every reason, sorted. */
+static void seed_without_dws_job_2_waits_for_on_demand(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    fx_flavor(f, "default-cpu", "cloud.google.com/gke-nodepool=default-pool");
+    fx_flavor(f, "on-demand", "cloud.google.com/gke-nodepool=on-demand-pool");
+    fx_cq(f, "cluster-queue", NULL,
+          "default-cpu:cpu=10,memory=20Gi,google.com/tpu=0;on-demand:cpu=40,memory=75Gi,google.com/tpu=16");
+    fx_ns(f, "default", NULL);
+    fx_lq(f, "default", "user-queue", "cluster-queue");
+    fx_submit(f, rayjob(f, "job-1", 1000));
+    fx_submit(f, rayjob(f, "job-2", 2000));
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "job-1"));
+    const struct eng_decision *d = fx_find(f, ENG_PENDING, "job-2");
+    assert_non_null(d);
+    assert_string_equal(d->reason, "WaitingForQuota");
+    assert_string_equal(
+        d->message,
+        "couldn't assign flavors to pod set tpu-group: insufficient quota for cpu in flavor default-cpu, "
+        "previously considered podsets requests (2500m) + current podset request (32) > maximum "
+        "capacity (10), insufficient unused quota for cpu in flavor on-demand, 24 more needed, "
+        "insufficient unused quota for google.com/tpu in flavor on-demand, 16 more needed, "
+        "insufficient unused quota for memory in flavor on-demand, 53Gi more needed");
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(seed_rayjobs_take_on_demand_then_dws),
         cmocka_unit_test(seed_batch_jobs_take_on_demand_then_dws),
         cmocka_unit_test(seed_third_job_reuses_on_demand_after_job_1_finishes),
+        cmocka_unit_test(seed_without_dws_job_2_waits_for_on_demand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
