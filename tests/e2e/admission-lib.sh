@@ -64,8 +64,8 @@ create_seed_pools() { # create_seed_pools [DWS_CAPACITY]
 }
 
 apply_seed_queue() {
-  envsubst <"$SEED_DIR/dws-tpu-queue.yaml" >"$T_DIR/queue.yaml"
-  cmd_ok "envsubst < dws-tpu-queue.yaml | cueue apply -f -" C apply -f - <"$T_DIR/queue.yaml"
+  T_OUT=$(envsubst <"$SEED_DIR/dws-tpu-queue.yaml" | C apply -f - 2>&1)
+  check "envsubst < dws-tpu-queue.yaml | cueue apply -f -"
   is "$(grep -c ' created$' <<<"$T_OUT")" 7 "the seed's queue file creates its seven objects"
 }
 
