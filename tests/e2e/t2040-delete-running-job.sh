@@ -51,7 +51,7 @@ done
 for i in 0 2; do
   [[ -s $M/alive-$i && ! -e $M/exit-$i ]]; check "worker $i (ignores SIGTERM) lived on after it"
   lived=$(awk -v t="$(cat "$M/term-$i")" -v a="$(cat "$M/alive-$i")" 'BEGIN { printf "%.1f", a - t }')
-  awk -v l="$lived" 'BEGIN { exit !(l >= 2.5) }'; check "…through the 3 s grace period (alive ${lived}s after SIGTERM) before SIGKILL"
+  awk -v l="$lived" 'BEGIN { exit !(l >= 2.0) }'; check "…through the 3 s grace period (alive ${lived}s after SIGTERM) before SIGKILL"
 done
 gone() { [[ -z $(C get pods -l batch.kubernetes.io/job-name=stoppable -o name) ]]; }
 wait_until "$T_TIMEOUT" gone; check "the Job's pods are deleted"
