@@ -359,6 +359,8 @@ static void wl_status_misc(const json_t *obj, struct api_workload *wl)
     wl->replacement_for = rf ? xstrdup(rf) : NULL;
     const char *gate = api_annotation(obj, "kueue.x-k8s.io/admission-gated-by");
     wl->admission_gated_by = gate ? xstrdup(gate) : NULL;
+    const char *job_uid = api_label(obj, "kueue.x-k8s.io/job-uid");
+    wl->job_uid = job_uid ? xstrdup(job_uid) : NULL;
 }
 
 int api_workload_from_json(const json_t *obj, struct api_workload *out)

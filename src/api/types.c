@@ -236,6 +236,7 @@ void api_workload_release(struct api_workload *wl)
     assignments_release(wl->reclaimable, wl->n_reclaimable);
     xfree(wl->replacement_for);
     xfree(wl->admission_gated_by);
+    xfree(wl->job_uid);
     for (size_t i = 0; i < wl->n_avoid_flavors; i++)
         xfree(wl->avoid_flavors[i].flavor);
     xfree(wl->avoid_flavors);

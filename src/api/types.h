@@ -240,6 +240,7 @@ struct api_workload {
     bool elastic;                /* annotation kueue.x-k8s.io/elastic-job: "true" */
     char *replacement_for;       /* kueue.x-k8s.io/workload-slice-replacement-for or NULL */
     char *admission_gated_by;    /* kueue.x-k8s.io/admission-gated-by or NULL */
+    char *job_uid;               /* label kueue.x-k8s.io/job-uid (the owner job's uid) or NULL */
     /* Beyond Kueue (flavor fallback on stockout): flavors this Workload must
      * not be assigned while now < until_ms. Filled by ctrl/scheduler.c from
      * the annotation cueue.dev/avoid-flavors (api_workload_from_json leaves

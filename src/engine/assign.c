@@ -486,6 +486,8 @@ static bool find_flavor(struct fa *c, int psi, int trigger_res, const struct eng
             eng__strv_pushf(&one, "flavor %s not found", c->e->flavors[flv].name);
         else if ((nomatch = eng__shape_match(c->e, c->wl->ps[psi].shape, flv)))
             eng__strv_push(&one, xstrdup(nomatch));
+        else if (eng__wl_avoids(c->e, c->wl, flv))
+            eng__strv_pushf(&one, "flavor %s is avoided after a capacity failure", c->e->flavors[flv].name);
         int nf = ENG__NF_NOMATCH;
         if (!one.n && probe && probe_fails(c, psi, gk, ng, flv, &one))
             nf = ENG__NF_EXCEEDS;

@@ -160,6 +160,12 @@ static void wl_out(const struct eng *e, const struct eng__wl *wl, struct api_wor
     w->elastic = wl->elastic;
     w->replacement_for = wl->replacement_for;
     w->admission_gated_by = wl->gated_by;
+    w->job_uid = wl->job_uid;
+    w->n_avoid_flavors = (size_t)wl->n_avoid;
+    w->avoid_flavors = xcalloc((size_t)wl->n_avoid + 1, sizeof(*w->avoid_flavors));
+    for (int i = 0; i < wl->n_avoid; i++)
+        w->avoid_flavors[i] = (struct api_flavor_avoid){e->flavors[wl->avoid_flv[i]].name,
+                                                        wl->avoid_until[i]};
 }
 
 static void admission_out(const struct eng *e, const struct eng__wl *wl, struct api_workload *w)
@@ -191,6 +197,7 @@ static void wl_out_free(struct api_workload *w)
         xfree(w->podsets[i].requests.items);
     xfree(w->podsets);
     xfree(w->reclaimable);
+    xfree(w->avoid_flavors);
     for (size_t p = 0; p < w->admission.n_podsets; p++) {
         xfree(w->admission.podsets[p].flavors.items);
         xfree(w->admission.podsets[p].resource_usage.items);

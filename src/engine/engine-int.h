@@ -256,7 +256,10 @@ struct eng__wl {
     const char *queue_name;   /* interned */
     char *gated_by;           /* admission gate or NULL */
     char *replacement_for;    /* "ns/name" of the replaced slice, or NULL */
-    char *job_uid;            /* (unused: not in api_workload) */
+    char *job_uid;            /* owner job's uid (Preempted messages) or NULL */
+    int n_avoid;              /* flavor fallback: flavors not to assign ... */
+    int *avoid_flv;           /* ... (flavor ids) ... */
+    int64_t *avoid_until;     /* ... while now < these times */
     int32_t priority;
     int64_t creation_ms;
     int64_t qo_ts_ms;         /* queue-order timestamp */
@@ -485,6 +488,10 @@ void eng__process_requeues(struct eng *e);
 void eng__process_time_parked(struct eng *e);
 /* Kueue backoffWaitingTimeExpired: not Requeued=False and requeueAt <= now. */
 bool eng__wl_backoff_expired(const struct eng *e, const struct eng__wl *wl);
+/* Flavor fallback (beyond Kueue): the earliest end (ms) of an avoidance
+ * still in force at e->now_ms, or 0; and whether flavor flv is avoided now. */
+int64_t eng__wl_avoid_end(const struct eng *e, const struct eng__wl *wl);
+bool eng__wl_avoids(const struct eng *e, const struct eng__wl *wl, int flv);
 /* The namespace exists and the ClusterQueue's selector matches it (a nil
  * selector matches nothing). */
 bool eng__ns_matches(const struct eng *e, const struct eng__cq *cq, const char *ns);

@@ -136,9 +136,13 @@ static int soft_cycle_limit(const struct eng *e)
 static int64_t next_wakeup(const struct eng *e)
 {
     int64_t w = 0;
-    for (const struct eng__wl *wl = e->time_parked; wl; wl = wl->tnext)
+    for (const struct eng__wl *wl = e->time_parked; wl; wl = wl->tnext) {
         if (!wl->requeued_false && wl->requeue_at_ms > e->now_ms && (!w || wl->requeue_at_ms < w))
             w = wl->requeue_at_ms;
+        int64_t a = eng__wl_avoid_end(e, wl);
+        if (a && (!w || a < w))
+            w = a;
+    }
     return w;
 }
 

@@ -168,6 +168,23 @@ bool eng__wl_backoff_expired(const struct eng *e, const struct eng__wl *wl)
     return !wl->requeued_false && wl->requeue_at_ms <= e->now_ms;
 }
 
+int64_t eng__wl_avoid_end(const struct eng *e, const struct eng__wl *wl)
+{
+    int64_t w = 0;
+    for (int i = 0; i < wl->n_avoid; i++)
+        if (wl->avoid_until[i] > e->now_ms && (!w || wl->avoid_until[i] < w))
+            w = wl->avoid_until[i];
+    return w;
+}
+
+bool eng__wl_avoids(const struct eng *e, const struct eng__wl *wl, int flv)
+{
+    for (int i = 0; i < wl->n_avoid; i++)
+        if (wl->avoid_flv[i] == flv && wl->avoid_until[i] > e->now_ms)
+            return true;
+    return false;
+}
+
 void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
 {
     if (wl->q != ENG__Q_NONE)
@@ -176,7 +193,9 @@ void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
     cq->n_inadm++;
     wl->q = ENG__Q_INADM;
     wl->qcq = cq;
-    if (!eng__wl_backoff_expired(e, wl)) {
+    /* a workload kept off a flavor (flavor fallback) is looked at again
+     * when the avoidance ends, like one in backoff */
+    if (!eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl)) {
         DL_APPEND2(e->time_parked, wl, tprev, tnext);
         wl->time_parked = true;
     }
@@ -349,14 +368,31 @@ void eng__process_requeues(struct eng *e)
             requeue_cq(e, e->cq_sorted[i]);
 }
 
+/* Forget that workloads of this equivalence hash recently failed in cq: one
+ * of them is due for another look (its flavor avoidance ended). */
+static void bulk_forget(struct eng__cq *cq, uint64_t hash)
+{
+    for (size_t i = 0; i < cq->n_bulk; i++) {
+        if (cq->bulk_hash[i] != hash)
+            continue;
+        xfree(cq->bulk_reason[i]);
+        cq->bulk_hash[i] = cq->bulk_hash[cq->n_bulk - 1];
+        cq->bulk_reason[i] = cq->bulk_reason[cq->n_bulk - 1];
+        cq->n_bulk--;
+        return;
+    }
+}
+
 void eng__process_time_parked(struct eng *e)
 {
     struct eng__wl *wl, *tmp;
     for (wl = e->time_parked; wl; wl = tmp) {
         tmp = wl->tnext;
-        if (!eng__wl_backoff_expired(e, wl))
+        if (!eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl))
             continue;
         struct eng__cq *cq = wl->qcq;
+        if (wl->n_avoid && cq)
+            bulk_forget(cq, wl->hash);
         eng__wl_unqueue(e, wl);
         enqueue(e, cq, wl);
     }

@@ -137,6 +137,12 @@ static uint64_t sched_hash(const struct eng__wl *wl, const struct eng *e)
             h = fnv_i64(h, ps->per_pod[r]);
         }
     }
+    /* flavors kept off (flavor fallback) change what can fit: workloads
+     * avoiding different flavors are not equivalent */
+    for (int i = 0; i < wl->n_avoid; i++) {
+        h = fnv_i64(h, wl->avoid_flv[i]);
+        h = fnv_i64(h, wl->avoid_until[i]);
+    }
     return h;
 }
 
@@ -232,6 +238,15 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
     wl->queue_name = eng__istr_get(e, in->queue_name ? in->queue_name : "");
     wl->gated_by = in->admission_gated_by && *in->admission_gated_by ? xstrdup(in->admission_gated_by) : NULL;
     wl->replacement_for = in->replacement_for && *in->replacement_for ? xstrdup(in->replacement_for) : NULL;
+    wl->job_uid = in->job_uid && *in->job_uid ? xstrdup(in->job_uid) : NULL;
+    if (in->n_avoid_flavors) {
+        wl->avoid_flv = xcalloc(in->n_avoid_flavors, sizeof(*wl->avoid_flv));
+        wl->avoid_until = xcalloc(in->n_avoid_flavors, sizeof(*wl->avoid_until));
+        for (size_t i = 0; i < in->n_avoid_flavors; i++, wl->n_avoid++) {
+            wl->avoid_flv[i] = eng__flv_id(e, in->avoid_flavors[i].flavor);
+            wl->avoid_until[i] = in->avoid_flavors[i].until_ms;
+        }
+    }
     wl->priority = in->priority;
     wl->creation_ms = in->creation_ms;
     wl->qo_ts_ms = queue_order_ts(in);
@@ -286,6 +301,9 @@ void eng__wl_free(struct eng *e, struct eng__wl *wl)
     eng__istr_put(e, wl->queue_name);
     xfree(wl->gated_by);
     xfree(wl->replacement_for);
+    xfree(wl->job_uid);
+    xfree(wl->avoid_flv);
+    xfree(wl->avoid_until);
     xfree(wl->rcq_name);
     eng__istr_put(e, wl->last_reason);
     eng__istr_put(e, wl->last_msg);
