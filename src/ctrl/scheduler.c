@@ -235,6 +235,20 @@ static bool spec_changed(struct sched *s, const struct store_event *ev)
     return changed;
 }
 
+/* A ClusterQueue went away or changed its flavors: flavors waiting to be
+ * deleted may no longer be in use, so their finalizers are looked at again. */
+static void recheck_deleting_flavors(struct ctrl *c, struct sched *s)
+{
+    json_t *rfs = store_list(ctrl_store(c), KIND_RESOURCEFLAVOR, NULL, NULL);
+    size_t i;
+    json_t *rf;
+    json_array_foreach(rfs, i, rf) {
+        if (api_is_deleting(rf))
+            ctrl_enqueue(c, s->rid, NULL, api_name(rf));
+    }
+    json_decref(rfs);
+}
+
 static void observe_queue(struct ctrl *c, struct sched *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
@@ -252,6 +266,7 @@ static void observe_queue(struct ctrl *c, struct sched *s, const struct store_ev
             eng_delete_cluster_queue(s->eng, api_name(obj));
         else
             upsert_cq(c, s, obj);
+        recheck_deleting_flavors(c, s);
         return;
     }
     if (ev->kind == KIND_COHORT) {

@@ -165,9 +165,32 @@ static void worker_metrics_are_gathered_on_the_job(void **state)
     fx_free(f);
 }
 
+/* Regression: `delete -f` of the seed's queue file deletes the flavors
+ * before their ClusterQueue; the flavors must go once the queue is gone
+ * (their finalizer was never looked at again, so `delete -f` hung). */
+static void flavors_deleted_before_their_queue_go_with_it(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    fx_apply_text(f, queue_yaml, "queues");
+    fx_run(f);
+    assert_int_equal(store_delete(f->store, KIND_RESOURCEFLAVOR, NULL, "rf", NULL, NULL), 0);
+    fx_run(f);
+    json_t *rf = fx_get(f, KIND_RESOURCEFLAVOR, NULL, "rf");
+    assert_non_null(rf); /* still used by cluster-queue: kept, marked for deletion */
+    assert_true(api_is_deleting(rf));
+    json_decref(rf);
+    assert_int_equal(store_delete(f->store, KIND_CLUSTERQUEUE, NULL, "cluster-queue", NULL, NULL), 0);
+    fx_run(f);
+    assert_null(store_get(f->store, KIND_CLUSTERQUEUE, NULL, "cluster-queue"));
+    assert_null(store_get(f->store, KIND_RESOURCEFLAVOR, NULL, "rf"));
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(flavors_deleted_before_their_queue_go_with_it),
         cmocka_unit_test(queue_status_counts_and_usage),
         cmocka_unit_test(explain_names_the_holder_and_an_estimate),
         cmocka_unit_test(worker_metrics_are_gathered_on_the_job),
