@@ -115,6 +115,7 @@ void ctrl_config_defaults(struct ctrl_config *cfg)
     cfg->fallback_node_wait_ms = 15 * 60 * 1000;
     cfg->fallback_provreq_timeout_ms = 0;
     cfg->fallback_flavor_backoff_ms = 10 * 60 * 1000;
+    cfg->record_events = true;
 }
 
 int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
@@ -458,6 +459,49 @@ struct exec *ctrl_exec(struct ctrl *c) { return c->exec; }
 struct prov *ctrl_prov(struct ctrl *c) { return c->prov; }
 const struct ctrl_config *ctrl_cfg(struct ctrl *c) { return &c->cfg; }
 
+/* Count a repeat of an aggregated Event (count, lastTimestamp). False when
+ * its Event object is gone (the caller starts a new one). */
+static bool event_repeat(struct ctrl *c, struct event_agg *agg, const char *ts)
+{
+    if (!c->cfg.record_events)
+        return true; /* nothing stored: every key seen stays aggregated */
+    json_t *cur = store_get(c->store, KIND_EVENT, agg->ns, agg->name);
+    if (!cur)
+        return false;
+    json_t *ev = json_deep_copy(cur);
+    json_decref(cur);
+    json_object_set_new(ev, "count", json_integer(JX_INT(ev, 1, "count") + 1));
+    json_object_set_new(ev, "lastTimestamp", json_string(ts));
+    store_update(c->store, KIND_EVENT, agg->ns, ev, STORE_UPDATE_ALL, NULL);
+    json_decref(ev);
+    return true;
+}
+
+/* Create the v1 Event object. Returns 0 or the store's error. */
+static int event_create(struct ctrl *c, const json_t *obj, const char *ns, const char *name,
+                        const char *type, const char *reason, const char *msg, const char *ts)
+{
+    json_t *ev = api_object_new("v1", "Event", ns, name);
+    json_t *io = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion",
+                           jx_or_empty(JX_STR(obj, "apiVersion")), "kind",
+                           jx_or_empty(JX_STR(obj, "kind")), "name",
+                           jx_or_empty(api_name(obj)), "uid", jx_or_empty(api_uid(obj)));
+    if (api_namespace(obj))
+        json_object_set_new(io, "namespace", json_string(api_namespace(obj)));
+    json_object_set_new(ev, "involvedObject", io);
+    json_object_set_new(ev, "type", json_string(type));
+    json_object_set_new(ev, "reason", json_string(reason));
+    json_object_set_new(ev, "message", json_string(msg));
+    json_object_set_new(ev, "source", json_pack("{s:s}", "component", "cueue"));
+    json_object_set_new(ev, "reportingComponent", json_string("cueue"));
+    json_object_set_new(ev, "count", json_integer(1));
+    json_object_set_new(ev, "firstTimestamp", json_string(ts));
+    json_object_set_new(ev, "lastTimestamp", json_string(ts));
+    int rc = store_create(c->store, KIND_EVENT, ns, ev, NULL);
+    json_decref(ev);
+    return rc;
+}
+
 void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char *reason,
                 const char *fmt, ...)
 {
@@ -473,52 +517,39 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char 
     const char *ns = api_namespace(obj);
     if (!ns || !ns[0])
         ns = "default";
-    const char *uid = jx_or_empty(api_uid(obj));
-    char *key = xasprintf("%s|%s|%s", uid, reason, msg);
+    char *key = xasprintf("%s|%s|%s", jx_or_empty(api_uid(obj)), reason, msg);
     char ts[TIMEFMT_LEN];
     timefmt_rfc3339(ctrl_now(c), false, ts);
 
     struct event_agg *agg;
     HASH_FIND_STR(c->events, key, agg);
+    if (agg && event_repeat(c, agg, ts)) {
+        xfree(key);
+        xfree(msg);
+        return;
+    }
     if (agg) {
-        json_t *cur = store_get(c->store, KIND_EVENT, agg->ns, agg->name);
-        if (cur) {
-            json_t *ev = json_deep_copy(cur);
-            json_decref(cur);
-            json_object_set_new(ev, "count", json_integer(JX_INT(ev, 1, "count") + 1));
-            json_object_set_new(ev, "lastTimestamp", json_string(ts));
-            store_update(c->store, KIND_EVENT, agg->ns, ev, STORE_UPDATE_ALL, NULL);
-            json_decref(ev);
-            xfree(key);
-            xfree(msg);
-            return;
-        }
         HASH_DEL(c->events, agg);
         xfree(agg->key);
         xfree(agg->ns);
         xfree(agg->name);
         xfree(agg);
     }
+    /* drawn whether or not the Event is written (record_events) */
     char suffix[17];
     snprintf(suffix, sizeof(suffix), "%016llx", (unsigned long long)rng_next(c->rng));
     char *name = xasprintf("%s.%s", jx_or_empty(api_name(obj)), suffix);
-    json_t *ev = api_object_new("v1", "Event", ns, name);
-    json_t *io = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion",
-                           jx_or_empty(JX_STR(obj, "apiVersion")), "kind",
-                           jx_or_empty(JX_STR(obj, "kind")), "name",
-                           jx_or_empty(api_name(obj)), "uid", uid);
-    if (api_namespace(obj))
-        json_object_set_new(io, "namespace", json_string(api_namespace(obj)));
-    json_object_set_new(ev, "involvedObject", io);
-    json_object_set_new(ev, "type", json_string(type));
-    json_object_set_new(ev, "reason", json_string(reason));
-    json_object_set_new(ev, "message", json_string(msg));
-    json_object_set_new(ev, "source", json_pack("{s:s}", "component", "cueue"));
-    json_object_set_new(ev, "reportingComponent", json_string("cueue"));
-    json_object_set_new(ev, "count", json_integer(1));
-    json_object_set_new(ev, "firstTimestamp", json_string(ts));
-    json_object_set_new(ev, "lastTimestamp", json_string(ts));
-    if (store_create(c->store, KIND_EVENT, ns, ev, NULL) == 0) {
+    bool kept;
+    if (c->cfg.record_events) {
+        kept = event_create(c, obj, ns, name, type, reason, msg, ts) == 0;
+    } else {
+        /* and the uid the store would have drawn for it (`cueue sim` gives
+         * the store and the control plane one rng) */
+        char uid[37];
+        rng_uuid(c->rng, uid);
+        kept = true;
+    }
+    if (kept) {
         agg = xcalloc(1, sizeof(*agg));
         agg->key = key;
         agg->ns = xstrdup(ns);
@@ -527,7 +558,6 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char 
         key = NULL;
         name = NULL;
     }
-    json_decref(ev);
     xfree(key);
     xfree(name);
     xfree(msg);

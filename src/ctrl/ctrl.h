@@ -56,6 +56,12 @@ struct ctrl_config {
     int64_t fallback_node_wait_ms;     /* admitted pods without nodes this long */
     int64_t fallback_provreq_timeout_ms; /* ProvisioningRequest not provisioned this long */
     int64_t fallback_flavor_backoff_ms;  /* avoid the failed flavor this long */
+    /* Write v1 Event objects (ctrl_event) into the store. Default on;
+     * `cueue sim` turns it off: its trace comes from object state and
+     * nothing reads the Events, which cost as much as the Workload writes
+     * they describe. Off, ctrl_event still draws the same random names, so
+     * UIDs and generated names (and the trace) do not change. */
+    bool record_events;
     struct eng_config engine;
 };
 
@@ -137,7 +143,9 @@ struct prov *ctrl_prov(struct ctrl *c);
 const struct ctrl_config *ctrl_cfg(struct ctrl *c);
 
 /* Record a v1 Event about obj (type "Normal"/"Warning"), aggregating repeats
- * (count, lastTimestamp) as Kubernetes does. */
+ * (count, lastTimestamp) as Kubernetes does. Without config.record_events
+ * nothing is written, but the random draw a new Event's name takes happens
+ * all the same (the rng is shared with the store's UIDs). */
 void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char *reason,
                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -110,6 +110,8 @@ int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct
         .prov = s->prov,
         .config = sc->cfg,
     };
+    /* the trace is derived from object state; nothing reads v1 Events */
+    co.config.record_events = false;
     int rc = ctrl_new(&co, &s->ctrl);
     if (rc) {
         *err = xasprintf("cannot start the control plane: %s", cu_strerror(rc));

@@ -1,0 +1,104 @@
+/*
+ * ctrl_config.record_events: with it off (`cueue sim`) no v1 Event object
+ * is written, yet everything else the control plane does (objects, their
+ * UIDs and generated names, the trace) is exactly what it does with it on,
+ * because ctrl_event still takes the random draws a new Event takes.
+ */
+#include "test_ctrl_jobs_fixture.h"
+
+static const char *queues =
+    "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: rf\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: cq\n"
+    "spec:\n  namespaceSelector: {}\n  preemption:\n    withinClusterQueue: LowerPriority\n"
+    "  resourceGroups:\n  - coveredResources: [cpu]\n"
+    "    flavors:\n    - name: rf\n      resources:\n      - name: cpu\n        nominalQuota: 4\n"
+    "---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata:\n  name: lq\n"
+    "  namespace: default\nspec:\n  clusterQueue: cq\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata:\n  name: low\n"
+    "value: 10\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: WorkloadPriorityClass\nmetadata:\n  name: high\n"
+    "value: 100\n";
+
+static void job(struct fx *f, const char *name, const char *priority, const char *cpu)
+{
+    char *y = xasprintf("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: %s\n"
+                        "  labels:\n    kueue.x-k8s.io/queue-name: lq\n"
+                        "    kueue.x-k8s.io/priority-class: %s\n"
+                        "spec:\n  parallelism: 1\n  completions: 1\n  template:\n    spec:\n"
+                        "      restartPolicy: Never\n      containers:\n"
+                        "      - name: c\n        image: busybox\n        command: [\"true\"]\n"
+                        "        resources:\n          requests:\n            cpu: \"%s\"\n",
+                        name, priority, cpu);
+    fx_apply_text(f, y, name);
+    xfree(y);
+    fx_run(f);
+}
+
+static void events_off(struct ctrl_config *cfg) { cfg->record_events = false; }
+
+/* Admissions, a pending Job and a preemption (messages carry UIDs). */
+static struct fx *play(void (*tweak)(struct ctrl_config *))
+{
+    struct fx *f = fx_new(tweak);
+    fx_apply_text(f, queues, "queues");
+    fx_run(f);
+    job(f, "a", "low", "3");
+    job(f, "b", "low", "3");
+    fx_advance(f, 1000);
+    job(f, "c", "high", "2");
+    fx_advance(f, 1000);
+    return f;
+}
+
+/* Every object of kind as name -> uid. */
+static json_t *uids(struct fx *f, enum api_kind_id kind)
+{
+    json_t *all = store_list(f->store, kind, NULL, NULL);
+    json_t *out = json_object();
+    size_t i;
+    json_t *o;
+    json_array_foreach(all, i, o) {
+        json_object_set_new(out, api_name(o), json_string(api_uid(o)));
+    }
+    json_decref(all);
+    return out;
+}
+
+static void no_events_and_the_same_objects_without_record_events(void **state)
+{
+    (void)state;
+    struct fx *on = play(NULL);
+    struct fx *off = play(events_off);
+    assert_true(store_count(on->store, KIND_EVENT) > 0);
+    assert_int_equal(store_count(off->store, KIND_EVENT), 0);
+    const enum api_kind_id kinds[] = {KIND_JOB, KIND_WORKLOAD, KIND_POD};
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        json_t *a = uids(on, kinds[k]);
+        json_t *b = uids(off, kinds[k]);
+        assert_true(json_object_size(a) > 0);
+        assert_true(json_equal(a, b));
+        json_decref(a);
+        json_decref(b);
+    }
+    /* the trace includes the preemption message with the preemptor's UID */
+    bool preempted = false;
+    size_t i;
+    json_t *rec;
+    json_array_foreach(on->trace, i, rec) {
+        preempted |= !strcmp(jx_or_empty(JX_STR(rec, "event")), "Preempted");
+    }
+    assert_true(preempted);
+    assert_true(json_equal(on->trace, off->trace));
+    fx_free(on);
+    fx_free(off);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(no_events_and_the_same_objects_without_record_events),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
