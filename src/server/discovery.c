@@ -31,8 +31,8 @@ void srv__handle_version(struct srv_req *q, struct srv_resp *r)
 {
     (void)q;
     srv__resp_json(r, 200,
-                   json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "major", "1",
-                             "minor", "32", "gitVersion", "v1.32.0", "gitCommit", "cueue",
+                   json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "major", SRV_K8S_MAJOR,
+                             "minor", SRV_K8S_MINOR, "gitVersion", SRV_K8S_GIT_VERSION, "gitCommit", "cueue",
                              "gitTreeState", "clean", "buildDate", "2025-01-01T00:00:00Z",
                              "goVersion", "none (cueue is C)", "compiler", "cueue",
                              "platform", PLATFORM));

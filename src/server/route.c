@@ -3,7 +3,7 @@
  * API's:
  *   /version /healthz /readyz /livez /metrics
  *   /api  /api/v1  /apis  /apis/G  /apis/G/V          discovery
- *   /openapi/v3[/api/v1 | /apis/G/V]                  OpenAPI
+ *   /openapi/v2  /openapi/v3[/api/v1 | /apis/G/V]     OpenAPI
  *   /api/v1/...  /apis/G/V/...                        resources:
  *       [namespaces/NS/]PLURAL[/NAME[/SUBRESOURCE]]
  * plus the cluster-wide list of a namespaced kind (/apis/G/V/PLURAL).

@@ -26,6 +26,11 @@
 #include "util/rng.h"
 #include "util/sbuf.h"
 
+/* The Kubernetes version cueue reports (/version, OpenAPI info): kubectl
+ * and the gcloud dispatcher choose their behaviour from it (kubectl.md §0) */
+#define SRV_K8S_MAJOR "1"
+#define SRV_K8S_MINOR "32"
+#define SRV_K8S_GIT_VERSION "v1.32.0"
 #define SRV_MAX_BODY_BYTES ((size_t)3 << 20) /* Kubernetes' 3 MiB request cap */
 #define SRV_MAX_WARNINGS 16
 #define SRV_MAX_METRIC_SOURCES 16
@@ -111,6 +116,9 @@ void srv__resp_release(struct srv_resp *r);
 void srv__resp_json(struct srv_resp *r, int code, json_t *obj);
 /* Same with an explicit content type (copied). */
 void srv__resp_json_ct(struct srv_resp *r, int code, json_t *obj, const char *ctype);
+/* A body of len bytes (copied; may hold NULs) with content type ctype. */
+void srv__resp_bytes(struct srv_resp *r, int code, const void *data, size_t len,
+                     const char *ctype);
 /* A text/plain body (copied). */
 void srv__resp_text(struct srv_resp *r, int code, const char *text, size_t len);
 /* A Kubernetes Status failure: code, reason ("NotFound"), message, and

@@ -63,12 +63,19 @@ void srv__resp_json(struct srv_resp *r, int code, json_t *obj)
     srv__resp_json_ct(r, code, obj, "application/json");
 }
 
-void srv__resp_text(struct srv_resp *r, int code, const char *text, size_t len)
+void srv__resp_bytes(struct srv_resp *r, int code, const void *data, size_t len,
+                     const char *ctype)
 {
     char *body = xmalloc(len + 1);
-    memcpy(body, text, len);
+    if (len)
+        memcpy(body, data, len);
     body[len] = '\0';
-    set_body(r, code, body, len, "text/plain; charset=utf-8");
+    set_body(r, code, body, len, ctype);
+}
+
+void srv__resp_text(struct srv_resp *r, int code, const char *text, size_t len)
+{
+    srv__resp_bytes(r, code, text, len, "text/plain; charset=utf-8");
 }
 
 void srv__resp_status(struct srv_resp *r, int code, const char *reason, const char *message,

@@ -2,9 +2,11 @@
  * table: meta.k8s.io/v1 Table output (kubectl get, and the cueue CLI).
  * Columns per kind: the Kubernetes printers' for built-ins (Pod, Job,
  * Node, Namespace, ConfigMap, Event), the kubebuilder printcolumn markers
- * of Kueue's and KubeRay's types, and cueue's own for NodePool and
- * ProvisioningRequest; every kind ends with AGE unless its first column is
- * a time. Cells are final text or integers (kubectl prints them verbatim);
+ * of Kueue's, KubeRay's and GKE's ProvisioningRequest types, and cueue's
+ * own for NodePool. As for a CRD on a real API server, a custom kind whose
+ * markers list columns shows exactly those (ClusterQueue, LocalQueue and
+ * WorkloadPriorityClass have no AGE), and one without markers gets AGE.
+ * Cells are final text or integers (kubectl prints them verbatim);
  * a missing value is null (printed blank). row.object is a
  * PartialObjectMetadata (kubectl takes NAMESPACE and LABELS from it).
  * Pure: time comes in as now_ms.
@@ -143,6 +145,46 @@ static json_t *cell_pod_restarts(const json_t *obj, int64_t now_ms)
     return json_integer(n);
 }
 
+static json_t *or_none(const char *s) { return json_string(s && *s ? s : "<none>"); }
+
+static json_t *cell_pod_ip(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    const char *ip = JX_STR(json_array_get(JX_GET(obj, "status", "podIPs"), 0), "ip");
+    return or_none(ip ? ip : JX_STR(obj, "status", "podIP"));
+}
+
+static json_t *cell_pod_node(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    return or_none(JX_STR(obj, "spec", "nodeName"));
+}
+
+static json_t *cell_pod_nominated(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    return or_none(JX_STR(obj, "status", "nominatedNodeName"));
+}
+
+/* "true gates/all gates", or <none> without readiness gates */
+static json_t *cell_pod_gates(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    const json_t *gates = JX_GET(obj, "spec", "readinessGates");
+    if (!json_array_size(gates))
+        return json_string("<none>");
+    size_t i, n = 0;
+    json_t *g;
+    json_array_foreach(gates, i, g)
+    {
+        if (api_cond_is_true(obj, jx_or_empty(JX_STR(g, "conditionType"))))
+            n++;
+    }
+    char b[48];
+    snprintf(b, sizeof(b), "%zu/%zu", n, json_array_size(gates));
+    return json_string(b);
+}
+
 /* ---- Job ---- */
 
 static json_t *cell_job_status(const json_t *obj, int64_t now_ms)
@@ -256,22 +298,37 @@ static json_t *cell_node_roles(const json_t *obj, int64_t now_ms)
     return json_string("<none>");
 }
 
-static json_t *label_cell(const json_t *obj, const char *key)
+/* Kubernetes' node printer: the first address of a type, else <none> */
+static json_t *node_address(const json_t *obj, const char *type)
 {
-    const char *v = api_label(obj, key);
-    return json_string(v ? v : "");
+    size_t i;
+    json_t *a;
+    json_array_foreach(JX_GET(obj, "status", "addresses"), i, a)
+    {
+        const char *addr = JX_STR(a, "address");
+        if (!strcmp(jx_or_empty(JX_STR(a, "type")), type) && addr && *addr)
+            return json_string(addr);
+    }
+    return json_string("<none>");
 }
 
-#define LABEL_CELL(fname, key)                                                 \
+static json_t *node_info(const json_t *obj, const char *field)
+{
+    const char *v = JX_STR(obj, "status", "nodeInfo", field);
+    return json_string(v && *v ? v : "<unknown>");
+}
+
+#define NODE_CELL(fname, expr)                                                 \
     static json_t *fname(const json_t *obj, int64_t now_ms)                    \
     {                                                                          \
         (void)now_ms;                                                          \
-        return label_cell(obj, key);                                           \
+        return expr;                                                           \
     }
-LABEL_CELL(cell_node_pool, "cloud.google.com/gke-nodepool")
-LABEL_CELL(cell_node_type, "node.kubernetes.io/instance-type")
-LABEL_CELL(cell_node_accel, "cloud.google.com/gke-tpu-accelerator")
-LABEL_CELL(cell_node_topo, "cloud.google.com/gke-tpu-topology")
+NODE_CELL(cell_node_internal_ip, node_address(obj, "InternalIP"))
+NODE_CELL(cell_node_external_ip, node_address(obj, "ExternalIP"))
+NODE_CELL(cell_node_os, node_info(obj, "osImage"))
+NODE_CELL(cell_node_kernel, node_info(obj, "kernelVersion"))
+NODE_CELL(cell_node_runtime, node_info(obj, "containerRuntimeVersion"))
 
 static json_t *cell_cm_data(const json_t *obj, int64_t now_ms)
 {
@@ -305,20 +362,30 @@ static json_t *cell_np_nodes(const json_t *obj, int64_t now_ms)
 
 /* ---- Event ---- */
 
-static int64_t event_time(const json_t *obj, const char *field)
+static int64_t event_time(const json_t *obj, const char *const *path)
 {
     int64_t t = 0;
-    const char *s = JX_STR(obj, field);
+    const char *s = jx_str_(obj, path);
     if (!s || timefmt_parse(s, &t))
         return 0;
     return t;
 }
 
+/* Kubernetes' event printer: first = firstTimestamp, else eventTime; last =
+ * series.lastObservedTime, else lastTimestamp, else first */
+static int64_t event_first_ms(const json_t *obj)
+{
+    int64_t t = event_time(obj, JX_KEYS("firstTimestamp"));
+    return t ? t : event_time(obj, JX_KEYS("eventTime"));
+}
+
 static json_t *cell_ev_last(const json_t *obj, int64_t now_ms)
 {
-    int64_t t = event_time(obj, "lastTimestamp");
+    int64_t t = event_time(obj, JX_KEYS("series", "lastObservedTime"));
     if (!t)
-        t = event_time(obj, "eventTime");
+        t = event_time(obj, JX_KEYS("lastTimestamp"));
+    if (!t)
+        t = event_first_ms(obj);
     if (!t)
         t = api_creation_ms(obj);
     return age_text(t, now_ms);
@@ -326,17 +393,19 @@ static json_t *cell_ev_last(const json_t *obj, int64_t now_ms)
 
 static json_t *cell_ev_first(const json_t *obj, int64_t now_ms)
 {
-    int64_t t = event_time(obj, "firstTimestamp");
-    return t ? age_text(t, now_ms) : json_string("");
+    int64_t t = event_first_ms(obj);
+    return t ? age_text(t, now_ms) : json_string("<unknown>");
 }
 
+/* "kind/name" in lower-case kind, or the kind alone without a name */
 static json_t *cell_ev_object(const json_t *obj, int64_t now_ms)
 {
     (void)now_ms;
     char *kind = xstrdup(jx_or_empty(JX_STR(obj, "involvedObject", "kind")));
     for (char *p = kind; *p; p++)
         *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
-    char *s = xasprintf("%s/%s", kind, jx_or_empty(JX_STR(obj, "involvedObject", "name")));
+    const char *name = JX_STR(obj, "involvedObject", "name");
+    char *s = name && *name ? xasprintf("%s/%s", kind, name) : xstrdup(kind);
     json_t *v = json_string(s);
     xfree(kind);
     xfree(s);
@@ -350,6 +419,16 @@ static json_t *cell_ev_source(const json_t *obj, int64_t now_ms)
     if (!c)
         c = JX_STR(obj, "reportingComponent");
     return json_string(c ? c : "");
+}
+
+/* events of the new API leave count unset: they happened once */
+static json_t *cell_ev_count(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    json_int_t n = JX_INT(obj, 0, "series", "count");
+    if (n <= 0)
+        n = JX_INT(obj, 0, "count");
+    return json_integer(n > 0 ? n : 1);
 }
 
 /* ---- the per-kind column sets ---- */
@@ -366,8 +445,10 @@ static const struct col cols_pod[] = {
     {"Status", "string", 0, {NULL}, cell_pod_status, "The aggregate status of the containers in this pod."},
     {"Restarts", "integer", 0, {NULL}, cell_pod_restarts, "The number of times the containers in this pod have been restarted."},
     AGE_COL,
-    {"IP", "string", 1, P("status", "podIP"), NULL, "IP address allocated to the pod."},
-    {"Node", "string", 1, P("spec", "nodeName"), NULL, "Name of the Node this pod is bound to."},
+    {"IP", "string", 1, {NULL}, cell_pod_ip, "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated."},
+    {"Node", "string", 1, {NULL}, cell_pod_node, "Name of the Node this pod is bound to."},
+    {"Nominated Node", "string", 1, {NULL}, cell_pod_nominated, "Name of the node the scheduler nominated for the pod, if any."},
+    {"Readiness Gates", "string", 1, {NULL}, cell_pod_gates, "The readiness gates of the pod that are true, out of all of them."},
     {NULL}};
 
 static const struct col cols_job[] = {
@@ -387,10 +468,11 @@ static const struct col cols_node[] = {
     {"Roles", "string", 0, {NULL}, cell_node_roles, "The roles of the node"},
     AGE_COL,
     {"Version", "string", 0, P("status", "nodeInfo", "kubeletVersion"), NULL, "Kubelet Version reported by the node."},
-    {"Node Pool", "string", 1, {NULL}, cell_node_pool, "cloud.google.com/gke-nodepool label"},
-    {"Machine Type", "string", 1, {NULL}, cell_node_type, "node.kubernetes.io/instance-type label"},
-    {"Accelerator", "string", 1, {NULL}, cell_node_accel, "cloud.google.com/gke-tpu-accelerator label"},
-    {"Topology", "string", 1, {NULL}, cell_node_topo, "cloud.google.com/gke-tpu-topology label"},
+    {"Internal-IP", "string", 1, {NULL}, cell_node_internal_ip, "List of internal IPs reported by the node."},
+    {"External-IP", "string", 1, {NULL}, cell_node_external_ip, "List of external IPs reported by the node."},
+    {"OS-Image", "string", 1, {NULL}, cell_node_os, "OS image reported by the node from /etc/os-release."},
+    {"Kernel-Version", "string", 1, {NULL}, cell_node_kernel, "Kernel version reported by the node from 'uname -r'."},
+    {"Container-Runtime", "string", 1, {NULL}, cell_node_runtime, "Container runtime version reported by the node."},
     {NULL}};
 
 static const struct col cols_namespace[] = {
@@ -414,7 +496,7 @@ static const struct col cols_event[] = {
     {"Source", "string", 1, {NULL}, cell_ev_source, "The component reporting this event."},
     {"Message", "string", 0, P("message"), NULL, "A human-readable description of the status of this operation."},
     {"First Seen", "string", 1, {NULL}, cell_ev_first, "The time at which the event was first recorded."},
-    {"Count", "string", 1, P("count"), NULL, "The number of times this event has occurred."},
+    {"Count", "string", 1, {NULL}, cell_ev_count, "The number of times this event has occurred."},
     {"Name", "string", 1, {NULL}, cell_name, "The name of the event."},
     {NULL}};
 
@@ -434,7 +516,6 @@ static const struct col cols_cq[] = {
     {"Strategy", "string", 1, P("spec", "queueingStrategy"), NULL, "The queueing strategy used to prioritize workloads"},
     {"Pending Workloads", "integer", 0, P("status", "pendingWorkloads"), NULL, "Number of pending workloads"},
     {"Admitted Workloads", "integer", 1, P("status", "admittedWorkloads"), NULL, "Number of admitted workloads that haven't finished yet"},
-    AGE_COL,
     {NULL}};
 
 static const struct col cols_lq[] = {
@@ -442,7 +523,6 @@ static const struct col cols_lq[] = {
     {"ClusterQueue", "string", 0, P("spec", "clusterQueue"), NULL, "Backing ClusterQueue"},
     {"Pending Workloads", "integer", 0, P("status", "pendingWorkloads"), NULL, "Number of pending workloads"},
     {"Admitted Workloads", "integer", 0, P("status", "admittedWorkloads"), NULL, "Number of admitted workloads that haven't finished yet."},
-    AGE_COL,
     {NULL}};
 
 static const struct col cols_wl[] = {
@@ -457,7 +537,6 @@ static const struct col cols_wl[] = {
 static const struct col cols_wpc[] = {
     NAME_COL,
     {"Value", "integer", 0, P("value"), NULL, "Value of workloadPriorityClass's Priority"},
-    AGE_COL,
     {NULL}};
 
 static const struct col cols_provreq[] = {
@@ -466,7 +545,6 @@ static const struct col cols_provreq[] = {
     {"Provisioned", "string", 0, {NULL}, cell_provisioned, NULL},
     {"Failed", "string", 0, {NULL}, cell_failed, NULL},
     AGE_COL,
-    {"Class", "string", 1, P("spec", "provisioningClassName"), NULL, NULL},
     {NULL}};
 
 static const struct col cols_nodepool[] = {

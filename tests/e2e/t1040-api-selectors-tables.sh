@@ -61,7 +61,7 @@ api POST /apis/kueue.x-k8s.io/v1beta1/resourceflavors '{"apiVersion":"kueue.x-k8
 api POST /apis/kueue.x-k8s.io/v1beta1/clusterqueues '{"apiVersion":"kueue.x-k8s.io/v1beta1","kind":"ClusterQueue","metadata":{"name":"cq"},"spec":{"cohort":"all","namespaceSelector":{},"resourceGroups":[{"coveredResources":["cpu"],"flavors":[{"name":"rf","resources":[{"name":"cpu","nominalQuota":1}]}]}]}}'
 api GET /apis/kueue.x-k8s.io/v1beta1/clusterqueues '' application/json "$TABLE"
 is "$(jq_body '[.columnDefinitions[] | .name + ":" + (.priority|tostring)] | join(",")')" \
-  "Name:0,Cohort:0,Strategy:1,Pending Workloads:0,Admitted Workloads:1,Age:0" "ClusterQueue columns (Kueue's printer columns, wide ones priority 1)"
+  "Name:0,Cohort:0,Strategy:1,Pending Workloads:0,Admitted Workloads:1" "ClusterQueue columns (Kueue's printer columns, wide ones priority 1, no AGE)"
 is "$(jq_body '.rows[0].cells[1]')" all "ClusterQueue cohort cell"
 api POST /apis/cueue.dev/v1alpha1/nodepools '{"apiVersion":"cueue.dev/v1alpha1","kind":"NodePool","metadata":{"name":"np"},"spec":{"config":{"machineType":"n2-standard-16"},"autoscaling":{"enabled":true,"minNodeCount":0,"maxNodeCount":4}}}'
 api GET /apis/cueue.dev/v1alpha1/nodepools '' application/json "$TABLE"

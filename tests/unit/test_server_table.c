@@ -62,14 +62,25 @@ static void test_columns(void **state)
 {
     (void)state;
     expect(column_names(KIND_CLUSTERQUEUE),
-           "[\"Name\",\"Cohort\",\"Strategy*\",\"Pending Workloads\",\"Admitted Workloads*\",\"Age\"]");
+           "[\"Name\",\"Cohort\",\"Strategy*\",\"Pending Workloads\",\"Admitted Workloads*\"]");
     expect(column_names(KIND_WORKLOAD),
            "[\"Name\",\"Queue\",\"Reserved in\",\"Admitted\",\"Finished\",\"Age\"]");
     expect(column_names(KIND_LOCALQUEUE),
-           "[\"Name\",\"ClusterQueue\",\"Pending Workloads\",\"Admitted Workloads\",\"Age\"]");
+           "[\"Name\",\"ClusterQueue\",\"Pending Workloads\",\"Admitted Workloads\"]");
+    /* a CRD's printer columns replace AGE; a CRD without them gets AGE */
+    expect(column_names(KIND_WORKLOADPRIORITYCLASS), "[\"Name\",\"Value\"]");
     expect(column_names(KIND_RESOURCEFLAVOR), "[\"Name\",\"Age\"]");
-    expect(column_names(KIND_POD),
-           "[\"Name\",\"Ready\",\"Status\",\"Restarts\",\"Age\",\"IP*\",\"Node*\"]");
+    expect(column_names(KIND_ADMISSIONCHECK), "[\"Name\",\"Age\"]");
+    expect(column_names(KIND_PROVISIONINGREQUEST),
+           "[\"Name\",\"Accepted\",\"Provisioned\",\"Failed\",\"Age\"]");
+    expect(column_names(KIND_RAYJOB),
+           "[\"Name\",\"Job Status\",\"Deployment Status\",\"Ray Cluster Name\",\"Start Time\","
+           "\"End Time\",\"Age\"]");
+    expect(column_names(KIND_POD), "[\"Name\",\"Ready\",\"Status\",\"Restarts\",\"Age\",\"IP*\","
+                                   "\"Node*\",\"Nominated Node*\",\"Readiness Gates*\"]");
+    expect(column_names(KIND_NODE),
+           "[\"Name\",\"Status\",\"Roles\",\"Age\",\"Version\",\"Internal-IP*\",\"External-IP*\","
+           "\"OS-Image*\",\"Kernel-Version*\",\"Container-Runtime*\"]");
     json_t *cols = srv_table_columns(api_kind_get(KIND_POD));
     assert_string_equal(JX_STR(json_array_get(cols, 0), "format"), "name");
     json_decref(cols);
@@ -89,7 +100,7 @@ static void test_age_and_kueue_cells(void **state)
                  "{\"metadata\":{\"name\":\"cq\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
                  "\"spec\":{},\"status\":{\"pendingWorkloads\":4}}",
                  T0 + 5000),
-           "[\"cq\",null,null,4,null,\"5s\"]");
+           "[\"cq\",null,null,4,null]");
 }
 
 static void test_job_cells(void **state)
@@ -123,7 +134,16 @@ static void test_pod_cells_and_row_object(void **state)
                       "{\"name\":\"a\",\"ready\":true,\"restartCount\":2},"
                       "{\"name\":\"b\",\"ready\":false,\"restartCount\":1,\"state\":{\"waiting\":"
                       "{\"reason\":\"CrashLoopBackOff\"}}}]}}";
-    expect(cells(KIND_POD, pod, T0 + 1000), "[\"p\",\"1/2\",\"CrashLoopBackOff\",3,\"1s\",\"10.0.0.1\",\"n1\"]");
+    expect(cells(KIND_POD, pod, T0 + 1000),
+           "[\"p\",\"1/2\",\"CrashLoopBackOff\",3,\"1s\",\"10.0.0.1\",\"n1\",\"<none>\",\"<none>\"]");
+    /* unscheduled, no IP: <none> as Kubernetes' pod printer; gates counted */
+    expect(cells(KIND_POD,
+                 "{\"metadata\":{\"name\":\"q\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+                 "\"spec\":{\"containers\":[{\"name\":\"a\"}],\"readinessGates\":["
+                 "{\"conditionType\":\"x\"},{\"conditionType\":\"y\"}]},"
+                 "\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"y\",\"status\":\"True\"}]}}",
+                 T0),
+           "[\"q\",\"0/1\",\"Pending\",0,\"0s\",\"<none>\",\"<none>\",\"<none>\",\"1/2\"]");
     json_t *o = J(pod);
     json_t *row = srv_table_row(api_kind_get(KIND_POD), o, T0, NULL);
     json_t *ro = json_object_get(row, "object");
@@ -157,6 +177,28 @@ static void test_event_and_nodepool_cells(void **state)
                  "\"firstTimestamp\":\"2026-01-01T00:00:00Z\",\"lastTimestamp\":\"2026-01-01T00:01:00Z\"}",
                  T0 + 120 * 1000),
            "[\"60s\",\"Warning\",\"Failed\",\"rayjob/r\",null,\"cueue\",\"boom\",\"2m\",2,\"e\"]");
+    /* events.k8s.io style: eventTime and series, no count; no object name */
+    expect(cells(KIND_EVENT,
+                 "{\"metadata\":{\"name\":\"f\"},\"type\":\"Normal\",\"reason\":\"R\",\"message\":\"m\","
+                 "\"reportingComponent\":\"c\",\"involvedObject\":{\"kind\":\"Node\"},"
+                 "\"eventTime\":\"2026-01-01T00:00:00.000000Z\","
+                 "\"series\":{\"count\":5,\"lastObservedTime\":\"2026-01-01T00:01:30.000000Z\"}}",
+                 T0 + 120 * 1000),
+           "[\"30s\",\"Normal\",\"R\",\"node\",null,\"c\",\"m\",\"2m\",5,\"f\"]");
+    expect(cells(KIND_EVENT,
+                 "{\"metadata\":{\"name\":\"g\"},\"involvedObject\":{\"kind\":\"Pod\",\"name\":\"p\"},"
+                 "\"lastTimestamp\":\"2026-01-01T00:00:00Z\"}",
+                 T0 + 1000),
+           "[\"1s\",null,null,\"pod/p\",null,\"\",null,\"<unknown>\",1,\"g\"]");
+    expect(cells(KIND_NODE,
+                 "{\"metadata\":{\"name\":\"n\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
+                 "\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}],"
+                 "\"addresses\":[{\"type\":\"Hostname\",\"address\":\"n\"},"
+                 "{\"type\":\"InternalIP\",\"address\":\"127.0.0.1\"}],"
+                 "\"nodeInfo\":{\"kubeletVersion\":\"v1.34.0\",\"osImage\":\"os\",\"kernelVersion\":\"\"}}}",
+                 T0 + 60000),
+           "[\"n\",\"Ready\",\"<none>\",\"60s\",\"v1.34.0\",\"127.0.0.1\",\"<none>\",\"os\","
+           "\"<unknown>\",\"<unknown>\"]");
     expect(cells(KIND_NODEPOOL,
                  "{\"metadata\":{\"name\":\"dws\",\"creationTimestamp\":\"2026-01-01T00:00:00Z\"},"
                  "\"spec\":{\"config\":{\"machineType\":\"ct6e-standard-4t\",\"flexStart\":true},"
