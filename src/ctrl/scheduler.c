@@ -411,16 +411,25 @@ static void resync_workload(struct ctrl *c, struct sched *s, const struct eng_wl
     json_decref(obj);
 }
 
-/* The Workload a decision names, as a mutable copy, if it is still the
- * same object (uid). */
+/* The Workload a decision names, if it is still the same object (uid), as
+ * a copy whose status may be changed (store_get_status_copy: the rest is
+ * the stored document's and must not be). */
 static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
 {
-    json_t *wl = kq_get_copy(c, KIND_WORKLOAD, ref->ns, ref->name);
+    json_t *wl = store_get_status_copy(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name);
     if (wl && ref->uid && api_uid(wl) && strcmp(ref->uid, api_uid(wl))) {
         json_decref(wl);
         return NULL;
     }
     return wl;
+}
+
+/* Write a decision's Workload status (a decision_target copy). The store
+ * takes the status as it is: wl stays readable, but is never changed again. */
+static int write_status(struct ctrl *c, json_t *wl)
+{
+    return store_update_take(ctrl_store(c), KIND_WORKLOAD, api_namespace(wl), json_incref(wl),
+                             STORE_UPDATE_STATUS, NULL);
 }
 
 static json_t *admission_json(const struct api_admission *a, const char *cq)
@@ -512,7 +521,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                      "The workload has not all checks ready", now);
-    if (kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) != 0)
+    if (write_status(c, wl) != 0)
         resync_workload(c, s, &d->wl);
     else
         finish_replaced(c, d, wl);
@@ -542,7 +551,7 @@ static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_deci
         json_object_set_new(f, "message", json_string(msg));
         ctrl_trace(c, "Preempted", f);
     }
-    if (kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) != 0)
+    if (write_status(c, wl) != 0)
         resync_workload(c, s, &d->wl);
     json_decref(wl);
 }
@@ -586,7 +595,7 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     api_cond_set(wl, "QuotaReserved", "False", reason, msg, now);
     api_cond_set(wl, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
     JX_SET_NEW(wl, resource_requests(wl), "status", "resourceRequests");
-    int rc = kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS);
+    int rc = write_status(c, wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
     if (ctrl_tracing(c)) {
         json_t *f = kq_wl_trace_fields(wl, d->cluster_queue);

@@ -438,12 +438,12 @@ static int release_one(struct sim *s, struct wl_state *w)
     w->needs_release = false;
     if (w->deleted)
         return 0;
-    json_t *cur = store_get(s->store, KIND_WORKLOAD, w->ns, w->name);
+    /* a copy whose status may change (the rest is shared with the store) */
+    json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name);
     int n = 0;
-    if (cur && api_cond_is_true(cur, "Evicted") && api_cond_is_true(cur, "QuotaReserved") &&
-        !api_cond_is_true(cur, "Finished")) {
+    if (obj && api_cond_is_true(obj, "Evicted") && api_cond_is_true(obj, "QuotaReserved") &&
+        !api_cond_is_true(obj, "Finished")) {
         int64_t now = clk_now(&s->clock.clk);
-        json_t *obj = json_deep_copy(cur);
         json_t *ec = api_cond_get(obj, "Evicted");
         const char *why = jx_or_empty(JX_STR(ec, "reason"));
         char *reason = xstrdup(why);
@@ -454,13 +454,13 @@ static int release_one(struct sim *s, struct wl_state *w)
         api_cond_set(obj, "Admitted", "False", "NoReservation", "The workload has no reservation",
                      now);
         api_cond_set(obj, "Requeued", requeue ? "True" : "False", reason, msg, now);
-        if (!store_update(s->store, KIND_WORKLOAD, w->ns, obj, STORE_UPDATE_STATUS, NULL))
+        if (!store_update_take(s->store, KIND_WORKLOAD, w->ns, obj, STORE_UPDATE_STATUS, NULL))
             n = 1;
-        json_decref(obj);
+        obj = NULL;
         xfree(reason);
         xfree(msg);
     }
-    json_decref(cur);
+    json_decref(obj);
     return n;
 }
 
@@ -482,20 +482,20 @@ int64_t sim_observer_next_deadline(struct sim *s)
 
 static int finish_one(struct sim *s, struct wl_state *w)
 {
-    json_t *cur = store_get(s->store, KIND_WORKLOAD, w->ns, w->name);
+    /* a copy whose status may change (the rest is shared with the store) */
+    json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name);
     int n = 0;
-    if (cur && api_cond_is_true(cur, "Admitted") && !api_cond_is_true(cur, "Finished")) {
-        json_t *obj = json_deep_copy(cur);
+    if (obj && api_cond_is_true(obj, "Admitted") && !api_cond_is_true(obj, "Finished")) {
         char secs[SIM_SECONDS_LEN];
         char *msg = xasprintf("The workload ran for %ss in the simulator",
                               sim_format_seconds(w->run_ms, secs));
         api_cond_set(obj, "Finished", "True", "Succeeded", msg, clk_now(&s->clock.clk));
-        if (!store_update(s->store, KIND_WORKLOAD, w->ns, obj, STORE_UPDATE_STATUS, NULL))
+        if (!store_update_take(s->store, KIND_WORKLOAD, w->ns, obj, STORE_UPDATE_STATUS, NULL))
             n = 1;
+        obj = NULL;
         xfree(msg);
-        json_decref(obj);
     }
-    json_decref(cur);
+    json_decref(obj);
     return n;
 }
 

@@ -210,6 +210,34 @@ static json_t *incoming_part(enum api_kind_id kind, const json_t *obj,
     return json_deep_copy(obj);
 }
 
+/* incoming_part for store_update_take: the same parts, shared instead of
+ * deep-copied; takes one of obj's references (the caller keeps another
+ * while the update runs). The top-level map and the metadata map are
+ * copied shallowly: merge_update sets keys in them. */
+static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
+                                  enum store_update_mode mode)
+{
+    json_t *in;
+    if (mode == STORE_UPDATE_STATUS) {
+        in = json_incref(json_object_get(obj, "status"));
+    } else if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status) {
+        in = json_object();
+        const char *key;
+        json_t *v;
+        json_object_foreach(obj, key, v) {
+            if (strcmp(key, "status") != 0)
+                json_object_set(in, key, v);
+        }
+    } else {
+        in = json_copy(obj);
+    }
+    json_t *meta = mode == STORE_UPDATE_STATUS ? NULL : json_object_get(in, "metadata");
+    if (meta)
+        json_object_set_new(in, "metadata", json_copy(meta));
+    json_decref(obj);
+    return in;
+}
+
 /* The candidate document: incoming merged with the stored one, with the
  * server-managed metadata of the stored one. Takes incoming. mu held. */
 static json_t *merge_update(enum api_kind_id kind, const char *ns, const json_t *old,
@@ -288,26 +316,25 @@ static json_t *commit_update(struct store *s, enum api_kind_id kind, struct stor
     return cand;
 }
 
-int store_update(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
-                 enum store_update_mode mode, json_t **out)
+static bool update_args_ok(enum api_kind_id kind, const json_t *obj, enum store_update_mode mode)
 {
-    if (out)
-        *out = NULL;
-    if (!kind_ok((int)kind) || !json_is_object(obj) || mode < STORE_UPDATE_MAIN ||
-        mode > STORE_UPDATE_ALL)
-        return CU_EINVAL;
-    const char *name = JX_STR(obj, "metadata", "name");
-    const char *nsk = resolve_ns(kind, ns, obj);
-    if (!name || !name[0] || !nsk)
-        return CU_EINVAL;
-    json_t *incoming = incoming_part(kind, obj, mode);
+    return kind_ok((int)kind) && json_is_object(obj) && mode >= STORE_UPDATE_MAIN &&
+           mode <= STORE_UPDATE_ALL;
+}
 
+/* The update itself, once incoming (taken) holds the part to store. The
+ * preconditions are read from precond (obj's metadata, or a copy of it
+ * when obj was taken). */
+static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
+                       const char *name, const json_t *precond, json_t *incoming,
+                       enum store_update_mode mode, json_t **out)
+{
     pthread_mutex_lock(&s->mu);
     json_t *res = NULL;
     int rc = CU_ENOTFOUND;
     struct store_obj *o = store__idx_find(s, kind, nsk, name);
     if (o)
-        rc = check_preconditions(obj, o->doc);
+        rc = check_preconditions(precond, o->doc);
     if (rc == 0) {
         json_t *cand = merge_update(kind, nsk, o->doc, incoming, mode);
         incoming = NULL;
@@ -320,6 +347,58 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
     else
         json_decref(res);
     return rc;
+}
+
+int store_update(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
+                 enum store_update_mode mode, json_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!update_args_ok(kind, obj, mode))
+        return CU_EINVAL;
+    const char *name = JX_STR(obj, "metadata", "name");
+    const char *nsk = resolve_ns(kind, ns, obj);
+    if (!name || !name[0] || !nsk)
+        return CU_EINVAL;
+    return update_with(s, kind, nsk, name, obj, incoming_part(kind, obj, mode), mode, out);
+}
+
+int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
+                      enum store_update_mode mode, json_t **out)
+{
+    if (out)
+        *out = NULL;
+    if (!update_args_ok(kind, obj, mode)) {
+        json_decref(obj);
+        return CU_EINVAL;
+    }
+    const char *name = JX_STR(obj, "metadata", "name");
+    const char *nsk = resolve_ns(kind, ns, obj);
+    if (!name || !name[0] || !nsk) {
+        json_decref(obj);
+        return CU_EINVAL;
+    }
+    /* obj stays readable (key, preconditions) until the update is done;
+     * the parts it shares with the stored document are never modified */
+    json_incref(obj);
+    int rc = update_with(s, kind, nsk, name, obj, incoming_part_take(kind, obj, mode), mode,
+                         out);
+    json_decref(obj);
+    return rc;
+}
+
+json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
+                              const char *name)
+{
+    json_t *cur = store_get(s, kind, ns, name);
+    if (!cur)
+        return NULL;
+    json_t *cp = copy_with_meta(cur);
+    json_t *st = json_object_get(cur, "status");
+    if (st)
+        json_object_set_new(cp, "status", json_deep_copy(st));
+    json_decref(cur);
+    return cp;
 }
 
 /* ---- delete ---- */

@@ -101,6 +101,28 @@ int store_create(struct store *s, enum api_kind_id kind, const char *ns, const j
 int store_update(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
                  enum store_update_mode mode, json_t **out);
 
+/* store_update that takes obj's reference instead of copying what it
+ * stores: the status (STATUS), or everything but the status (MAIN), or the
+ * whole object (ALL) becomes part of the stored document as it is. The
+ * caller must therefore not modify obj, or anything reachable from it,
+ * after the call, even through a reference it kept (reading is fine). obj
+ * itself and its metadata map are used in place only when the caller held
+ * their only reference, else they are copied (shallowly). Same results as
+ * store_update. For controllers that build a fresh document per write
+ * (store_get_status_copy, then STORE_UPDATE_STATUS): no second copy. */
+int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
+                      enum store_update_mode mode, json_t **out);
+
+/* The stored object prepared for a status write, without copying what the
+ * write leaves alone: a new top-level object whose "status" is a deep copy
+ * the caller may modify, whose "metadata" is a new map sharing its values
+ * with the stored one (the caller may set or remove its keys, not change
+ * the values in place), and whose other members are the stored document's
+ * own (immutable: never modify them). NULL when absent. Caller decrefs, or
+ * hands it to store_update_take(..., STORE_UPDATE_STATUS, ...). */
+json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
+                              const char *name);
+
 /* Delete. If the object has finalizers it is only marked
  * (metadata.deletionTimestamp = now, deletionGracePeriodSeconds = 0,
  * generation + 1, MODIFIED event; deleting an already marked object changes

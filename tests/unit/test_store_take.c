@@ -1,0 +1,169 @@
+/*
+ * Unit tests for the store's copy-saving paths: store_get_status_copy (a
+ * document whose status alone is the caller's) and store_update_take (an
+ * update that keeps the caller's parts instead of copying them), with the
+ * same results, preconditions and no-op rule as store_update.
+ */
+#include "test_store_fixture.h"
+
+#include "api/meta.h"
+
+static json_t *make_wl(struct fx *f)
+{
+    json_t *in = json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:i, s:[{s:s}]}, "
+                           "s:{s:[{s:s, s:s}]}}",
+                           "apiVersion", "kueue.x-k8s.io/v1beta1", "kind", "Workload",
+                           "metadata", "name", "wl", "labels", "a", "1", "spec", "queueName",
+                           "q", "priority", 1, "podSets", "name", "main", "status",
+                           "conditions", "type", "QuotaReserved", "status", "False");
+    return fx_create(f->s, KIND_WORKLOAD, "ns", in);
+}
+
+static void status_copy_owns_only_status_and_metadata_map(void **state)
+{
+    struct fx *f = *state;
+    json_t *wl = make_wl(f);
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_non_null(cp);
+    assert_ptr_not_equal(cp, wl);
+    assert_true(json_equal(cp, wl));
+    /* spec is the stored document's own; status and the metadata map are new */
+    assert_ptr_equal(JX_GET(cp, "spec"), JX_GET(wl, "spec"));
+    assert_ptr_not_equal(JX_GET(cp, "status"), JX_GET(wl, "status"));
+    assert_ptr_not_equal(JX_GET(cp, "status", "conditions"), JX_GET(wl, "status", "conditions"));
+    assert_ptr_not_equal(JX_GET(cp, "metadata"), JX_GET(wl, "metadata"));
+    assert_ptr_equal(JX_GET(cp, "metadata", "labels"), JX_GET(wl, "metadata", "labels"));
+    /* changing the copy's status and metadata keys leaves the store alone */
+    api_cond_set(cp, "QuotaReserved", "True", "QuotaReserved", "m", FX_START_MS);
+    json_object_set_new(JX_GET(cp, "metadata"), "resourceVersion", json_string("99"));
+    json_t *got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_ptr_equal(got, wl);
+    assert_false(api_cond_is_true(got, "QuotaReserved"));
+    assert_string_equal(fx_meta(got, "resourceVersion"), "1");
+    json_decref(got);
+    json_decref(cp);
+    json_decref(wl);
+    assert_null(store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "missing"));
+}
+
+static void update_take_status_keeps_the_callers_status(void **state)
+{
+    struct fx *f = *state;
+    json_t *wl = make_wl(f);
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl");
+    api_cond_set(cp, "QuotaReserved", "True", "QuotaReserved", "reserved", FX_START_MS);
+    json_t *st = JX_GET(cp, "status");
+    json_t *out = NULL;
+    assert_int_equal(
+        store_update_take(f->s, KIND_WORKLOAD, "ns", json_incref(cp), STORE_UPDATE_STATUS, &out),
+        0);
+    assert_ptr_equal(JX_GET(out, "status"), st); /* stored as it is, not copied */
+    assert_ptr_equal(JX_GET(out, "spec"), JX_GET(wl, "spec"));
+    assert_true(api_cond_is_true(out, "QuotaReserved"));
+    assert_string_equal(fx_meta(out, "resourceVersion"), "2");
+    assert_int_equal(fx_gen(out), 1);
+    /* the caller's metadata map is not the stored one */
+    assert_string_equal(fx_meta(cp, "resourceVersion"), "1");
+    /* the old version is untouched */
+    assert_false(api_cond_is_true(wl, "QuotaReserved"));
+    assert_string_equal(fx_meta(wl, "resourceVersion"), "1");
+    json_decref(out);
+    json_decref(cp);
+
+    /* the same status again: no new version, no event */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_int_equal(
+        store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, NULL), 0);
+    assert_int_equal(store_rv(f->s), 2);
+    json_decref(wl);
+}
+
+static void update_take_checks_preconditions_and_input(void **state)
+{
+    struct fx *f = *state;
+    json_t *wl = make_wl(f);
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl");
+    json_t *stale = json_deep_copy(cp);
+    api_cond_set(cp, "Admitted", "True", "Admitted", "", FX_START_MS);
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, NULL),
+                     0);
+    /* resourceVersion 1 is stale now */
+    api_cond_set(stale, "Finished", "True", "Succeeded", "", FX_START_MS);
+    assert_int_equal(
+        store_update_take(f->s, KIND_WORKLOAD, "ns", stale, STORE_UPDATE_STATUS, NULL),
+        CU_ECONFLICT);
+    json_t *other = json_deep_copy(wl);
+    json_object_set_new(JX_OBJ(other, "metadata"), "resourceVersion", json_string(""));
+    json_object_set_new(JX_OBJ(other, "metadata"), "uid", json_string("someone-else"));
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", other, STORE_UPDATE_ALL, NULL),
+                     CU_ECONFLICT);
+    json_t *missing = json_pack("{s:{s:s}}", "metadata", "name", "nope");
+    assert_int_equal(
+        store_update_take(f->s, KIND_WORKLOAD, "ns", missing, STORE_UPDATE_STATUS, NULL),
+        CU_ENOTFOUND);
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", json_string("x"),
+                                       STORE_UPDATE_STATUS, NULL),
+                     CU_EINVAL);
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", json_pack("{s:{}}", "metadata"),
+                                       STORE_UPDATE_STATUS, NULL),
+                     CU_EINVAL);
+    assert_int_equal(store_rv(f->s), 2);
+    json_t *got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_false(api_cond_is_true(got, "Finished"));
+    json_decref(got);
+    json_decref(wl);
+}
+
+static void update_take_main_and_all_match_store_update(void **state)
+{
+    struct fx *f = *state;
+    json_t *wl = make_wl(f);
+    /* MAIN: spec and metadata from the input, status kept */
+    json_t *upd = json_deep_copy(wl);
+    json_object_set_new(JX_OBJ(upd, "spec"), "priority", json_integer(5));
+    json_object_set_new(JX_OBJ(upd, "status"), "ignored", json_true());
+    api_set_label(upd, "b", "2");
+    json_t *out = NULL;
+    assert_int_equal(
+        store_update_take(f->s, KIND_WORKLOAD, "ns", json_incref(upd), STORE_UPDATE_MAIN, &out),
+        0);
+    assert_int_equal(JX_INT(out, 0, "spec", "priority"), 5);
+    assert_ptr_equal(JX_GET(out, "spec"), JX_GET(upd, "spec"));
+    assert_null(JX_GET(out, "status", "ignored"));
+    assert_ptr_equal(JX_GET(out, "status"), JX_GET(wl, "status"));
+    assert_string_equal(api_label(out, "b"), "2");
+    assert_int_equal(fx_gen(out), 2);
+    assert_string_equal(fx_meta(out, "resourceVersion"), "2");
+    assert_string_equal(fx_meta(out, "uid"), fx_meta(wl, "uid"));
+    /* the caller's metadata map did not get the server's fields */
+    assert_string_equal(fx_meta(upd, "resourceVersion"), "1");
+    json_decref(out);
+    json_decref(upd);
+
+    /* ALL: everything from the input, server metadata from the store */
+    json_t *cur = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    upd = json_deep_copy(cur);
+    json_decref(cur);
+    json_object_set_new(JX_OBJ(upd, "status"), "admitted", json_true());
+    json_object_set_new(JX_OBJ(upd, "metadata"), "generation", json_integer(40));
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", upd, STORE_UPDATE_ALL, &out),
+                     0);
+    assert_true(JX_BOOL(out, false, "status", "admitted"));
+    assert_int_equal(fx_gen(out), 2);
+    assert_string_equal(fx_meta(out, "resourceVersion"), "3");
+    json_decref(out);
+    json_decref(wl);
+}
+
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(status_copy_owns_only_status_and_metadata_map),
+        T(update_take_status_keeps_the_callers_status),
+        T(update_take_checks_preconditions_and_input),
+        T(update_take_main_and_all_match_store_update),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
