@@ -184,6 +184,9 @@ json_t *kq_checks_for_admission(const struct kq_check_rule *rules, size_t n,
 /* Make status.admissionChecks hold exactly `names` (sorted by name): add
  * missing ones as Pending, drop others. True when anything changed. */
 bool kq_wl_sync_checks(json_t *wl, const json_t *names, int64_t now_ms);
+/* True when kq_wl_sync_checks(wl, names, ...) would change nothing (read
+ * only: decide before copying the Workload). */
+bool kq_wl_checks_in_sync(const json_t *wl, const json_t *names);
 /* True when every entry of status.admissionChecks is Ready. */
 bool kq_wl_all_checks_ready(const json_t *wl);
 /* The status.admissionChecks entry named name (borrowed), or NULL. */

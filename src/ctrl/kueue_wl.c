@@ -300,7 +300,9 @@ json_t *kq_wl_check(const json_t *wl, const char *name)
     return NULL;
 }
 
-bool kq_wl_sync_checks(json_t *wl, const json_t *names, int64_t now_ms)
+/* The status.admissionChecks kq_wl_sync_checks wants (new reference) and
+ * whether it differs from the Workload's. */
+static json_t *checks_next(const json_t *wl, const json_t *names, int64_t now_ms, bool *changed)
 {
     json_t *cur = JX_GET(wl, "status", "admissionChecks");
     json_t *next = json_array();
@@ -318,7 +320,21 @@ bool kq_wl_sync_checks(json_t *wl, const json_t *names, int64_t now_ms)
                                                   "message", ""));
         }
     }
-    bool changed = !jx_equal(cur, next) && !(cur == NULL && json_array_size(next) == 0);
+    *changed = !jx_equal(cur, next) && !(cur == NULL && json_array_size(next) == 0);
+    return next;
+}
+
+bool kq_wl_checks_in_sync(const json_t *wl, const json_t *names)
+{
+    bool changed;
+    json_decref(checks_next(wl, names, 0, &changed));
+    return !changed;
+}
+
+bool kq_wl_sync_checks(json_t *wl, const json_t *names, int64_t now_ms)
+{
+    bool changed;
+    json_t *next = checks_next(wl, names, now_ms, &changed);
     if (changed) {
         if (json_array_size(next) == 0)
             JX_DEL(wl, "status", "admissionChecks");

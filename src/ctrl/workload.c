@@ -39,15 +39,29 @@ struct stop_seen {
 struct wl_rec {
     int rid;
     struct stop_seen *seen;
+    size_t n_stopped; /* entries of seen whose policy is not None */
 };
 
+/* One reconcile. wl is what the steps read: the stored document until a
+ * step must change something, then a private copy (wl_mut); orig keeps the
+ * stored one alive meanwhile, so pointers read from it stay valid. Most
+ * reconciles change nothing and copy nothing. */
 struct wl_ctx {
     struct ctrl *c;
     struct wl_rec *r;
     json_t *wl;
+    json_t *orig;
     bool dirty;
     int64_t now;
 };
+
+/* The Workload, made private (a deep copy) on the first call. */
+static json_t *wl_mut(struct wl_ctx *x)
+{
+    if (x->wl == x->orig)
+        x->wl = json_deep_copy(x->orig);
+    return x->wl;
+}
 
 static const char *stop_policy(const json_t *obj)
 {
@@ -103,9 +117,10 @@ static void retry_eviction(struct wl_ctx *x)
             at = t;
     }
     char *msg = xasprintf("Evicted due to %s", list);
-    kq_wl_evict(x->c, x->wl, "AdmissionCheck", NULL, msg);
+    json_t *wl = wl_mut(x);
+    kq_wl_evict(x->c, wl, "AdmissionCheck", NULL, msg);
     if (at > 0)
-        set_requeue_at(x->wl, at);
+        set_requeue_at(wl, at);
     xfree(msg);
     xfree(list);
     x->dirty = true;
@@ -120,11 +135,15 @@ static void step_checks(struct wl_ctx *x)
     size_t n;
     kq_cq_check_rules(x->c, kq_wl_cluster_queue(wl), &rules, &n);
     json_t *names = kq_checks_for_admission(rules, n, JX_GET(wl, "status", "admission"));
-    x->dirty |= kq_wl_sync_checks(wl, names, x->now);
+    if (!kq_wl_checks_in_sync(wl, names)) {
+        wl = wl_mut(x);
+        x->dirty |= kq_wl_sync_checks(wl, names, x->now);
+    }
     json_decref(names);
     kq_rules_release(rules, n);
     char *rejected = checks_in_state(wl, "Rejected", "AdmissionCheck");
     if (rejected) {
+        wl = wl_mut(x);
         x->dirty |= api_cond_set(wl, "DeactivationTarget", "True", "AdmissionCheck", rejected,
                                  x->now);
         ctrl_event(x->c, wl, "Warning", "AdmissionCheckRejected", "Deactivated due to %s",
@@ -144,13 +163,13 @@ static void step_checks(struct wl_ctx *x)
     }
     if (kq_wl_all_checks_ready(wl)) {
         if (!kq_wl_is_admitted(wl)) {
-            kq_wl_set_admitted(x->c, wl);
+            kq_wl_set_admitted(x->c, wl_mut(x));
             x->dirty = true;
         }
     } else {
         const char *reason = JX_STR(api_cond_get(wl, "Admitted"), "reason");
         if (kq_wl_is_admitted(wl) || !reason || strcmp(reason, "UnsatisfiedAdmissionChecks")) {
-            kq_wl_unset_admitted(x->c, wl, "UnsatisfiedAdmissionChecks",
+            kq_wl_unset_admitted(x->c, wl_mut(x), "UnsatisfiedAdmissionChecks",
                                  "The workload has not all checks ready");
             x->dirty = true;
         }
@@ -172,6 +191,7 @@ static void step_max_exec(struct wl_ctx *x)
         ctrl_enqueue_at(x->c, x->r->rid, api_namespace(wl), api_name(wl), at);
         return;
     }
+    wl = wl_mut(x);
     api_cond_set(wl, "DeactivationTarget", "True", "MaximumExecutionTimeExceeded",
                  "exceeding the maximum execution time", x->now);
     ctrl_event(x->c, wl, "Warning", "MaximumExecutionTimeExceeded",
@@ -188,6 +208,7 @@ static bool step_deactivation(struct wl_ctx *x)
     const json_t *dt = api_cond_get(wl, "DeactivationTarget");
     bool has_dt = api_cond_is_true(wl, "DeactivationTarget");
     if (has_dt && kq_wl_is_active(wl)) {
+        wl = wl_mut(x);
         JX_SET_NEW(wl, json_false(), "spec", "active");
         if (kq_update(x->c, KIND_WORKLOAD, wl, STORE_UPDATE_MAIN) != 0)
             return true; /* requeued by the event or the conflict */
@@ -196,13 +217,15 @@ static bool step_deactivation(struct wl_ctx *x)
         const char *rq = JX_STR(api_cond_get(wl, "Requeued"), "reason");
         if (api_cond_status(wl, "Requeued") && !api_cond_is_true(wl, "Requeued") && rq &&
             !strncmp(rq, "Deactivated", 11)) {
-            api_cond_set(wl, "Requeued", "True", "Reactivated", "The workload was reactivated",
-                         x->now);
+            api_cond_set(wl_mut(x), "Requeued", "True", "Reactivated",
+                         "The workload was reactivated", x->now);
             x->dirty = true;
         }
         return false;
     }
     if (!kq_wl_is_evicted(wl) || has_dt) {
+        wl = wl_mut(x);
+        dt = api_cond_get(wl, "DeactivationTarget");
         char *reason = has_dt ? xasprintf("DeactivatedDueTo%s", JX_STR(dt, "reason"))
                               : xstrdup("Deactivated");
         char *msg = has_dt ? xasprintf("The workload is deactivated due to %s",
@@ -232,27 +255,52 @@ static bool step_deactivation(struct wl_ctx *x)
 
 /* ---- stop policies (§2.12) ---- */
 
+/* The stop policies that apply to the Workload: its LocalQueue's and its
+ * ClusterQueue's (the admission's, else the LocalQueue's). While no queue
+ * at all is stopped (wl_rec.n_stopped, kept from queue events) nothing is
+ * looked up. *cqn_out names the ClusterQueue (borrowed from the Workload
+ * or from *lq_obj); the caller decrefs *cq_obj and *lq_obj. */
+static void stop_policies(struct wl_ctx *x, bool *cq_stopped, bool *lq_stopped,
+                          const char **cq_stop, const char **lq_stop, const char **cqn_out,
+                          json_t **cq_obj, json_t **lq_obj)
+{
+    json_t *wl = x->wl;
+    *cq_stopped = *lq_stopped = false;
+    *cq_stop = *lq_stop = "None";
+    *cqn_out = kq_wl_cluster_queue(wl);
+    *cq_obj = *lq_obj = NULL;
+    if (x->r->n_stopped == 0)
+        return;
+    const char *q = JX_STR(wl, "spec", "queueName");
+    *lq_obj = q ? store_get(ctrl_store(x->c), KIND_LOCALQUEUE, api_namespace(wl), q) : NULL;
+    if (!*cqn_out && *lq_obj)
+        *cqn_out = JX_STR(*lq_obj, "spec", "clusterQueue");
+    *cq_obj = *cqn_out ? store_get(ctrl_store(x->c), KIND_CLUSTERQUEUE, NULL, *cqn_out) : NULL;
+    *cq_stop = *cq_obj ? stop_policy(*cq_obj) : "None";
+    *lq_stop = *lq_obj ? stop_policy(*lq_obj) : "None";
+    *cq_stopped = strcmp(*cq_stop, "None") != 0;
+    *lq_stopped = strcmp(*lq_stop, "None") != 0;
+}
+
 static void step_stop(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
     const char *q = JX_STR(wl, "spec", "queueName");
-    json_t *lq = q ? store_get(ctrl_store(x->c), KIND_LOCALQUEUE, api_namespace(wl), q) : NULL;
-    const char *cqn = kq_wl_cluster_queue(wl);
-    if (!cqn && lq)
-        cqn = JX_STR(lq, "spec", "clusterQueue");
-    json_t *cq = cqn ? store_get(ctrl_store(x->c), KIND_CLUSTERQUEUE, NULL, cqn) : NULL;
-    const char *cq_stop = cq ? stop_policy(cq) : "None";
-    const char *lq_stop = lq ? stop_policy(lq) : "None";
-    bool cq_stopped = strcmp(cq_stop, "None"), lq_stopped = strcmp(lq_stop, "None");
+    bool cq_stopped, lq_stopped;
+    const char *cq_stop, *lq_stop, *cqn;
+    json_t *cq, *lq;
+    stop_policies(x, &cq_stopped, &lq_stopped, &cq_stop, &lq_stop, &cqn, &cq, &lq);
     if (kq_wl_has_reservation(wl) && !kq_wl_is_evicted(wl) && (cq_stopped || lq_stopped)) {
         const char *policy = cq_stopped ? cq_stop : lq_stop;
         if (!kq_wl_is_admitted(wl)) {
             char *msg = cq_stopped ? xasprintf("ClusterQueue %s is stopped", cqn)
                                    : xasprintf("LocalQueue %s is stopped", q);
+            wl = wl_mut(x);
             kq_wl_clear_reservation(x->c, wl, "Suspended", msg, NULL, false);
             xfree(msg);
             x->dirty = true;
         } else if (!strcmp(policy, "HoldAndDrain")) {
+            wl = wl_mut(x);
             kq_wl_evict(x->c, wl, cq_stopped ? "ClusterQueueStopped" : "LocalQueueStopped", NULL,
                         cq_stopped ? "The ClusterQueue is stopped" : "The LocalQueue is stopped");
             x->dirty = true;
@@ -261,11 +309,11 @@ static void step_stop(struct wl_ctx *x)
     const char *rq = JX_STR(api_cond_get(wl, "Requeued"), "reason");
     if (rq && !api_cond_is_true(wl, "Requeued")) {
         if (!strcmp(rq, "ClusterQueueStopped") && !cq_stopped) {
-            api_cond_set(wl, "Requeued", "True", "ClusterQueueRestarted",
+            api_cond_set(wl_mut(x), "Requeued", "True", "ClusterQueueRestarted",
                          "The ClusterQueue was restarted after being stopped", x->now);
             x->dirty = true;
         } else if (!strcmp(rq, "LocalQueueStopped") && !lq_stopped) {
-            api_cond_set(wl, "Requeued", "True", "LocalQueueRestarted",
+            api_cond_set(wl_mut(x), "Requeued", "True", "LocalQueueRestarted",
                          "The LocalQueue was restarted after being stopped", x->now);
             x->dirty = true;
         }
@@ -293,6 +341,7 @@ static void step_pods_ready(struct wl_ctx *x)
         return;
     }
     int32_t count = (int32_t)JX_INT(wl, 0, "status", "requeueState", "count");
+    wl = wl_mut(x);
     if (cfg->requeue_backoff_limit >= 0 && count + 1 > cfg->requeue_backoff_limit) {
         api_cond_set(wl, "DeactivationTarget", "True", "RequeuingLimitExceeded",
                      "exceeding the maximum number of re-queuing retries", x->now);
@@ -323,6 +372,7 @@ static void step_backoff(struct wl_ctx *x)
         ctrl_enqueue_at(x->c, x->r->rid, api_namespace(wl), api_name(wl), at);
         return;
     }
+    wl = wl_mut(x);
     api_cond_set(wl, "Requeued", "True", "BackoffFinished", "The workload backoff was finished",
                  x->now);
     if (ctrl_tracing(x->c)) {
@@ -346,6 +396,7 @@ static void step_bare(struct wl_ctx *x)
     json_t *wl = x->wl;
     if (has_integration_owner(wl) || !kq_wl_is_evicted(wl) || !kq_wl_has_reservation(wl))
         return;
+    wl = wl_mut(x);
     const json_t *ev = api_cond_get(wl, "Evicted");
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     char *msg = xstrdup(jx_or_empty(JX_STR(ev, "message")));
@@ -379,7 +430,7 @@ static void step_deleting(struct ctrl *c, const json_t *wl)
 static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
 {
     struct wl_rec *r = self;
-    json_t *wl = kq_get_copy(c, KIND_WORKLOAD, ns, name);
+    json_t *wl = store_get(ctrl_store(c), KIND_WORKLOAD, ns, name);
     if (!wl)
         return;
     if (api_is_deleting(wl)) {
@@ -391,9 +442,10 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
         json_decref(wl);
         return;
     }
-    struct wl_ctx x = {c, r, wl, false, ctrl_now(c)};
+    struct wl_ctx x = {c, r, wl, wl, false, ctrl_now(c)};
     step_checks(&x);
-    x.dirty |= kq_fallback_step(c, r->rid, wl);
+    if (ctrl_cfg(c)->flavor_fallback)
+        x.dirty |= kq_fallback_step(c, r->rid, wl_mut(&x));
     step_max_exec(&x);
     if (!step_deactivation(&x)) {
         step_stop(&x);
@@ -401,9 +453,11 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
         step_backoff(&x);
     }
     step_bare(&x);
-    if (x.dirty && kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) == CU_ECONFLICT)
+    if (x.dirty && kq_update(c, KIND_WORKLOAD, x.wl, STORE_UPDATE_STATUS) == CU_ECONFLICT)
         ctrl_enqueue(c, r->rid, ns, name);
-    json_decref(wl);
+    if (x.wl != x.orig)
+        json_decref(x.wl);
+    json_decref(x.orig);
 }
 
 /* Requeue every Workload of a queue whose stopPolicy changed. */
@@ -419,10 +473,13 @@ static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_ev
     if (!s) {
         s = xcalloc(1, sizeof(*s));
         s->key = key;
-        s->policy = xstrdup(pol);
+        s->policy = xstrdup("None");
         HASH_ADD_KEYPTR(hh, r->seen, s->key, strlen(s->key), s);
         key = NULL;
-    } else if (changed) {
+    }
+    if (changed) {
+        r->n_stopped -= strcmp(s->policy, "None") != 0;
+        r->n_stopped += strcmp(pol, "None") != 0;
         xfree(s->policy);
         s->policy = xstrdup(pol);
     }
