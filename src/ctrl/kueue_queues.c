@@ -8,6 +8,15 @@
  * the namespace. Counting follows Kueue: reservingWorkloads includes the
  * admitted ones; pendingWorkloads counts active, unfinished Workloads
  * without a reservation.
+ *
+ * Queues are marked on every event that may move their figures and flushed
+ * after every scheduling round, so most flushes find nothing new. Each
+ * queue remembers the document its last status write stored and the
+ * figures it wrote: while the stored document is still that one (nobody
+ * wrote since) and the figures are the same, the flush writes nothing
+ * without building the status. A ClusterQueue knows its LocalQueues
+ * (cq_state.lqs, from the LocalQueues' spec.clusterQueue as last flushed)
+ * and marks them when its Active state changes.
  */
 #include <string.h>
 #include <uthash.h>
@@ -29,13 +38,34 @@ struct usage {
     size_t n;
 };
 
+/* What a LocalQueue's Active condition says (lq_active). */
+enum lq_act { LQ_ACT_NONE, LQ_ACT_STOPPED, LQ_ACT_NO_CQ, LQ_ACT_CQ_INACTIVE, LQ_ACT_READY };
+
+/* The figures of a LocalQueue status write. */
+struct lq_figures {
+    int32_t pending, reserving, admitted;
+    struct usage reserved, used;
+    enum lq_act act;
+};
+
 struct lq_agg {
     char *key; /* "ns/name" */
     char *ns;
     char *name;
     char *cq; /* as last seen */
-    int32_t pending, reserving, admitted;
-    struct usage reserved, used;
+    struct lq_figures now;     /* act unused */
+    json_t *written;           /* the document our last status write left, or NULL */
+    struct lq_figures written_figs;
+    UT_hash_handle hh;
+};
+
+/* A ClusterQueue's last status write and its LocalQueues. */
+struct cq_state {
+    char *name;
+    json_t *written;           /* the document our last status write left, or NULL */
+    struct eng_cq_status figs; /* the figures of that write */
+    int lqs_active;            /* -1, or the Active state its LocalQueues were marked for */
+    struct kq_set *lqs;        /* LocalQueue keys whose spec.clusterQueue is name */
     UT_hash_handle hh;
 };
 
@@ -51,6 +81,7 @@ struct wl_contrib {
 
 struct kq_queues {
     struct lq_agg *lqs;
+    struct cq_state *cqs;
     struct wl_contrib *wls;
     struct kq_set *dirty_cq;
     struct kq_set *dirty_lq; /* "ns/name" */
@@ -87,6 +118,89 @@ static void usage_merge(struct usage *dst, const struct usage *src, int sign)
         usage_add(dst, src->items[i].flavor, src->items[i].resource, sign * src->items[i].amount);
 }
 
+static bool usage_equal(const struct usage *a, const struct usage *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->items[i].amount != b->items[i].amount ||
+            strcmp(a->items[i].flavor, b->items[i].flavor) ||
+            strcmp(a->items[i].resource, b->items[i].resource))
+            return false;
+    }
+    return true;
+}
+
+static void usage_copy(struct usage *dst, const struct usage *src)
+{
+    usage_release(dst);
+    usage_merge(dst, src, 1);
+}
+
+static void lq_figures_release(struct lq_figures *f)
+{
+    usage_release(&f->reserved);
+    usage_release(&f->used);
+}
+
+static bool lq_figures_equal(const struct lq_figures *a, const struct lq_figures *b)
+{
+    return a->pending == b->pending && a->reserving == b->reserving &&
+           a->admitted == b->admitted && a->act == b->act &&
+           usage_equal(&a->reserved, &b->reserved) && usage_equal(&a->used, &b->used);
+}
+
+static void lq_figures_copy(struct lq_figures *dst, const struct lq_figures *src)
+{
+    dst->pending = src->pending;
+    dst->reserving = src->reserving;
+    dst->admitted = src->admitted;
+    dst->act = src->act;
+    usage_copy(&dst->reserved, &src->reserved);
+    usage_copy(&dst->used, &src->used);
+}
+
+static bool str_equal(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool reslist_equal(const struct api_reslist *a, const struct api_reslist *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++) {
+        if (a->items[i].value != b->items[i].value || strcmp(a->items[i].name, b->items[i].name))
+            return false;
+    }
+    return true;
+}
+
+static bool flavor_usage_equal(const struct eng_flavor_usage *a, size_t na,
+                               const struct eng_flavor_usage *b, size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        if (!str_equal(a[i].flavor, b[i].flavor) || !reslist_equal(&a[i].total, &b[i].total) ||
+            !reslist_equal(&a[i].borrowed, &b[i].borrowed))
+            return false;
+    }
+    return true;
+}
+
+/* Every field of struct eng_cq_status (engine.h) that the status shows. */
+static bool cq_figures_equal(const struct eng_cq_status *a, const struct eng_cq_status *b)
+{
+    return a->active == b->active && str_equal(a->inactive_reason, b->inactive_reason) &&
+           str_equal(a->inactive_message, b->inactive_message) && a->pending == b->pending &&
+           a->reserving == b->reserving && a->admitted == b->admitted &&
+           a->weighted_share == b->weighted_share &&
+           flavor_usage_equal(a->reservation, a->n_reservation, b->reservation,
+                              b->n_reservation) &&
+           flavor_usage_equal(a->usage, a->n_usage, b->usage, b->n_usage);
+}
+
 struct kq_queues *kq_queues_new(void)
 {
     struct kq_queues *q = xcalloc(1, sizeof(*q));
@@ -102,13 +216,23 @@ void kq_queues_free(struct kq_queues *q)
     struct lq_agg *a, *at;
     HASH_ITER(hh, q->lqs, a, at) {
         HASH_DEL(q->lqs, a);
-        usage_release(&a->reserved);
-        usage_release(&a->used);
+        lq_figures_release(&a->now);
+        lq_figures_release(&a->written_figs);
+        json_decref(a->written);
         xfree(a->key);
         xfree(a->ns);
         xfree(a->name);
         xfree(a->cq);
         xfree(a);
+    }
+    struct cq_state *cs, *ct;
+    HASH_ITER(hh, q->cqs, cs, ct) {
+        HASH_DEL(q->cqs, cs);
+        json_decref(cs->written);
+        eng_cq_status_release(&cs->figs);
+        kq_set_free(cs->lqs);
+        xfree(cs->name);
+        xfree(cs);
     }
     struct wl_contrib *w, *wt;
     HASH_ITER(hh, q->wls, w, wt) {
@@ -163,14 +287,14 @@ static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int s
     if (!a)
         return;
     if (w->st == WS_PENDING)
-        a->pending += sign;
+        a->now.pending += sign;
     if (w->st == WS_RESERVING || w->st == WS_ADMITTED) {
-        a->reserving += sign;
-        usage_merge(&a->reserved, &w->amt, sign);
+        a->now.reserving += sign;
+        usage_merge(&a->now.reserved, &w->amt, sign);
     }
     if (w->st == WS_ADMITTED) {
-        a->admitted += sign;
-        usage_merge(&a->used, &w->amt, sign);
+        a->now.admitted += sign;
+        usage_merge(&a->now.used, &w->amt, sign);
     }
     kq_set_add(q->dirty_lq, a->key);
 }
@@ -254,12 +378,75 @@ static json_t *flavor_usage_json(const struct eng_flavor_usage *u, size_t n)
     return out;
 }
 
-static int write_status_if_changed(struct ctrl *c, enum api_kind_id kind, const json_t *cur,
-                                   json_t *cp)
+/* Write cp's status over cur's (cp from store_get_status_copy; taken) when
+ * it differs. Returns the document the store now holds for the queue (new
+ * reference, NULL when it is gone) and sets *wrote. */
+static json_t *write_status_if_changed(struct ctrl *c, enum api_kind_id kind, json_t *cur,
+                                       json_t *cp, bool *wrote)
 {
-    if (jx_equal(JX_GET(cur, "status"), JX_GET(cp, "status")))
-        return 0;
-    return kq_update(c, kind, cp, STORE_UPDATE_STATUS) == 0;
+    *wrote = false;
+    if (jx_equal(JX_GET(cur, "status"), JX_GET(cp, "status"))) {
+        json_decref(cp);
+        return json_incref(cur);
+    }
+    json_t *out = NULL;
+    *wrote = store_update_take(ctrl_store(c), kind, api_namespace(cur), cp,
+                               STORE_UPDATE_STATUS, &out) == 0;
+    return out;
+}
+
+static struct cq_state *cq_state_get(struct kq_queues *q, const char *name)
+{
+    struct cq_state *cs;
+    HASH_FIND_STR(q->cqs, name, cs);
+    if (!cs) {
+        cs = xcalloc(1, sizeof(*cs));
+        cs->name = xstrdup(name);
+        cs->lqs_active = -1;
+        cs->lqs = kq_set_new();
+        HASH_ADD_KEYPTR(hh, q->cqs, cs->name, strlen(cs->name), cs);
+    }
+    return cs;
+}
+
+/* A LocalQueue's ClusterQueue as last flushed (cq_state.lqs follows it). */
+static void lq_set_cq(struct kq_queues *q, struct lq_agg *a, const char *cq)
+{
+    if (str_equal(a->cq, cq))
+        return;
+    if (a->cq)
+        kq_set_remove(cq_state_get(q, a->cq)->lqs, a->key);
+    xfree(a->cq);
+    a->cq = cq ? xstrdup(cq) : NULL;
+    if (cq)
+        kq_set_add(cq_state_get(q, cq)->lqs, a->key);
+}
+
+static void mark_lq_key(const char *key, void *arg)
+{
+    kq_set_add(((struct kq_queues *)arg)->dirty_lq, key);
+}
+
+/* The ClusterQueue status document for st, from cur. Taken by the write. */
+static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st)
+{
+    json_t *cp = store_status_copy(cur);
+    int64_t now = ctrl_now(c);
+    if (st->active)
+        api_cond_set(cp, "Active", "True", "Ready", "Can admit new workloads", now);
+    else
+        api_cond_set(cp, "Active", "False", st->inactive_reason ? st->inactive_reason : "Unknown",
+                     jx_or_empty(st->inactive_message), now);
+    json_t *s = JX_OBJ(cp, "status");
+    json_object_set_new(s, "pendingWorkloads", json_integer(st->pending));
+    json_object_set_new(s, "reservingWorkloads", json_integer(st->reserving));
+    json_object_set_new(s, "admittedWorkloads", json_integer(st->admitted));
+    json_object_set_new(s, "flavorsReservation",
+                        flavor_usage_json(st->reservation, st->n_reservation));
+    json_object_set_new(s, "flavorsUsage", flavor_usage_json(st->usage, st->n_usage));
+    if (ctrl_cfg(c)->engine.fair_sharing)
+        JX_SET_NEW(s, json_integer(st->weighted_share), "fairSharing", "weightedShare");
+    return cp;
 }
 
 static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const char *name)
@@ -271,33 +458,27 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
         json_decref(cur);
         return false;
     }
-    json_t *cp = json_deep_copy(cur);
-    int64_t now = ctrl_now(c);
-    if (st.active)
-        api_cond_set(cp, "Active", "True", "Ready", "Can admit new workloads", now);
-    else
-        api_cond_set(cp, "Active", "False", st.inactive_reason ? st.inactive_reason : "Unknown",
-                     jx_or_empty(st.inactive_message), now);
-    json_t *s = JX_OBJ(cp, "status");
-    json_object_set_new(s, "pendingWorkloads", json_integer(st.pending));
-    json_object_set_new(s, "reservingWorkloads", json_integer(st.reserving));
-    json_object_set_new(s, "admittedWorkloads", json_integer(st.admitted));
-    json_object_set_new(s, "flavorsReservation", flavor_usage_json(st.reservation, st.n_reservation));
-    json_object_set_new(s, "flavorsUsage", flavor_usage_json(st.usage, st.n_usage));
-    if (ctrl_cfg(c)->engine.fair_sharing)
-        JX_SET_NEW(s, json_integer(st.weighted_share), "fairSharing", "weightedShare");
-    bool wrote = write_status_if_changed(c, KIND_CLUSTERQUEUE, cur, cp) > 0;
-    if (api_is_deleting(cur) && st.reserving == 0 && st.admitted == 0)
-        kq_remove_finalizer(c, KIND_CLUSTERQUEUE, NULL, name, KQ_RESOURCE_IN_USE_FINALIZER);
-    eng_cq_status_release(&st);
-    json_decref(cp);
-    json_decref(cur);
-    /* a LocalQueue's Active condition follows its ClusterQueue's */
-    struct lq_agg *a, *t;
-    HASH_ITER(hh, q->lqs, a, t) {
-        if (a->cq && !strcmp(a->cq, name))
-            kq_set_add(q->dirty_lq, a->key);
+    struct cq_state *cs = cq_state_get(q, name);
+    bool deleting = api_is_deleting(cur);
+    bool wrote = false;
+    if (cur != cs->written || deleting || !cq_figures_equal(&st, &cs->figs)) {
+        json_t *cp = cq_status_doc(c, cur, &st);
+        json_t *now_doc = write_status_if_changed(c, KIND_CLUSTERQUEUE, cur, cp, &wrote);
+        json_decref(cs->written);
+        cs->written = now_doc;
+        eng_cq_status_release(&cs->figs);
+        cs->figs = st;
+        memset(&st, 0, sizeof(st));
     }
+    if (deleting && cs->figs.reserving == 0 && cs->figs.admitted == 0)
+        kq_remove_finalizer(c, KIND_CLUSTERQUEUE, NULL, name, KQ_RESOURCE_IN_USE_FINALIZER);
+    /* a LocalQueue's Active condition follows its ClusterQueue's */
+    if (cs->lqs_active != (int)cs->figs.active) {
+        cs->lqs_active = (int)cs->figs.active;
+        kq_set_each(cs->lqs, mark_lq_key, q);
+    }
+    eng_cq_status_release(&st);
+    json_decref(cur);
     return wrote;
 }
 
@@ -324,26 +505,35 @@ static json_t *lq_usage_json(const struct usage *u)
     return out;
 }
 
-static void lq_active(struct ctrl *c, struct eng *e, const json_t *lq, json_t *cp)
+/* What the LocalQueue's Active condition says: its stopPolicy, then its
+ * ClusterQueue (missing, inactive). */
+static enum lq_act lq_active_state(struct eng *e, const json_t *lq)
 {
-    int64_t now = ctrl_now(c);
     const char *pol = JX_STR(lq, "spec", "stopPolicy");
     const char *cqn = JX_STR(lq, "spec", "clusterQueue");
+    if (pol && strcmp(pol, "None"))
+        return LQ_ACT_STOPPED;
     struct eng_cq_status st;
     memset(&st, 0, sizeof(st));
-    int rc = cqn ? eng_cq_status(e, cqn, &st) : -1;
-    if (pol && strcmp(pol, "None"))
+    if (!cqn || eng_cq_status(e, cqn, &st) != 0)
+        return LQ_ACT_NO_CQ;
+    bool active = st.active;
+    eng_cq_status_release(&st);
+    return active ? LQ_ACT_READY : LQ_ACT_CQ_INACTIVE;
+}
+
+static void lq_set_active(json_t *cp, enum lq_act act, int64_t now)
+{
+    if (act == LQ_ACT_STOPPED)
         api_cond_set(cp, "Active", "False", "Stopped", "LocalQueue is stopped", now);
-    else if (rc != 0)
+    else if (act == LQ_ACT_NO_CQ)
         api_cond_set(cp, "Active", "False", "ClusterQueueDoesNotExist",
                      "Can't submit new workloads to clusterQueue", now);
-    else if (!st.active)
+    else if (act == LQ_ACT_CQ_INACTIVE)
         api_cond_set(cp, "Active", "False", "ClusterQueueIsInactive",
                      "Can't submit new workloads to clusterQueue", now);
     else
         api_cond_set(cp, "Active", "True", "Ready", "Can submit new workloads to localQueue", now);
-    if (rc == 0)
-        eng_cq_status_release(&st);
 }
 
 static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, const char *key)
@@ -355,18 +545,22 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
     json_t *cur = store_get(ctrl_store(c), KIND_LOCALQUEUE, a->ns, a->name);
     if (!cur)
         return false;
-    xfree(a->cq);
-    a->cq = xstrdup(JX_STR(cur, "spec", "clusterQueue"));
-    json_t *cp = json_deep_copy(cur);
-    lq_active(c, e, cur, cp);
-    json_t *s = JX_OBJ(cp, "status");
-    json_object_set_new(s, "pendingWorkloads", json_integer(a->pending));
-    json_object_set_new(s, "reservingWorkloads", json_integer(a->reserving));
-    json_object_set_new(s, "admittedWorkloads", json_integer(a->admitted));
-    json_object_set_new(s, "flavorsReservation", lq_usage_json(&a->reserved));
-    json_object_set_new(s, "flavorUsage", lq_usage_json(&a->used));
-    bool wrote = write_status_if_changed(c, KIND_LOCALQUEUE, cur, cp) > 0;
-    json_decref(cp);
+    lq_set_cq(q, a, JX_STR(cur, "spec", "clusterQueue"));
+    a->now.act = lq_active_state(e, cur);
+    bool wrote = false;
+    if (cur != a->written || !lq_figures_equal(&a->now, &a->written_figs)) {
+        json_t *cp = store_status_copy(cur);
+        lq_set_active(cp, a->now.act, ctrl_now(c));
+        json_t *s = JX_OBJ(cp, "status");
+        json_object_set_new(s, "pendingWorkloads", json_integer(a->now.pending));
+        json_object_set_new(s, "reservingWorkloads", json_integer(a->now.reserving));
+        json_object_set_new(s, "admittedWorkloads", json_integer(a->now.admitted));
+        json_object_set_new(s, "flavorsReservation", lq_usage_json(&a->now.reserved));
+        json_object_set_new(s, "flavorUsage", lq_usage_json(&a->now.used));
+        json_decref(a->written);
+        a->written = write_status_if_changed(c, KIND_LOCALQUEUE, cur, cp, &wrote);
+        lq_figures_copy(&a->written_figs, &a->now);
+    }
     json_decref(cur);
     return wrote;
 }

@@ -387,16 +387,22 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
     return rc;
 }
 
+json_t *store_status_copy(const json_t *doc)
+{
+    json_t *cp = copy_with_meta(doc);
+    json_t *st = json_object_get(doc, "status");
+    if (st)
+        json_object_set_new(cp, "status", json_deep_copy(st));
+    return cp;
+}
+
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
                               const char *name)
 {
     json_t *cur = store_get(s, kind, ns, name);
     if (!cur)
         return NULL;
-    json_t *cp = copy_with_meta(cur);
-    json_t *st = json_object_get(cur, "status");
-    if (st)
-        json_object_set_new(cp, "status", json_deep_copy(st));
+    json_t *cp = store_status_copy(cur);
     json_decref(cur);
     return cp;
 }

@@ -122,6 +122,9 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
  * hands it to store_update_take(..., STORE_UPDATE_STATUS, ...). */
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
                               const char *name);
+/* The same copy of a stored document the caller already holds (doc is
+ * borrowed). New reference. */
+json_t *store_status_copy(const json_t *doc);
 
 /* Delete. If the object has finalizers it is only marked
  * (metadata.deletionTimestamp = now, deletionGracePeriodSeconds = 0,

@@ -103,6 +103,82 @@ static void queue_status_counts_and_usage(void **state)
     fx_free(f);
 }
 
+/* Overwrite a queue's status as a client could. */
+static void clobber_status(struct fx *f, enum api_kind_id kind, const char *ns, const char *name)
+{
+    json_t *cur = fx_get(f, kind, ns, name);
+    json_t *cp = json_deep_copy(cur);
+    JX_SET_NEW(cp, json_integer(99), "status", "pendingWorkloads");
+    fx_write_status(f, kind, cp);
+    json_decref(cp);
+    json_decref(cur);
+}
+
+/* Set spec.<field> = value (a string) as a client would, and run. */
+static void set_spec(struct fx *f, enum api_kind_id kind, const char *ns, const char *name,
+                     const char *field, const char *value)
+{
+    json_t *cur = fx_get(f, kind, ns, name);
+    json_t *cp = json_deep_copy(cur);
+    JX_SET_NEW(cp, json_string(value), "spec", field);
+    assert_int_equal(store_update(f->store, kind, ns, cp, STORE_UPDATE_MAIN, NULL), 0);
+    json_decref(cp);
+    json_decref(cur);
+    fx_run(f);
+}
+
+static void set_stop_policy(struct fx *f, enum api_kind_id kind, const char *ns,
+                            const char *name, const char *policy)
+{
+    set_spec(f, kind, ns, name, "stopPolicy", policy);
+}
+
+static void expect_lq_active(struct fx *f, const char *status, const char *reason)
+{
+    json_t *lq = fx_get(f, KIND_LOCALQUEUE, "default", "lq");
+    assert_string_equal(api_cond_status(lq, "Active"), status);
+    assert_string_equal(fx_reason(lq, "Active"), reason);
+    json_decref(lq);
+}
+
+static void queue_status_is_restored_and_localqueue_follows_its_clusterqueue(void **state)
+{
+    (void)state;
+    struct fx *f = two_jobs();
+    /* figures unchanged since the controller's last write, but the stored
+     * status is someone else's: written again */
+    clobber_status(f, KIND_CLUSTERQUEUE, NULL, "cluster-queue");
+    clobber_status(f, KIND_LOCALQUEUE, "default", "lq");
+    fx_run(f);
+    json_t *cq = fx_get(f, KIND_CLUSTERQUEUE, NULL, "cluster-queue");
+    json_t *lq = fx_get(f, KIND_LOCALQUEUE, "default", "lq");
+    assert_int_equal(JX_INT(cq, -1, "status", "pendingWorkloads"), 1);
+    assert_int_equal(JX_INT(lq, -1, "status", "pendingWorkloads"), 1);
+    json_decref(cq);
+    json_decref(lq);
+    /* a stopped ClusterQueue makes its LocalQueue inactive, and back */
+    set_stop_policy(f, KIND_CLUSTERQUEUE, NULL, "cluster-queue", "Hold");
+    expect_lq_active(f, "False", "ClusterQueueIsInactive");
+    set_stop_policy(f, KIND_CLUSTERQUEUE, NULL, "cluster-queue", "None");
+    expect_lq_active(f, "True", "Ready");
+    /* a LocalQueue moved to another ClusterQueue follows that one */
+    fx_apply_text(f,
+                  "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n"
+                  "  name: other\nspec:\n  namespaceSelector: {}\n  stopPolicy: Hold\n"
+                  "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+                  "    - name: rf\n      resources:\n      - name: cpu\n"
+                  "        nominalQuota: 4\n",
+                  "other");
+    fx_run(f);
+    set_spec(f, KIND_LOCALQUEUE, "default", "lq", "clusterQueue", "other");
+    expect_lq_active(f, "False", "ClusterQueueIsInactive");
+    set_stop_policy(f, KIND_CLUSTERQUEUE, NULL, "other", "None");
+    expect_lq_active(f, "True", "Ready");
+    set_stop_policy(f, KIND_CLUSTERQUEUE, NULL, "cluster-queue", "Hold");
+    expect_lq_active(f, "True", "Ready"); /* no longer its ClusterQueue */
+    fx_free(f);
+}
+
 static void explain_names_the_holder_and_an_estimate(void **state)
 {
     (void)state;
@@ -192,6 +268,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(flavors_deleted_before_their_queue_go_with_it),
         cmocka_unit_test(queue_status_counts_and_usage),
+        cmocka_unit_test(queue_status_is_restored_and_localqueue_follows_its_clusterqueue),
         cmocka_unit_test(explain_names_the_holder_and_an_estimate),
         cmocka_unit_test(worker_metrics_are_gathered_on_the_job),
     };
