@@ -114,7 +114,7 @@ static long choose(struct ctrl *c, struct nodes_snap *snap, const json_t *pod,
 /* Returns false on a write conflict (the pass runs again). */
 static bool bind_pod(struct ctrl *c, const json_t *pod, const char *node)
 {
-    json_t *cp = json_deep_copy(pod);
+    json_t *cp = jx_deep_copy(pod);
     JX_SET_NEW(cp, json_string(node), "spec", "nodeName");
     api_cond_set(cp, "PodScheduled", "True", "", "", ctrl_now(c));
     nodes_pod_tidy_conditions(cp);
@@ -129,7 +129,7 @@ static bool bind_pod(struct ctrl *c, const json_t *pod, const char *node)
 
 static bool mark_unschedulable(struct ctrl *c, const json_t *pod, const char *msg)
 {
-    json_t *cp = json_deep_copy(pod);
+    json_t *cp = jx_deep_copy(pod);
     int rc = 0;
     if (api_cond_set(cp, "PodScheduled", "False", "Unschedulable", msg, ctrl_now(c))) {
         rc = store_update(ctrl_store(c), KIND_POD, api_namespace(pod), cp, STORE_UPDATE_STATUS,

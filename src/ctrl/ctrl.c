@@ -468,7 +468,7 @@ static bool event_repeat(struct ctrl *c, struct event_agg *agg, const char *ts)
     json_t *cur = store_get(c->store, KIND_EVENT, agg->ns, agg->name);
     if (!cur)
         return false;
-    json_t *ev = json_deep_copy(cur);
+    json_t *ev = jx_deep_copy(cur);
     json_decref(cur);
     json_object_set_new(ev, "count", json_integer(JX_INT(ev, 1, "count") + 1));
     json_object_set_new(ev, "lastTimestamp", json_string(ts));

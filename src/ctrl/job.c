@@ -55,7 +55,7 @@ static int job_podsets(struct ctrl *c, const json_t *job, struct jobs_podsets *o
         if (v > 0 && v < count)
             min = (int32_t)v;
     }
-    json_t *t = json_deep_copy(tmpl);
+    json_t *t = jx_deep_copy(tmpl);
     drop_legacy_labels(t);
     jobs_podsets_add(out, "main", count, min, t);
     return 0;

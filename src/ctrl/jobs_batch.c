@@ -226,17 +226,17 @@ static json_t *build_pod(struct ctrl *c, const struct batch_view *v, int32_t ind
     json_t *pod = api_object_new("v1", "Pod", v->ns, name);
     xfree(name);
     json_t *md = JX_OBJ(pod, "metadata");
-    json_t *labels = json_deep_copy(JX_GET(tmpl, "metadata", "labels"));
+    json_t *labels = jx_deep_copy(JX_GET(tmpl, "metadata", "labels"));
     json_object_set_new(md, "labels", labels ? labels : json_object());
     json_t *ann = JX_GET(tmpl, "metadata", "annotations");
     if (ann)
-        json_object_set_new(md, "annotations", json_deep_copy(ann));
+        json_object_set_new(md, "annotations", jx_deep_copy(ann));
     api_set_label(pod, "batch.kubernetes.io/controller-uid", v->uid);
     api_set_label(pod, "batch.kubernetes.io/job-name", v->name);
     api_set_label(pod, "controller-uid", v->uid);
     api_set_label(pod, "job-name", v->name);
     api_owner_ref_add(pod, api_owner_ref_new(v->job, true));
-    json_t *spec = json_deep_copy(JX_GET(tmpl, "spec"));
+    json_t *spec = jx_deep_copy(JX_GET(tmpl, "spec"));
     if (!spec)
         spec = json_object();
     if (index >= 0) {
@@ -441,7 +441,7 @@ void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const js
     view_init(c, pods_ix, job, &v);
     if (cap >= 0 && cap < v.parallelism)
         v.parallelism = cap;
-    json_t *cp = json_deep_copy(job);
+    json_t *cp = jx_deep_copy(job);
     bool finished = api_cond_is_true(job, "Complete") || api_cond_is_true(job, "Failed");
     if (finished) {
         v.active -= delete_active(c, &v);

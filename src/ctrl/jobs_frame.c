@@ -294,7 +294,7 @@ static bool default_queue(struct ctrl *c, struct jobs_frame *f, int rid, const j
     if (!lq)
         return false;
     json_decref(lq);
-    json_t *cp = json_deep_copy(job);
+    json_t *cp = jx_deep_copy(job);
     api_set_label(cp, KQ_QUEUE_NAME_LABEL, "default");
     write_job(c, f, rid, cp);
     json_decref(cp);
@@ -317,7 +317,7 @@ static bool ensure_workload(struct ctrl *c, struct jobs_frame *f, int rid, const
     if (!jobs_is_suspended(job)) {
         /* Kueue's webhook forces suspend=true on a managed job at creation;
          * cueue stores jobs as submitted, so the first reconcile does it. */
-        json_t *cp = json_deep_copy(job);
+        json_t *cp = jx_deep_copy(job);
         stop_job(in, cp, NULL);
         wrote = write_job(c, f, rid, cp);
         json_decref(cp);
@@ -414,7 +414,7 @@ static bool handle_eviction(struct ctrl *c, struct jobs_frame *f, int rid, const
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     const char *message = jx_or_empty(JX_STR(ev, "message"));
     if (!jobs_is_suspended(job)) {
-        json_t *cp = json_deep_copy(job);
+        json_t *cp = jx_deep_copy(job);
         stop_job(f->in, cp, wl);
         write_job(c, f, rid, cp);
         json_decref(cp);
@@ -438,7 +438,7 @@ static bool start_job(struct ctrl *c, struct jobs_frame *f, int rid, const json_
     size_t n = 0;
     char err[1024] = "";
     int rc = jobs_infos_from_workload(c, wl, &infos, &n, err, sizeof(err));
-    json_t *cp = json_deep_copy(job);
+    json_t *cp = jx_deep_copy(job);
     for (size_t i = 0; rc == 0 && i < n; i++) {
         json_t *tmpl = in->template_at(cp, i, infos[i].name);
         if (!tmpl) {
@@ -473,7 +473,7 @@ static bool step_deleting(struct ctrl *c, struct jobs_frame *f, int rid, const j
                           json_t *wl)
 {
     if (!jobs_is_suspended(job)) {
-        json_t *cp = json_deep_copy(job);
+        json_t *cp = jx_deep_copy(job);
         stop_job(f->in, cp, wl);
         write_job(c, f, rid, cp);
         json_decref(cp);
@@ -541,7 +541,7 @@ static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, co
     if (suspended && admitted)
         return start_job(c, f, rid, job, wl);
     if (!suspended && !admitted) {
-        json_t *cp = json_deep_copy(job);
+        json_t *cp = jx_deep_copy(job);
         stop_job(in, cp, wl);
         write_job(c, f, rid, cp);
         json_decref(cp);

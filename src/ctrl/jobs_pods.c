@@ -135,7 +135,7 @@ void jobs_pod_add_env(json_t *pod_spec, const json_t *env)
         json_array_foreach(env, j, e) {
             const char *name = JX_STR(e, "name");
             if (name && !container_has_env(ctr, name))
-                json_array_append_new(list, json_deep_copy(e));
+                json_array_append_new(list, jx_deep_copy(e));
         }
     }
 }
@@ -165,7 +165,7 @@ bool jobs_collect_metrics(json_t *obj, const json_t *pods)
         json_decref(cur);
         cur = json_object();
     }
-    json_t *next = json_deep_copy(cur);
+    json_t *next = jx_deep_copy(cur);
     size_t i;
     json_t *pod;
     json_array_foreach(pods, i, pod) {

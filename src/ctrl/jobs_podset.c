@@ -222,7 +222,7 @@ static void restore_field(json_t *dst_parent, const json_t *src_parent, const ch
 {
     json_t *v = src_parent ? json_object_get(src_parent, key) : NULL;
     if (v)
-        json_object_set_new(dst_parent, key, json_deep_copy(v));
+        json_object_set_new(dst_parent, key, jx_deep_copy(v));
     else
         json_object_del(dst_parent, key);
 }

@@ -235,12 +235,12 @@ static json_t *build_ray_pod(struct ctrl *c, const json_t *rj, const char *clust
     json_t *md = JX_OBJ(pod, "metadata");
     json_t *l = JX_GET(tmpl, "metadata", "labels");
     json_t *a = JX_GET(tmpl, "metadata", "annotations");
-    json_object_set_new(md, "labels", l ? json_deep_copy(l) : json_object());
+    json_object_set_new(md, "labels", l ? jx_deep_copy(l) : json_object());
     if (a)
-        json_object_set_new(md, "annotations", json_deep_copy(a));
+        json_object_set_new(md, "annotations", jx_deep_copy(a));
     slot_labels(pod, rj, cluster, s);
     api_owner_ref_add(pod, api_owner_ref_new(rj, true));
-    json_t *spec = json_deep_copy(JX_GET(tmpl, "spec"));
+    json_t *spec = jx_deep_copy(JX_GET(tmpl, "spec"));
     if (!spec)
         spec = json_object();
     bool autoscale = JX_BOOL(rj, false, "spec", "rayClusterSpec", "enableInTreeAutoscaling");
@@ -248,7 +248,7 @@ static json_t *build_ray_pod(struct ctrl *c, const json_t *rj, const char *clust
     if (ctr0 && !JX_GET(ctr0, "command"))
         json_object_set_new(ctr0, "command", ray_start_argv(s->group, ctr0, s->head, autoscale));
     if (s->head && autoscale && json_is_array(JX_GET(spec, "containers"))) {
-        json_t *res = json_deep_copy(
+        json_t *res = jx_deep_copy(
             JX_GET(rj, "spec", "rayClusterSpec", "autoscalerOptions", "resources"));
         if (!res)
             res = json_pack("{s:{s:s, s:s}, s:{s:s, s:s}}", "requests", "cpu", "500m", "memory",
@@ -408,7 +408,7 @@ static void create_submitter(struct ctrl *c, const json_t *rj)
     api_set_label(job, "app.kubernetes.io/created-by", "kuberay-operator");
     api_owner_ref_add(job, api_owner_ref_new(rj, true));
     const json_t *sub = JX_GET(rj, "spec", "submitterPodTemplate");
-    json_t *tmpl = sub ? json_deep_copy(sub) : jobs_ray_default_submitter(rj);
+    json_t *tmpl = sub ? jx_deep_copy(sub) : jobs_ray_default_submitter(rj);
     json_t *tspec = JX_OBJ(tmpl, "spec");
     if (!JX_STR(tspec, "restartPolicy"))
         json_object_set_new(tspec, "restartPolicy", json_string("Never"));
@@ -670,7 +670,7 @@ void jobs_ray_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json
     if (api_is_deleting(rj))
         return;
     json_t *pods = jobs_owned_pods(c, pods_ix, rj);
-    json_t *cp = json_deep_copy(rj);
+    json_t *cp = jx_deep_copy(rj);
     json_t *st = JX_OBJ(cp, "status");
     step(c, rid, rj, pods, st);
     int rc = 0;

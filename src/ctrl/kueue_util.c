@@ -21,7 +21,7 @@ json_t *kq_get_copy(struct ctrl *c, enum api_kind_id kind, const char *ns, const
     json_t *cur = store_get(ctrl_store(c), kind, ns, name);
     if (!cur)
         return NULL;
-    json_t *cp = json_deep_copy(cur);
+    json_t *cp = jx_deep_copy(cur);
     json_decref(cur);
     return cp;
 }

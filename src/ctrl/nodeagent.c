@@ -81,7 +81,7 @@ static void drop_finalizer(struct ctrl *c, const json_t *pod)
 {
     if (!has_finalizer(pod))
         return;
-    json_t *cp = json_deep_copy(pod);
+    json_t *cp = jx_deep_copy(pod);
     JX_DEL(cp, "metadata", "resourceVersion");
     set_finalizer(cp, false);
     write_pod(c, cp);
@@ -190,7 +190,7 @@ static void apply_report(json_t *pod, const struct exec_report *r)
 /* Fail a pod that cannot run (or lost its node) without processes. */
 static void fail_pod(struct ctrl *c, const json_t *pod, const char *reason, const char *msg)
 {
-    json_t *cp = json_deep_copy(pod);
+    json_t *cp = jx_deep_copy(pod);
     JX_DEL(cp, "metadata", "resourceVersion");
     struct exec_report r = {0};
     r.state = EXEC_FAILED;
@@ -249,7 +249,7 @@ static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const 
         fail_pod(c, pod, "CreateContainerConfigError", msg);
     } else {
         /* the finalizer first, so a delete cannot lose running processes */
-        json_t *cp = json_deep_copy(pod);
+        json_t *cp = jx_deep_copy(pod);
         set_finalizer(cp, true);
         rc = write_pod(c, cp);
         json_decref(cp);
@@ -369,7 +369,7 @@ static void handle_report(struct ctrl *c, struct agent *a, const struct exec_rep
     json_t *pod = store_get(ctrl_store(c), KIND_POD, ns, slash + 1);
     bool terminal = r->state != EXEC_RUNNING;
     if (pod && !strcmp(jx_or_empty(api_uid(pod)), r->uid)) {
-        json_t *cp = json_deep_copy(pod);
+        json_t *cp = jx_deep_copy(pod);
         JX_DEL(cp, "metadata", "resourceVersion");
         json_t *node = store_get(ctrl_store(c), KIND_NODE, NULL,
                                  jx_or_empty(JX_STR(pod, "spec", "nodeName")));

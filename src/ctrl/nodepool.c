@@ -79,7 +79,7 @@ static void count_nodes(struct store *s, const char *pool, int *total, int *read
 static void write_status(struct ctrl *c, const json_t *obj, const char *ready_status,
                          const char *reason, const char *message)
 {
-    json_t *cp = json_deep_copy(obj);
+    json_t *cp = jx_deep_copy(obj);
     JX_DEL(cp, "metadata", "resourceVersion");
     int total, ready;
     count_nodes(ctrl_store(c), api_name(obj), &total, &ready);

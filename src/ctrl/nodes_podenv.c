@@ -262,7 +262,7 @@ int nodes_podrun_prepare(struct ctrl *c, const json_t *pod, const json_t *node,
                          struct nodes_podrun *r, char *msg, size_t msglen)
 {
     memset(r, 0, sizeof(*r));
-    r->pod = json_deep_copy(pod);
+    r->pod = jx_deep_copy(pod);
     const char *state_dir = ctrl_cfg(c)->state_dir;
     int rc = 0;
     if (state_dir) {

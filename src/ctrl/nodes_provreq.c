@@ -266,7 +266,7 @@ void nodes_provreq_reconcile(struct ctrl *c, const char *ns, const char *name)
         xfree(key);
         return;
     }
-    struct pr_work w = {c, ctx, cls, ns, name, key, json_deep_copy(pr), NULL, NULL, 0};
+    struct pr_work w = {c, ctx, cls, ns, name, key, jx_deep_copy(pr), NULL, NULL, 0};
     w.state = json_object_get(ctx->provreqs, key);
     if (!w.state) {
         w.state = json_object();
@@ -322,7 +322,7 @@ static void revoke_key(struct ctrl *c, const char *key)
     if (pr && class_of(pr, &cls) && !api_cond_is_true(pr, "Failed") &&
         !api_cond_is_true(pr, "CapacityRevoked")) {
         struct pr_work w = {c, nodes_ctx(c), cls, ns, slash + 1, (char *)key,
-                            json_deep_copy(pr), NULL, NULL, 0};
+                            jx_deep_copy(pr), NULL, NULL, 0};
         revoke(&w);
         write_back(c, pr, w.pr);
         json_decref(w.pr);

@@ -144,7 +144,7 @@ static json_t *sched_requirements(const json_t *tmpl)
         json_t *ctr;
         json_array_foreach(JX_GET(spec, lists[l]), i, ctr) {
             json_t *r = JX_GET(ctr, "resources", "requests");
-            json_array_append_new(JX_GET(req, lists[l]), r ? json_deep_copy(r) : json_object());
+            json_array_append_new(JX_GET(req, lists[l]), r ? jx_deep_copy(r) : json_object());
         }
     }
     const char *keys[] = {"resources", "nodeSelector", "tolerations", "affinity",
@@ -152,7 +152,7 @@ static json_t *sched_requirements(const json_t *tmpl)
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
         json_t *v = JX_GET(spec, keys[k]);
         if (v)
-            json_object_set_new(req, keys[k], json_deep_copy(v));
+            json_object_set_new(req, keys[k], jx_deep_copy(v));
     }
     return req;
 }
@@ -252,7 +252,7 @@ static int64_t request_attempt(const char *pr_name, const char *wl, const char *
 /* The PRC's parameters overlaid with the Workload's provreq annotations. */
 static json_t *request_parameters(const json_t *wl, const json_t *prc)
 {
-    json_t *params = json_deep_copy(JX_GET(prc, "spec", "parameters"));
+    json_t *params = jx_deep_copy(JX_GET(prc, "spec", "parameters"));
     if (!json_is_object(params)) {
         json_decref(params);
         params = json_object();
@@ -434,7 +434,7 @@ static void fill_requests_from_limits(json_t *spec)
 static json_t *build_pod_template(struct ctrl *c, const json_t *wl, const json_t *ps,
                                   const char *name)
 {
-    json_t *tmpl = json_deep_copy(JX_GET(ps, "template"));
+    json_t *tmpl = jx_deep_copy(JX_GET(ps, "template"));
     if (!tmpl)
         tmpl = json_object();
     json_t *spec = JX_OBJ(tmpl, "spec");

@@ -33,7 +33,7 @@ static json_t *resources_json(const char *cpu_req, const char *mem_req, const ch
 static json_t *head_podset_template(const json_t *rj)
 {
     const json_t *spec = JX_GET(rj, "spec", "rayClusterSpec");
-    json_t *t = json_deep_copy(JX_GET(spec, "headGroupSpec", "template"));
+    json_t *t = jx_deep_copy(JX_GET(spec, "headGroupSpec", "template"));
     if (!t)
         t = json_object();
     json_t *ctrs = json_object_get(JX_OBJ(t, "spec"), "containers");
@@ -43,7 +43,7 @@ static json_t *head_podset_template(const json_t *rj)
     }
     if (JX_BOOL(spec, false, "enableInTreeAutoscaling")) {
         const json_t *res = JX_GET(spec, "autoscalerOptions", "resources");
-        json_t *r = res ? json_deep_copy(res) : resources_json("500m", "512Mi", "500m", "512Mi");
+        json_t *r = res ? jx_deep_copy(res) : resources_json("500m", "512Mi", "500m", "512Mi");
         json_array_append_new(ctrs, json_pack("{s:s, s:o}", "name", "autoscaler", "resources", r));
     }
     if (!strcmp(jobs_ray_mode(rj), "SidecarMode"))
@@ -79,14 +79,14 @@ static int rayjob_podsets(struct ctrl *c, const json_t *rj, struct jobs_podsets 
         if (hosts > 1)
             replicas *= hosts;
         char *name = lower_dup(jx_or_empty(JX_STR(wg, "groupName")));
-        json_t *t = json_deep_copy(JX_GET(wg, "template"));
+        json_t *t = jx_deep_copy(JX_GET(wg, "template"));
         jobs_podsets_add(out, name, (int32_t)replicas, 0, t ? t : json_object());
         xfree(name);
     }
     if (!strcmp(jobs_ray_mode(rj), "K8sJobMode")) {
         const json_t *sub = JX_GET(rj, "spec", "submitterPodTemplate");
         jobs_podsets_add(out, "submitter", 1, 0,
-                         sub ? json_deep_copy(sub) : jobs_ray_default_submitter(rj));
+                         sub ? jx_deep_copy(sub) : jobs_ray_default_submitter(rj));
     }
     return 0;
 }

@@ -348,7 +348,7 @@ static void sync_priority_class(struct ctrl *c, struct sched *s, const char *nam
         if (!cls || strcmp(cls, name) || (src && strcmp(src, KQ_WPC_SOURCE)) ||
             JX_INT(wl, 0, "spec", "priority") == value || kq_wl_is_finished(wl))
             continue;
-        json_t *cp = json_deep_copy(wl);
+        json_t *cp = jx_deep_copy(wl);
         JX_SET_NEW(cp, json_integer(value), "spec", "priority");
         if (kq_update(c, KIND_WORKLOAD, cp, STORE_UPDATE_MAIN) == CU_ECONFLICT) {
             char *key = xasprintf(WPC_KEY_PREFIX "%s", name);

@@ -59,7 +59,7 @@ struct wl_ctx {
 static json_t *wl_mut(struct wl_ctx *x)
 {
     if (x->wl == x->orig)
-        x->wl = json_deep_copy(x->orig);
+        x->wl = jx_deep_copy(x->orig);
     return x->wl;
 }
 

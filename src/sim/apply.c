@@ -228,7 +228,7 @@ static void prepare_create(struct sim *s, const struct api_kind *k, json_t *obj)
 /* The API server's namespace strategy: a new Namespace is Active. */
 static void namespace_active(struct sim *s, const json_t *stored)
 {
-    json_t *c = json_deep_copy(stored);
+    json_t *c = jx_deep_copy(stored);
     JX_SET_NEW(c, json_string("Active"), "status", "phase");
     store_update(s->store, KIND_NAMESPACE, NULL, c, STORE_UPDATE_STATUS, NULL);
     json_decref(c);
@@ -248,7 +248,7 @@ int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *
         diag_release(&d);
         return CU_EBADREQ;
     }
-    json_t *o = json_deep_copy(obj);
+    json_t *o = jx_deep_copy(obj);
     const char *ns = object_ns(k, o);
     char *nsc = xstrdup(ns);
     int rc = ensure_namespace(s, nsc, where, err);
@@ -332,7 +332,7 @@ static void subst_in_place(json_t *v, int32_t occ)
 
 json_t *sim_subst_index(const json_t *v, int32_t occ)
 {
-    json_t *c = json_deep_copy(v);
+    json_t *c = jx_deep_copy(v);
     subst_in_place(c, occ);
     return c;
 }
@@ -354,7 +354,7 @@ void sim_merge_patch(json_t *target, const json_t *patch)
             sim_merge_patch(fresh, pv);
             json_object_set_new(target, k, fresh);
         } else {
-            json_object_set_new(target, k, json_deep_copy(pv));
+            json_object_set_new(target, k, jx_deep_copy(pv));
         }
     }
 }
@@ -441,7 +441,7 @@ int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char 
         xfree(name);
         return 0;
     }
-    json_t *obj = json_deep_copy(cur);
+    json_t *obj = jx_deep_copy(cur);
     if (a->type == SIM_ACT_PATCH) {
         json_t *p = sim_subst_index(a->manifest, occ);
         sim_merge_patch(obj, p);

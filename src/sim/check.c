@@ -84,7 +84,7 @@ static void print_record(FILE *out, const char *indent, size_t idx, const json_t
 {
     struct sbuf sb;
     sbuf_init(&sb, 0);
-    json_t *fields = json_deep_copy(rec);
+    json_t *fields = jx_deep_copy(rec);
     json_object_del(fields, "time");
     json_object_del(fields, "event");
     int64_t ms = llround(json_number_value(json_object_get(rec, "time")) * 1000.0);

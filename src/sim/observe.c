@@ -149,7 +149,7 @@ static json_t *podsets_json(const json_t *obj)
         if (json_is_integer(count))
             json_object_set_new(e, "count", json_incref(count));
         json_t *fl = json_object_get(ps, "flavors");
-        json_object_set_new(e, "flavors", json_is_object(fl) ? json_deep_copy(fl) : json_object());
+        json_object_set_new(e, "flavors", json_is_object(fl) ? jx_deep_copy(fl) : json_object());
         json_array_append_new(out, e);
     }
     return out;

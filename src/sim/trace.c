@@ -165,7 +165,7 @@ void sim_trace_sink(void *ctx, json_t *rec)
         json_decref(rec);
         return;
     }
-    json_t *fields = json_deep_copy(rec);
+    json_t *fields = jx_deep_copy(rec);
     json_object_del(fields, "time");
     json_object_del(fields, "event");
     char *ev = xstrdup(event);

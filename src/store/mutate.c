@@ -158,7 +158,7 @@ int store_create(struct store *s, enum api_kind_id kind, const char *ns, const j
         ((!name || !name[0]) && (!gen || !gen[0])))
         return CU_EINVAL;
 
-    json_t *doc = json_deep_copy(obj);
+    json_t *doc = jx_deep_copy(obj);
     json_t *meta = JX_OBJ(doc, "metadata");
     set_ns(meta, kind, nsk);
     json_object_del(meta, "deletionTimestamp");
@@ -195,7 +195,7 @@ static json_t *incoming_part(enum api_kind_id kind, const json_t *obj,
 {
     if (mode == STORE_UPDATE_STATUS) {
         json_t *st = json_object_get(obj, "status");
-        return st ? json_deep_copy(st) : NULL;
+        return st ? jx_deep_copy(st) : NULL;
     }
     if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status) {
         json_t *c = json_object();
@@ -203,11 +203,11 @@ static json_t *incoming_part(enum api_kind_id kind, const json_t *obj,
         json_t *v;
         json_object_foreach((json_t *)obj, key, v) {
             if (strcmp(key, "status") != 0)
-                json_object_set_new(c, key, json_deep_copy(v));
+                json_object_set_new(c, key, jx_deep_copy(v));
         }
         return c;
     }
-    return json_deep_copy(obj);
+    return jx_deep_copy(obj);
 }
 
 /* incoming_part for store_update_take: the same parts, shared instead of
@@ -392,7 +392,7 @@ json_t *store_status_copy(const json_t *doc)
     json_t *cp = copy_with_meta(doc);
     json_t *st = json_object_get(doc, "status");
     if (st)
-        json_object_set_new(cp, "status", json_deep_copy(st));
+        json_object_set_new(cp, "status", jx_deep_copy(st));
     return cp;
 }
 

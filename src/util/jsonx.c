@@ -104,3 +104,25 @@ bool jx_equal(const json_t *a, const json_t *b)
         return a == b;
     return json_equal(a, b);
 }
+
+json_t *jx_deep_copy(const json_t *v)
+{
+    if (json_is_object(v)) {
+        json_t *out = json_object();
+        const char *key;
+        size_t klen;
+        json_t *x;
+        json_object_keylen_foreach((json_t *)v, key, klen, x) {
+            json_object_setn_new_nocheck(out, key, klen, jx_deep_copy(x));
+        }
+        return out;
+    }
+    if (json_is_array(v)) {
+        size_t n = json_array_size(v);
+        json_t *out = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(out, jx_deep_copy(json_array_get(v, i)));
+        return out;
+    }
+    return json_incref((json_t *)v);
+}

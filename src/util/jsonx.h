@@ -42,6 +42,15 @@ void jx_del_(json_t *root, const char *const *keys);
 #define JX_SET_NEW(root, v, ...) jx_set_new_((root), (v), JX_KEYS(__VA_ARGS__))
 #define JX_DEL(root, ...) jx_del_((root), JX_KEYS(__VA_ARGS__))
 
+/* A copy of a JSON tree whose objects and arrays are new and whose
+ * scalars (strings, numbers, booleans, null) are shared with v: cueue never
+ * modifies a scalar in place (it replaces it), so only containers need
+ * copying. Unlike json_deep_copy it does not look for reference loops
+ * (jansson formats the address of every container it copies to do so):
+ * v must be a tree, as every decoded or stored document is. NULL for NULL.
+ * New reference. */
+json_t *jx_deep_copy(const json_t *v);
+
 /* String value or "" (never NULL) for printing. */
 static inline const char *jx_or_empty(const char *s) { return s ? s : ""; }
 

@@ -1,0 +1,64 @@
+/*
+ * jx_deep_copy: new containers, shared scalars, the same keys in the same
+ * order, and changes to the copy's containers never reach the original.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+static void deep_copy_copies_containers_and_shares_scalars(void **state)
+{
+    (void)state;
+    json_t *v = json_loads("{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"1\"}},"
+                           "\"spec\":{\"n\":3,\"f\":1.5,\"on\":true,\"none\":null,"
+                           "\"list\":[{\"k\":\"v\"},[1,2],\"s\"]}}",
+                           0, NULL);
+    assert_non_null(v);
+    json_t *c = jx_deep_copy(v);
+    assert_true(json_equal(c, v));
+    /* same key order (dumps keep insertion order) */
+    char *a = jx_dumps(v), *b = jx_dumps(c);
+    assert_string_equal(a, b);
+    xfree(a);
+    xfree(b);
+    /* containers are new, scalars shared */
+    assert_ptr_not_equal(c, v);
+    assert_ptr_not_equal(JX_GET(c, "metadata", "labels"), JX_GET(v, "metadata", "labels"));
+    assert_ptr_not_equal(JX_GET(c, "spec", "list"), JX_GET(v, "spec", "list"));
+    assert_ptr_not_equal(json_array_get(JX_GET(c, "spec", "list"), 0),
+                         json_array_get(JX_GET(v, "spec", "list"), 0));
+    assert_ptr_equal(JX_GET(c, "metadata", "name"), JX_GET(v, "metadata", "name"));
+    assert_ptr_equal(JX_GET(c, "spec", "n"), JX_GET(v, "spec", "n"));
+    /* changing the copy leaves the original alone */
+    JX_SET_NEW(c, json_string("2"), "metadata", "labels", "x");
+    json_array_append_new(JX_GET(c, "spec", "list"), json_integer(9));
+    json_object_set_new(json_array_get(JX_GET(c, "spec", "list"), 0), "k", json_string("w"));
+    assert_string_equal(JX_STR(v, "metadata", "labels", "x"), "1");
+    assert_int_equal(json_array_size(JX_GET(v, "spec", "list")), 3);
+    assert_string_equal(JX_STR(json_array_get(JX_GET(v, "spec", "list"), 0), "k"), "v");
+    json_decref(c);
+    /* the original outlives the copy's release, and scalars alone are shared */
+    assert_string_equal(JX_STR(v, "metadata", "name"), "a");
+    json_t *s = json_string("x");
+    json_t *sc = jx_deep_copy(s);
+    assert_ptr_equal(sc, s);
+    json_decref(sc);
+    json_decref(s);
+    assert_null(jx_deep_copy(NULL));
+    json_decref(v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(deep_copy_copies_containers_and_shares_scalars),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
