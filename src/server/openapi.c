@@ -11,19 +11,12 @@
  * get none: kubectl computes strategic merge patches for them from a schema
  * it finds, and without x-kubernetes-patch-merge-key extensions it would
  * send wrong patches; without one it uses the types compiled into it.
- * /openapi/v2 is a valid document without paths or definitions, in
- * protobuf (the gnostic Document kubectl ≤ 1.28 decodes, built with
- * protobuf-c from src/server/proto/openapiv2.proto) or JSON: kubectl 1.20–1.28
- * validate `apply`/`create -f` against it and find no schema for any kind,
- * which they treat as nothing to check (the server still validates), and
- * every kubectl then takes strategic-merge metadata from its compiled-in
- * types and uses JSON merge patch for custom kinds, as with a 404.
+ * /openapi/v2 is openapi_v2.c.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/schema.h"
-#include "openapiv2.pb-c.h"
 #include "server/srv-int.h"
 #include "util/xalloc.h"
 
@@ -54,7 +47,7 @@ static json_t *operation(const struct api_kind *k, const char *verb, const char 
     return op;
 }
 
-static char *base_path(const struct api_kind *k)
+char *srv__openapi_base_path(const struct api_kind *k)
 {
     char *gv = k->group[0] ? xasprintf("/apis/%s/%s", k->group, k->version)
                            : xasprintf("/api/%s", k->version);
@@ -112,7 +105,7 @@ static json_t *gv_document(const char *group, const char *version)
         any = true;
         if (!builtin)
             add_schema(schemas, k);
-        char *coll = base_path(k);
+        char *coll = srv__openapi_base_path(k);
         char *item = xasprintf("%s/{name}", coll);
         json_object_set_new(paths, coll,
                             json_pack("{s:o, s:o}", "get", operation(k, "list", "list"), "post",
@@ -161,38 +154,11 @@ static void index_doc(struct srv_resp *r)
     srv__resp_json(r, 200, json_pack("{s:o}", "paths", paths));
 }
 
-/* the reply's type: the requested one with '.' for '@', which Go's mime
- * parser (client-go) accepts, as kube-openapi answers */
-#define OPENAPI_V2_PB "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
-
-/* /openapi/v2: protobuf when Accept names the proto-openapi media type
- * (what kubectl sends), JSON otherwise. */
-static void v2_document(const struct srv_req *q, struct srv_resp *r)
-{
-    if (!strstr(q->accept, "application/com.github.proto-openapi.spec.v2")) {
-        srv__resp_json(r, 200,
-                       json_pack("{s:s, s:{s:s, s:s}, s:{}}", "swagger", "2.0", "info", "title",
-                                 "cueue", "version", SRV_K8S_GIT_VERSION, "paths"));
-        return;
-    }
-    Cueue__Openapiv2__Info info = CUEUE__OPENAPIV2__INFO__INIT;
-    info.title = (char *)"cueue";
-    info.version = (char *)SRV_K8S_GIT_VERSION;
-    Cueue__Openapiv2__Document doc = CUEUE__OPENAPIV2__DOCUMENT__INIT;
-    doc.swagger = (char *)"2.0";
-    doc.info = &info;
-    size_t len = cueue__openapiv2__document__get_packed_size(&doc);
-    uint8_t *buf = xmalloc(len ? len : 1);
-    cueue__openapiv2__document__pack(&doc, buf);
-    srv__resp_bytes(r, 200, buf, len, OPENAPI_V2_PB);
-    xfree(buf);
-}
-
 void srv__handle_openapi(struct srv_req *q, struct srv_resp *r, char **segs, int nsegs)
 {
     json_t *doc = NULL;
     if (nsegs == 2 && !strcmp(segs[1], "v2")) {
-        v2_document(q, r);
+        srv__openapi_v2(q, r);
         return;
     }
     if (nsegs == 2 && !strcmp(segs[1], "v3")) {

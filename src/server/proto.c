@@ -5,7 +5,14 @@
  * then a runtime.Unknown {typeMeta, raw} whose raw bytes are the typed
  * message. Decoded with protobuf-c (src/server/proto/k8s.proto) into the
  * same JSON the JSON path would have produced; admission then treats both
- * alike. Only ConfigMap and Namespace are accepted.
+ * alike. Accepted: ConfigMap and Namespace (`create configmap`, `create
+ * namespace`) and batch/v1 Job (`create job`: its pod template's
+ * containers with name, image, command, args, workingDir and env, the
+ * restart policy, and the Job's simple counts and flags).
+ * Invariant: nothing on the wire is dropped silently. Kubernetes' encoder
+ * writes every non-pointer field, so undeclared fields arrive, empty; a
+ * body in which an undeclared field holds a value is refused (400) with
+ * the field's number and message, so the sender can use JSON instead.
  */
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -16,6 +23,53 @@
 #include "util/xalloc.h"
 
 static const unsigned char magic[4] = {'k', '8', 's', 0};
+
+/* An undeclared field with its zero value: a varint 0, an empty string,
+ * bytes or message (protobuf-c keeps the length prefix in data), or a
+ * fixed-size zero. */
+static bool unknown_is_empty(const ProtobufCMessageUnknownField *u)
+{
+    if (u->wire_type == PROTOBUF_C_WIRE_TYPE_VARINT ||
+        u->wire_type == PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED)
+        return u->len == 1 && u->data[0] == 0;
+    for (size_t i = 0; i < u->len; i++)
+        if (u->data[i])
+            return false;
+    return true;
+}
+
+/* True when m and every message below it carry no undeclared field with a
+ * value; else err names the first one. */
+static bool only_declared(const ProtobufCMessage *m, char *err, size_t errlen)
+{
+    for (unsigned i = 0; i < m->n_unknown_fields; i++) {
+        if (!unknown_is_empty(&m->unknown_fields[i])) {
+            snprintf(err, errlen,
+                     "field %u of %s is not supported in protobuf bodies; send the object as JSON",
+                     m->unknown_fields[i].tag, m->descriptor->short_name);
+            return false;
+        }
+    }
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    for (unsigned f = 0; f < d->n_fields; f++) {
+        const ProtobufCFieldDescriptor *fd = &d->fields[f];
+        if (fd->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        const char *at = (const char *)m + fd->offset;
+        if (fd->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)(const void *)((const char *)m + fd->quantifier_offset);
+            ProtobufCMessage *const *items = *(ProtobufCMessage *const *const *)(const void *)at;
+            for (size_t j = 0; j < n; j++)
+                if (!only_declared(items[j], err, errlen))
+                    return false;
+        } else {
+            const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)(const void *)at;
+            if (sub && !only_declared(sub, err, errlen))
+                return false;
+        }
+    }
+    return true;
+}
 
 static json_t *string_map(Cueue__K8s__StringEntry **items, size_t n, const char *what,
                           char *err, size_t errlen)
@@ -92,7 +146,8 @@ static json_t *decode_configmap(const ProtobufCBinaryData *raw, char *err, size_
         return NULL;
     }
     json_t *obj = NULL;
-    json_t *md = object_meta(cm->metadata, err, errlen);
+    json_t *md = only_declared(&cm->base, err, errlen) ? object_meta(cm->metadata, err, errlen)
+                                                       : NULL;
     json_t *data = md ? string_map(cm->data, cm->n_data, "data", err, errlen) : NULL;
     if (md && data) {
         obj = json_pack("{s:s, s:s, s:o}", "apiVersion", "v1", "kind", "ConfigMap", "metadata",
@@ -119,7 +174,8 @@ static json_t *decode_namespace(const ProtobufCBinaryData *raw, char *err, size_
         return NULL;
     }
     json_t *obj = NULL;
-    json_t *md = object_meta(ns->metadata, err, errlen);
+    json_t *md = only_declared(&ns->base, err, errlen) ? object_meta(ns->metadata, err, errlen)
+                                                       : NULL;
     if (md) {
         obj = json_pack("{s:s, s:s, s:o}", "apiVersion", "v1", "kind", "Namespace", "metadata",
                         md);
@@ -131,6 +187,112 @@ static json_t *decode_namespace(const ProtobufCBinaryData *raw, char *err, size_
         }
     }
     cueue__k8s__namespace__free_unpacked(ns, NULL);
+    return obj;
+}
+
+static json_t *str_list(char **items, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(items[i] ? items[i] : ""));
+    return a;
+}
+
+/* Set key to a string only when it is non-empty (empty = unset on the wire). */
+static void set_str(json_t *o, const char *key, const char *v)
+{
+    if (v && *v)
+        json_object_set_new(o, key, json_string(v));
+}
+
+static json_t *container_json(const Cueue__K8s__Container *c)
+{
+    json_t *o = json_object();
+    set_str(o, "name", c->name);
+    set_str(o, "image", c->image);
+    if (c->n_command)
+        json_object_set_new(o, "command", str_list(c->command, c->n_command));
+    if (c->n_args)
+        json_object_set_new(o, "args", str_list(c->args, c->n_args));
+    set_str(o, "workingDir", c->workingdir);
+    if (c->n_env) {
+        json_t *env = json_array();
+        for (size_t i = 0; i < c->n_env; i++) {
+            json_t *e = json_pack("{s:s}", "name", c->env[i]->name ? c->env[i]->name : "");
+            set_str(e, "value", c->env[i]->value);
+            json_array_append_new(env, e);
+        }
+        json_object_set_new(o, "env", env);
+    }
+    return o;
+}
+
+static json_t *pod_template_json(const Cueue__K8s__PodTemplateSpec *t, char *err, size_t errlen)
+{
+    json_t *md = object_meta(t->metadata, err, errlen);
+    if (!md)
+        return NULL;
+    json_t *spec = json_object();
+    json_t *tmpl = json_pack("{s:o, s:o}", "metadata", md, "spec", spec);
+    const Cueue__K8s__PodSpec *ps = t->spec;
+    if (!ps)
+        return tmpl;
+    json_t *cs = json_array();
+    for (size_t i = 0; i < ps->n_containers; i++)
+        json_array_append_new(cs, container_json(ps->containers[i]));
+    json_object_set_new(spec, "containers", cs);
+    set_str(spec, "restartPolicy", ps->restartpolicy);
+    if (ps->has_terminationgraceperiodseconds)
+        json_object_set_new(spec, "terminationGracePeriodSeconds",
+                            json_integer(ps->terminationgraceperiodseconds));
+    return tmpl;
+}
+
+static json_t *job_spec_json(const Cueue__K8s__JobSpec *js, char *err, size_t errlen)
+{
+    json_t *spec = json_object();
+    if (!js)
+        return spec;
+    if (js->template_) {
+        json_t *t = pod_template_json(js->template_, err, errlen);
+        if (!t) {
+            json_decref(spec);
+            return NULL;
+        }
+        json_object_set_new(spec, "template", t);
+    }
+    if (js->has_parallelism)
+        json_object_set_new(spec, "parallelism", json_integer(js->parallelism));
+    if (js->has_completions)
+        json_object_set_new(spec, "completions", json_integer(js->completions));
+    if (js->has_activedeadlineseconds)
+        json_object_set_new(spec, "activeDeadlineSeconds", json_integer(js->activedeadlineseconds));
+    if (js->has_backofflimit)
+        json_object_set_new(spec, "backoffLimit", json_integer(js->backofflimit));
+    set_str(spec, "completionMode", js->completionmode);
+    if (js->has_suspend)
+        json_object_set_new(spec, "suspend", json_boolean(js->suspend));
+    return spec;
+}
+
+static json_t *decode_job(const ProtobufCBinaryData *raw, char *err, size_t errlen)
+{
+    Cueue__K8s__Job *job = cueue__k8s__job__unpack(NULL, raw->len, raw->data);
+    if (!job) {
+        snprintf(err, errlen, "malformed Job message");
+        return NULL;
+    }
+    json_t *obj = NULL;
+    if (only_declared(&job->base, err, errlen)) {
+        json_t *md = object_meta(job->metadata, err, errlen);
+        json_t *spec = md ? job_spec_json(job->spec, err, errlen) : NULL;
+        if (spec)
+            obj = json_pack("{s:s, s:s, s:O, s:O}", "apiVersion", "batch/v1", "kind", "Job",
+                            "metadata", md, "spec", spec);
+        json_decref(md);
+        json_decref(spec);
+    }
+    cueue__k8s__job__free_unpacked(job, NULL);
     return obj;
 }
 
@@ -153,15 +315,16 @@ json_t *srv_proto_decode(const void *data, size_t len, char *err, size_t errlen)
     ProtobufCBinaryData raw = u->has_raw ? u->raw : (ProtobufCBinaryData){0, NULL};
     if (u->contentencoding && *u->contentencoding)
         snprintf(err, errlen, "unsupported content encoding \"%s\"", u->contentencoding);
-    else if (strcmp(av, "v1"))
-        snprintf(err, errlen, "protobuf bodies are accepted for v1 objects only, not \"%s\"", av);
-    else if (!strcmp(kind, "ConfigMap"))
+    else if (!strcmp(av, "v1") && !strcmp(kind, "ConfigMap"))
         obj = decode_configmap(&raw, err, errlen);
-    else if (!strcmp(kind, "Namespace"))
+    else if (!strcmp(av, "v1") && !strcmp(kind, "Namespace"))
         obj = decode_namespace(&raw, err, errlen);
+    else if (!strcmp(av, "batch/v1") && !strcmp(kind, "Job"))
+        obj = decode_job(&raw, err, errlen);
     else
-        snprintf(err, errlen, "protobuf bodies are accepted for ConfigMap and Namespace only, not \"%s\"",
-                 kind);
+        snprintf(err, errlen,
+                 "protobuf bodies are accepted for v1 ConfigMap and Namespace and batch/v1 Job "
+                 "only, not %s \"%s\"; send JSON", av, kind);
     cueue__k8s__unknown__free_unpacked(u, NULL);
     return obj;
 }

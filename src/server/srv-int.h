@@ -176,6 +176,11 @@ void srv__handle_log(struct srv_req *q, struct srv_resp *r, struct srv_route *rt
 void srv__handle_version(struct srv_req *q, struct srv_resp *r);
 void srv__handle_discovery(struct srv_req *q, struct srv_resp *r, char **segs, int nsegs);
 void srv__handle_openapi(struct srv_req *q, struct srv_resp *r, char **segs, int nsegs);
+/* "/apis/G/V/[namespaces/{namespace}/]PLURAL" (owned): a kind's collection
+ * path as OpenAPI documents write it. */
+char *srv__openapi_base_path(const struct api_kind *k);
+/* GET /openapi/v2 (openapi_v2.c): protobuf or JSON by Accept. */
+void srv__openapi_v2(const struct srv_req *q, struct srv_resp *r);
 void srv__handle_metrics(struct srv_req *q, struct srv_resp *r);
 
 /* ---- writes (write.c) ---- */
@@ -271,8 +276,9 @@ json_t *srv_table_new(const struct api_kind *k, const json_t *objs, uint64_t rv,
                       int64_t now_ms, const char *include, bool with_columns);
 
 /* ---- protobuf bodies (proto.c) ---- */
-/* Decode a `k8s\0`-enveloped ConfigMap or Namespace into JSON (new ref), or
- * NULL with a message in err. */
+/* Decode a `k8s\0`-enveloped v1 ConfigMap or Namespace, or batch/v1 Job
+ * (what `kubectl create job` sends), into JSON (new ref), or NULL with a
+ * message in err (also when an undeclared field holds a value). */
 json_t *srv_proto_decode(const void *data, size_t len, char *err, size_t errlen);
 
 /* ---- misc ---- */

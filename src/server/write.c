@@ -349,7 +349,9 @@ void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_
             json_decref(have);
             srv__resp_err(r, CU_EEXIST, k, name);
         } else {
-            srv__resp_json(r, 201, srv__with_type(k, dry_run_object(q, obj)));
+            json_t *dry = dry_run_object(q, obj);
+            srv__resp_json(r, 201, srv__with_type(k, dry)); /* a new reference */
+            json_decref(dry);
         }
         return;
     }

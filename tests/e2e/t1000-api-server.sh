@@ -61,16 +61,19 @@ is "$(jq_body '[.paths[].patch? | select(.) | select(.parameters | map(.name) | 
   true "openapi v3 GV doc: ClusterQueue patch takes fieldValidation"
 api GET /openapi/v3/api/v1
 is "$(jq_body '[.paths[].patch? | select(.) | ."x-kubernetes-group-version-kind".kind] | index("ConfigMap") != null')" true "openapi v3 core doc lists ConfigMap"
-# OpenAPI v2: a document without definitions (kubectl <= 1.28 validates
-# apply against it and finds nothing to check), JSON or gnostic protobuf
+# OpenAPI v2: per kind a patch operation taking dryRun/fieldValidation with
+# its GVK, no definitions (kubectl <= 1.28 reads it), JSON or gnostic protobuf
 api GET /openapi/v2
-is "$API_CODE $(jq_body -c '[.swagger, .info.version, (.paths | length)]')" '200 ["2.0","v1.32.0",0]' "/openapi/v2 as JSON"
+is "$API_CODE $(jq_body -c '[.swagger, .info.version, (.definitions // {} | length)]')" '200 ["2.0","v1.32.0",0]' "/openapi/v2 as JSON"
+is "$(jq_body -c '.paths["/apis/kueue.x-k8s.io/v1beta1/clusterqueues/{name}"].patch | [[.parameters[].name], ."x-kubernetes-group-version-kind".kind]')" \
+  '[["dryRun","fieldManager","fieldValidation"],"ClusterQueue"]' "…ClusterQueue's patch operation"
 PB=application/com.github.proto-openapi.spec.v2@v1.0+protobuf
 ct=$(curl -s -o "$T_DIR/v2.pb" -w '%{content_type}' -H "Accept: $PB" "$SRV_URL/openapi/v2")
 is "$ct" application/com.github.proto-openapi.spec.v2.v1.0+protobuf "/openapi/v2 in protobuf: a content type Go's mime parser accepts"
-# Document{swagger=1:"2.0", info=2:{title=1:"cueue", version=2:"v1.32.0"}}
-is "$(od -An -tx1 "$T_DIR/v2.pb" | tr -s ' \n' ' ')" \
-  " 0a 03 32 2e 30 12 10 0a 05 63 75 65 75 65 12 07 76 31 2e 33 32 2e 30 " "…the Document's wire bytes"
+# Document{swagger=1:"2.0", info=2:{title=1:"cueue", version=2:"v1.32.0"}, paths=8:...}
+is "$(head -c 23 "$T_DIR/v2.pb" | od -An -tx1 | tr -s ' \n' ' ')" \
+  " 0a 03 32 2e 30 12 10 0a 05 63 75 65 75 65 12 07 76 31 2e 33 32 2e 30 " "…the Document's header bytes"
+grep -qa 'kind: ClusterQueue' "$T_DIR/v2.pb"; check "…and the kinds' GVK extensions"
 api GET /nope; is "$API_CODE" 404 "unknown path is 404"
 is "$(jq_body .kind)" Status "404 body is a Status"
 

@@ -15,6 +15,7 @@
 . "$(dirname "$0")/kubectl-lib.sh"
 require_tools curl jq envsubst python3
 kubectl_use "${K_WHICH:-default}"
+watching_n() { [[ $(curl -s "$SRV_URL/metrics" | awk '$1 == "cueue_apiserver_watches" {print $2}') -ge $1 ]]; }
 start_server --no-default-pool
 SEED=${CUEUE_SEED:-$T_SRC/../shared/seed}
 [[ -f $SEED/dws-tpu-queue.yaml ]] || SEED=$T_SRC/examples
@@ -41,6 +42,169 @@ cmd_ok "apply --server-side" k apply --server-side -f "$T_DIR/kueue.yaml"
 like "$T_OUT" 'clusterqueue.kueue.x-k8s.io/cluster-queue serverside-applied' "…serverside-applied"
 is "$(k get cq cluster-queue -o jsonpath='{.spec.resourceGroups[0].flavors[1].resources[0].nominalQuota}')" 40 "…and the applied value is stored"
 
+# every kind cueue serves passes apply's OpenAPI check (a server dry run:
+# nothing is stored)
+cat >"$T_DIR/all.yaml" <<'YAML'
+apiVersion: v1
+kind: Namespace
+metadata: {name: team-dry}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cm-dry}
+data: {k: v}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: pod-dry}
+spec:
+  restartPolicy: Never
+  containers: [{name: main, image: busybox, command: ["true"]}]
+---
+apiVersion: v1
+kind: PodTemplate
+metadata: {name: pt-dry}
+template:
+  spec:
+    containers: [{name: main, image: busybox}]
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-dry}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: ev-dry}
+involvedObject: {kind: Pod, name: pod-dry, namespace: default}
+reason: Testing
+message: dry run
+type: Normal
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: job-dry}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, command: ["true"]}]
+---
+apiVersion: ray.io/v1
+kind: RayJob
+metadata: {name: rayjob-dry}
+spec:
+  entrypoint: python -c 'print(1)'
+  rayClusterSpec:
+    headGroupSpec:
+      rayStartParams: {}
+      template:
+        spec:
+          containers: [{name: ray-head, image: rayproject/ray:2.9.0}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: rf-dry}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq-dry}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: rf-dry, resources: [{name: cpu, nominalQuota: 1}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq-dry}
+spec: {clusterQueue: cq-dry}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Cohort
+metadata: {name: cohort-dry}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata: {name: ac-dry}
+spec: {controllerName: kueue.x-k8s.io/provisioning-request}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ProvisioningRequestConfig
+metadata: {name: prc-dry}
+spec: {provisioningClassName: queued-provisioning.gke.io}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: wpc-dry}
+value: 100
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Topology
+metadata: {name: topo-dry}
+spec:
+  levels: [{nodeLabel: cloud.google.com/gke-nodepool}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: Workload
+metadata: {name: wl-dry}
+spec:
+  queueName: lq-dry
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        restartPolicy: Never
+        containers: [{name: main, image: busybox}]
+---
+apiVersion: autoscaling.x-k8s.io/v1
+kind: ProvisioningRequest
+metadata: {name: pr-dry}
+spec:
+  provisioningClassName: queued-provisioning.gke.io
+  podSets: [{podTemplateRef: {name: pt-dry}, count: 1}]
+---
+apiVersion: cueue.dev/v1alpha1
+kind: NodePool
+metadata: {name: np-dry}
+spec:
+  config: {machineType: n2-standard-16}
+  initialNodeCount: 0
+YAML
+cmd_ok "apply --dry-run=server of one object of every kind" k apply --dry-run=server -f "$T_DIR/all.yaml"
+is "$(grep -c ' created (server dry run)$' <<<"$T_OUT")" 19 "…all 19 pass validation (OpenAPI v3 check, then the server's)"
+like "$T_OUT" 'nodepool.cueue.dev/np-dry created \(server dry run\)' "…NodePool included"
+is "$(k get ns,cm,pods,podtemplates,jobs,rayjobs,workloads,nodepools,provisioningrequests -o name 2>/dev/null | grep -c dry)" 0 \
+  "…and nothing was stored"
+
+# strategic merge patch for a built-in kind: lists merged by key
+cat >"$T_DIR/pt.yaml" <<'YAML'
+apiVersion: v1
+kind: PodTemplate
+metadata:
+  name: pt
+template:
+  metadata:
+    labels: {app: x}
+  spec:
+    containers:
+    - name: main
+      image: busybox:1.36
+      args: ["sleep", "1"]
+      env:
+      - {name: A, value: "1"}
+      - {name: B, value: "2"}
+    - name: side
+      image: alpine:3.19
+YAML
+cmd_ok "apply a PodTemplate with two containers" k apply -f "$T_DIR/pt.yaml"
+sed -e 's/busybox:1.36/busybox:1.37/' -e '/name: B/d' "$T_DIR/pt.yaml" >"$T_DIR/pt2.yaml"
+cmd_ok "apply it again with one image changed and one env var removed" k apply -f "$T_DIR/pt2.yaml"
+like "$T_OUT" 'podtemplate/pt configured' "…configured"
+is "$(k get podtemplate pt -o json | jq -c '[.template.spec.containers[] | {name, image, args, env}]')" \
+  '[{"name":"main","image":"busybox:1.37","args":["sleep","1"],"env":[{"name":"A","value":"1"}]},{"name":"side","image":"alpine:3.19","args":null,"env":null}]' \
+  "…containers merged by name: image changed, args kept, env B deleted, side kept"
+
 # create configmap (protobuf body from 1.32 on), AlreadyExists
 printf 'import jax\nprint(jax.devices())\n' >"$T_DIR/train.py"
 cmd_ok "create configmap --from-file" k create configmap jax-train-script --from-file="$T_DIR/train.py"
@@ -49,6 +213,11 @@ is "$(k get cm jax-train-script -o jsonpath='{.data.train\.py}')" $'import jax\n
 cmd_fails "create configmap again" k create configmap jax-train-script --from-file="$T_DIR/train.py"
 like "$T_OUT" 'configmaps "jax-train-script" already exists' "…AlreadyExists as kubectl prints it"
 cmd_ok "create namespace" k create namespace team-b
+cmd_ok "create job (protobuf body from 1.32 on)" k create job hello --image=busybox -- sh -c 'echo hi'
+is "$T_OUT" 'job.batch/hello created' "…created"
+is "$(k get job hello -o json | jq -c '.spec.template.spec | [.containers[0].name, .containers[0].image, .containers[0].command, .restartPolicy]')" \
+  '["hello","busybox",["sh","-c","echo hi"],"Never"]' "…with its container, command and restart policy"
+cmd_ok "delete job" k delete job hello
 k label cm jax-train-script app=train >/dev/null
 
 # get: tables and output formats
@@ -104,6 +273,17 @@ YAML
 cmd_fails "create an invalid ClusterQueue" k create -f "$T_DIR/bad.yaml"
 like "$T_OUT" 'The ClusterQueue "bad-queue" is invalid' "…Invalid with the kind and name"
 like "$T_OUT" 'spec\.resourceGroups\[0\]\.flavors\[0\]\.resources\[0\]\.nominalQuota' "…and the field of the cause"
+sed 's/^  name: bad-queue/  name: two-errors/; s/^spec:/spec:\n  cohort: Bad_Cohort/' "$T_DIR/bad.yaml" >"$T_DIR/bad2.yaml"
+cmd_fails "create a ClusterQueue with two errors" k create -f "$T_DIR/bad2.yaml"
+is "$(sed -n 1p <<<"$T_OUT")" 'The ClusterQueue "two-errors" is invalid: ' "…Invalid, then one line per cause:"
+like "$(sed -n 2,3p <<<"$T_OUT")" '\* spec\.resourceGroups\[0\]\.flavors\[0\]\.resources\[0\]\.nominalQuota: Invalid value: "-3": ' "…nominalQuota"
+like "$(sed -n 2,3p <<<"$T_OUT")" '\* spec\.cohort: Invalid value: "Bad_Cohort": ' "…cohort"
+k get cm jax-train-script -o yaml >"$T_DIR/stale.yaml"
+k label cm jax-train-script stale=no >/dev/null
+cmd_fails "replace with a stale resourceVersion" k replace -f "$T_DIR/stale.yaml"
+like "$T_OUT" 'Error from server \(Conflict\): error when replacing ".*stale.yaml": Operation cannot be fulfilled on configmaps "jax-train-script": the object has been modified; please apply your changes to the latest version and try again' \
+  "…Conflict as kubectl prints it"
+k label cm jax-train-script stale- >/dev/null
 cmd_fails "create -f an existing object" k create -f "$T_DIR/kueue.yaml"
 like "$T_OUT" 'Error from server \(AlreadyExists\): error when creating ".*kueue.yaml": resourceflavors.kueue.x-k8s.io "default-cpu" already exists' "…AlreadyExists as kubectl prints it"
 sed 's/^  name: bad-queue/  name: unknown-field/; s/^spec:/spec:\n  bogusField: 1/' "$T_DIR/bad.yaml" >"$T_DIR/unknown.yaml"
@@ -197,4 +377,19 @@ like "$T_OUT" 'configmap "del-b" deleted' "…deleted"
 cmd_fails "delete -f again" k delete -f "$T_DIR/cms.yaml"
 like "$T_OUT" 'Error from server \(NotFound\): error when deleting ".*cms.yaml": configmaps "del-a" not found' "…NotFound per object"
 cmd_ok "delete --ignore-not-found" k delete -f "$T_DIR/cms.yaml" --ignore-not-found
+
+# watch from a resourceVersion: only later changes; too old: 410 Expired
+stop_server; check "the server stops cleanly (ASan: nothing leaked, dry runs included)"
+CUEUE_STORE_HISTORY=4 start_server --no-default-pool
+for i in 1 2 3 4 5 6; do k create configmap "h$i" --from-literal=i=$i >/dev/null; done
+rv=$(k get cm h6 -o jsonpath='{.metadata.resourceVersion}')
+k_bg "$T_DIR/rv.watch" get --raw "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=$rv&timeoutSeconds=5"
+rvpid=$K_PID
+wait_until "$T_TIMEOUT" watching_n 1
+k create configmap h7 --from-literal=i=7 >/dev/null
+wait "$rvpid"; is "$?" 0 "get --raw of a watch from resourceVersion $rv ends after timeoutSeconds"
+is "$(jq -r '"\(.type) \(.object.metadata.name)"' "$T_DIR/rv.watch")" "ADDED h7" "…with only the change after it"
+cmd_ok "a watch from a compacted resourceVersion" k get --raw "/api/v1/namespaces/default/configmaps?watch=true&resourceVersion=2"
+is "$(jq -c '[.type, .object.reason, .object.code]' <<<"$T_OUT")" '["ERROR","Expired",410]' "…one ERROR event: 410 Expired"
+like "$(jq -r .object.message <<<"$T_OUT")" '^too old resource version: 2 \([0-9]+\)$' "…too old resource version"
 done_testing

@@ -1,7 +1,9 @@
 /* Unit tests of the OpenAPI documents: /openapi/v2 in protobuf (what
- * kubectl 1.20-1.28 decode before apply) and JSON, the v3 index and a
- * per-group-version document. Regression: /openapi/v2 used to be 404,
- * which made `kubectl apply` of 1.20-1.28 fail without --validate=false. */
+ * kubectl 1.20-1.28 decode before apply and --dry-run=server) and JSON,
+ * the v3 index and a per-group-version document. Regressions: /openapi/v2
+ * used to be 404, which made `kubectl apply` of 1.20-1.28 fail without
+ * --validate=false; without per-kind patch operations listing dryRun,
+ * kubectl 1.20 refused --dry-run=server ("doesn't support dry-run"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -52,6 +54,20 @@ static void test_v2_protobuf(void **state)
     assert_string_equal(d->swagger, "2.0");
     assert_non_null(d->info);
     assert_string_equal(d->info->version, SRV_K8S_GIT_VERSION);
+    /* one path per kind; ClusterQueue's patch takes dryRun and names its GVK */
+    assert_non_null(d->paths);
+    assert_int_equal(d->paths->n_path, KIND__COUNT);
+    const Cueue__Openapiv2__Operation *op = NULL;
+    for (size_t i = 0; i < d->paths->n_path; i++)
+        if (!strcmp(d->paths->path[i]->name, "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/{name}"))
+            op = d->paths->path[i]->value->patch;
+    assert_non_null(op);
+    assert_int_equal(op->n_parameters, 3);
+    assert_string_equal(op->parameters[0]->parameter->non_body_parameter->query_parameter_sub_schema->name,
+                        "dryRun");
+    assert_string_equal(op->vendor_extension[0]->name, "x-kubernetes-group-version-kind");
+    assert_string_equal(op->vendor_extension[0]->value->yaml,
+                        "group: kueue.x-k8s.io\nkind: ClusterQueue\nversion: v1beta1\n");
     cueue__openapiv2__document__free_unpacked(d, NULL);
     srv__resp_release(&r);
 }
@@ -65,7 +81,11 @@ static void test_v2_json(void **state)
     assert_string_equal(r.content_type, "application/json");
     json_t *d = body_json(&r);
     assert_string_equal(JX_STR(d, "swagger"), "2.0");
-    assert_int_equal(json_object_size(JX_GET(d, "paths")), 0);
+    assert_int_equal(json_object_size(JX_GET(d, "paths")), KIND__COUNT);
+    const json_t *patch = JX_GET(d, "paths", "/api/v1/namespaces/{namespace}/configmaps/{name}", "patch");
+    assert_string_equal(JX_STR(patch, "x-kubernetes-group-version-kind", "kind"), "ConfigMap");
+    assert_string_equal(JX_STR(patch, "x-kubernetes-group-version-kind", "group"), "");
+    assert_string_equal(JX_STR(json_array_get(JX_GET(patch, "parameters"), 2), "name"), "fieldValidation");
     assert_null(JX_GET(d, "definitions"));
     json_decref(d);
     srv__resp_release(&r);
