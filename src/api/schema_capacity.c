@@ -15,6 +15,16 @@
 
 /* ---- ProvisioningRequest ---- */
 
+/* GKE's limit: a node pool has at most 1,000 nodes per zone (cueue's local
+ * provider is one zone). Also keeps a typo from creating 10^11 Node objects. */
+#define NODEPOOL_MAX_NODES 1000
+#define S_NODE_COUNT_DEFAULT0                                                                    \
+    SCH(.type = SCH_INTEGER, .int32 = true, .has_min = true, .min = 0, .has_max = true,          \
+        .max = NODEPOOL_MAX_NODES, .default_json = "0")
+#define S_NODE_COUNT                                                                             \
+    SCH(.type = SCH_INTEGER, .int32 = true, .has_min = true, .min = 0, .has_max = true,          \
+        .max = NODEPOOL_MAX_NODES)
+
 static const struct api_schema s_provreq = {
     .type = SCH_OBJECT,
     ROOT_FIELDS(
@@ -75,10 +85,9 @@ static const struct api_schema s_nodepool = {
                                        "SPECIFIC_RESERVATION"))),
                             F("key", S_STR), F("values", S_STR_LIST))),
                       F("labels", S_LABELS), F("taints", S_TAINTS))),
-               F("initialNodeCount", SCH(.type = SCH_INTEGER, .int32 = true, .has_min = true,
-                                         .min = 0, .default_json = "0")),
-               F("autoscaling", OBJ(F("enabled", S_BOOL), F("minNodeCount", S_NONNEG_INT32),
-                                    F("maxNodeCount", S_NONNEG_INT32))),
+               F("initialNodeCount", S_NODE_COUNT_DEFAULT0),
+               F("autoscaling", OBJ(F("enabled", S_BOOL), F("minNodeCount", S_NODE_COUNT),
+                                    F("maxNodeCount", S_NODE_COUNT))),
                F("placementPolicy", OBJ(F("tpuTopology", S_STR))),
                F("queuedProvisioning", OBJ(F("enabled", S_BOOL))),
                F("capacity",
