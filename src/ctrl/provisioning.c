@@ -563,35 +563,57 @@ static void maybe_create(struct ctrl *c, const json_t *wl, const struct pcheck *
     create_request(c, wl, pc, attempt);
 }
 
+/* True when one of the Workload's admission checks is a provisioning one. */
+static bool has_provisioning_check(struct ctrl *c, const json_t *wl)
+{
+    size_t i;
+    json_t *ac;
+    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+        const char *check = JX_STR(ac, "name");
+        if (check && is_provisioning_check(c, check))
+            return true;
+    }
+    return false;
+}
+
+/* Sync the provisioning checks of a reserved Workload (cur is the stored
+ * document; it is copied only here, where the checks may change). */
+static void sync_checks(struct ctrl *c, struct prov_rec *r, const json_t *cur,
+                        const json_t *owned)
+{
+    json_t *wl = jx_deep_copy(cur);
+    bool dirty = false;
+    size_t i;
+    json_t *ac;
+    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+        const char *check = JX_STR(ac, "name");
+        if (!check || !is_provisioning_check(c, check))
+            continue;
+        struct pcheck pc = {check, check_prc(c, check), NULL, NULL, 0};
+        pc.needed = pc.prc ? needed_podsets(wl, pc.prc) : json_array();
+        find_active(c, wl, owned, &pc);
+        dirty |= sync_state(c, wl, &pc);
+        maybe_create(c, wl, &pc);
+        json_decref(pc.needed);
+        json_decref(pc.prc);
+    }
+    if (dirty && kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) == CU_ECONFLICT)
+        ctrl_enqueue(c, r->rid, api_namespace(cur), api_name(cur));
+    json_decref(wl);
+}
+
 static void reconcile_wl(struct ctrl *c, struct prov_rec *r, const char *ns, const char *name)
 {
-    json_t *wl = kq_get_copy(c, KIND_WORKLOAD, ns, name);
-    if (!wl)
+    json_t *cur = store_get(ctrl_store(c), KIND_WORKLOAD, ns, name);
+    if (!cur)
         return;
-    json_t *owned = owned_requests(c, wl);
-    if (kq_wl_is_finished(wl) || kq_wl_is_evicted(wl) || api_is_deleting(wl)) {
+    json_t *owned = owned_requests(c, cur);
+    if (kq_wl_is_finished(cur) || kq_wl_is_evicted(cur) || api_is_deleting(cur))
         delete_requests(c, owned);
-    } else if (kq_wl_has_reservation(wl)) {
-        bool dirty = false;
-        size_t i;
-        json_t *ac;
-        json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
-            const char *check = JX_STR(ac, "name");
-            if (!check || !is_provisioning_check(c, check))
-                continue;
-            struct pcheck pc = {check, check_prc(c, check), NULL, NULL, 0};
-            pc.needed = pc.prc ? needed_podsets(wl, pc.prc) : json_array();
-            find_active(c, wl, owned, &pc);
-            dirty |= sync_state(c, wl, &pc);
-            maybe_create(c, wl, &pc);
-            json_decref(pc.needed);
-            json_decref(pc.prc);
-        }
-        if (dirty && kq_update(c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) == CU_ECONFLICT)
-            ctrl_enqueue(c, r->rid, ns, name);
-    }
+    else if (kq_wl_has_reservation(cur) && has_provisioning_check(c, cur))
+        sync_checks(c, r, cur, owned);
     json_decref(owned);
-    json_decref(wl);
+    json_decref(cur);
 }
 
 static void prov_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
