@@ -26,7 +26,8 @@ asan: deps $(ASAN_BUILD)/Makefile
 	@$(MAKE) --no-print-directory -C $(ASAN_BUILD) -j$(JOBS)
 
 # The main demo: the seed's walkthrough on this machine (see README.md).
-demo: build
+demo: deps $(BUILD)/Makefile
+	@$(MAKE) --no-print-directory -C $(BUILD) -j$(JOBS) cueue >/dev/null
 	@./examples/demo.sh $(BUILD)/cueue
 
 # Every test: unit, conformance and end-to-end under ASan+UBSan, and the

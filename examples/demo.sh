@@ -65,6 +65,9 @@ run cueue nodepool create dws-pool --cluster=tpu-cluster --location=us-east5-b \
 step "4. Check the pool"
 run cueue nodepool describe dws-pool --format="get(config.flexStart)"
 
+step "5. The queue controller"
+say "built into cueue server: Kueue's admission (v1beta1 API), ElasticJobsViaWorkloadSlices on"
+
 step "6. The queue rules (the seed's dws-tpu-queue.yaml)"
 export ONDEMAND_NODEPOOL=on-demand-pool DWS_NODEPOOL=dws-pool
 printf '%s$ envsubst < dws-tpu-queue.yaml | cueue apply -f -%s\n' "$dim" "$off"
@@ -72,6 +75,9 @@ envsubst < "$here/dws-tpu-queue.yaml" | cueue apply -f -
 
 step "7. The training script in a ConfigMap"
 run cueue create configmap jax-train-script --from-file="$here/train.py"
+
+step "8. The training job: 4 hosts of a TPU v6e 4x4 slice, queue user-queue"
+sed -n '/^apiVersion/,$p' "$here/job-tpu-v6e-dws.yaml" | sed -n '1,12p;/resources:/,/memory: "16Gi"/p' | head -24
 
 step "9. Submit two jobs, as the seed does"
 printf '%s$ for i in 1 2; do JOB_ID=$i envsubst < job-tpu-v6e-dws.yaml | cueue apply -f -; done%s\n' "$dim" "$off"
@@ -82,6 +88,7 @@ done
 step "10. Watch"
 # Narrate state changes until both jobs finish (at most 90 s).
 declare -A seen=()
+followers=()
 note() { local key=$1; shift; [[ -n "${seen[$key]:-}" ]] && return 0; seen[$key]=1; say "$*"; }
 deadline=$((SECONDS + 90))
 while (( SECONDS < deadline )); do
@@ -108,13 +115,33 @@ while (( SECONDS < deadline )); do
         note "np-$pool-$n" "node pool $pool: $n node(s)"
     done < <(cueue get nodes -o json | jq -r '[.items[].metadata.labels["cloud.google.com/gke-nodepool"]]
         | group_by(.) | map([.[0], length]) | .[] | @tsv')
+    if [[ -n "${seen[adm-train-tpu-v6e-dws-1]:-}" && -n "${seen[adm-train-tpu-v6e-dws-2]:-}" ]]; then
+        usage=$(cueue get clusterqueue cluster-queue -o json | jq -r '[.status.flavorsReservation[]?
+            | .name as $f | .resources[] | select(.total != "0" and .total != 0)
+            | "\($f) \(.name)=\(.total)"] | join(", ")')
+        [[ -n "$usage" ]] && note "usage" "cluster-queue quota in use: $usage"
+    fi
     done_jobs=$(cueue get jobs -o json | jq '[.items[] | select(any(.status.conditions[]?; (.type=="Complete" or .type=="Failed") and .status=="True"))] | length')
-    while IFS=$'\t' read -r job active; do
-        [[ "$active" -gt 0 ]] && note "run-$job" "$job: $active pods running"
-    done < <(cueue get jobs -o json | jq -r '.items[] | [.metadata.name, (.status.active // 0)] | @tsv')
+    # pods are reported only after their job's admission was (snapshots are
+    # taken one after the other, so a later one may be ahead of an earlier one)
+    while IFS=$'\t' read -r job running pod0; do
+        [[ -n "${seen[adm-$job]:-}" && "$running" -gt 0 ]] || continue
+        note "run-$job-$running" "$job: $running pod(s) running"
+        if [[ -z "${seen[follow-$job]:-}" && -n "$pod0" ]]; then
+            # follow worker 0's training as it happens
+            seen[follow-$job]=1
+            cueue logs -f "pod/$pod0" | sed -u "s/^/            [$job worker 0] /" &
+            followers+=($!)
+        fi
+    done < <(cueue get pods -o json | jq -r '[.items[] | select(.status.phase=="Running")]
+        | group_by(.metadata.labels["batch.kubernetes.io/job-name"])
+        | map([.[0].metadata.labels["batch.kubernetes.io/job-name"], length,
+               ((map(select(.metadata.labels["batch.kubernetes.io/job-completion-index"]=="0")) | .[0].metadata.name) // "")])
+        | .[] | @tsv')
     [[ "$done_jobs" -ge 2 ]] && break
     sleep 0.5
 done
+for p in "${followers[@]}"; do wait "$p" 2>/dev/null || true; done
 run cueue get jobs
 run cueue get workloads
 
@@ -127,7 +154,8 @@ step "Metrics each worker reported"
 run cueue describe job train-tpu-v6e-dws-2 | sed -n '/Metrics/,$p'
 
 step "Quota back to zero"
-run cueue get clusterqueue cluster-queue -o wide
+printf '%s$ cueue describe clusterqueue cluster-queue%s\n' "$dim" "$off"
+cueue describe clusterqueue cluster-queue | sed -n '/^Flavors:/,/^Conditions:/p' | sed '$d'
 
 step "Pools back to zero nodes (idle nodes are removed after 10 s)"
 deadline=$((SECONDS + 60))

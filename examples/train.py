@@ -12,6 +12,11 @@ to $CUEUE_METRICS_FILE, which cueue keeps per worker (`cueue describe job`).
 import json
 import os
 import sys
+import time
+
+# Seconds to pause after each epoch, so the toy training can be watched
+# (the demo's job sets it; 0 by default).
+EPOCH_SECONDS = float(os.environ.get("EPOCH_SECONDS", "0"))
 
 
 def report(metrics):
@@ -39,6 +44,7 @@ def train_numpy():
         if epoch % 10 == 0:
             report({"loss": loss, "epoch": epoch})
             print(f"Epoch {epoch}: Loss {loss:.4f}", flush=True)
+        time.sleep(EPOCH_SECONDS)
 
 
 def train_jax():
@@ -63,6 +69,7 @@ def train_jax():
         if epoch % 10 == 0:
             report({"loss": loss.item(), "epoch": epoch})
             print(f"Epoch {epoch}: Loss {loss:.4f}", flush=True)
+        time.sleep(EPOCH_SECONDS)
 
 
 def main():
