@@ -252,6 +252,9 @@ static void stream_log(struct srv_req *q, struct srv_resp *r, const json_t *pod,
 void srv__handle_log(struct srv_req *q, struct srv_resp *r, struct srv_route *rt)
 {
     r->verb = SRV_VERB_GET;
+    long long tail = -1, limit = -1;
+    if (srv__qint(q, r, "tailLines", 0, &tail) < 0 || srv__qint(q, r, "limitBytes", 1, &limit) < 0)
+        return;
     json_t *pod = store_get(q->srv->store, KIND_POD, rt->ns, rt->name);
     if (!pod) {
         srv__resp_err(r, CU_ENOTFOUND, rt->kind, rt->name);
@@ -272,9 +275,7 @@ void srv__handle_log(struct srv_req *q, struct srv_resp *r, struct srv_route *rt
                           "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating",
                           c, rt->name);
     } else {
-        const char *tl = srv__q(q, "tailLines"), *lb = srv__q(q, "limitBytes");
-        size_t off = tail_offset(text ? text : "", len, tl ? atol(tl) : -1);
-        int64_t limit = lb && atoll(lb) > 0 ? atoll(lb) : -1;
+        size_t off = tail_offset(text ? text : "", len, (long)tail);
         if (srv__qbool(q, "follow")) {
             stream_log(q, r, pod, path, text ? text : "", off, len, mtime, limit);
         } else {

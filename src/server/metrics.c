@@ -57,7 +57,7 @@ static void request_lines(struct srv *s, struct sbuf *sb)
                 continue;
             char code[8];
             if (c == SRV_N_CODES - 1 || !codes[c])
-                strcpy(code, "other");
+                snprintf(code, sizeof(code), "other");
             else
                 snprintf(code, sizeof(code), "%d", codes[c]);
             sbuf_addf(sb, "cueue_apiserver_requests_total{verb=\"%s\",code=\"%s\"} %llu\n",

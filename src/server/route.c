@@ -9,6 +9,8 @@
  * plus the cluster-wide list of a namespaced kind (/apis/G/V/PLURAL).
  * Unknown query parameters are ignored, as the API server does.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "server/srv-int.h"
@@ -27,6 +29,29 @@ bool srv__qbool(const struct srv_req *q, const char *name)
 {
     const char *v = srv__q(q, name);
     return v && (!strcmp(v, "true") || !strcmp(v, "1") || !strcmp(v, "True"));
+}
+
+int srv__qint(const struct srv_req *q, struct srv_resp *r, const char *name, long long min,
+              long long *out)
+{
+    const char *v = srv__q(q, name);
+    if (!v)
+        return 1;
+    char *end = NULL;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    if (!*v || *end || errno == ERANGE) {
+        srv__resp_statusf(r, 400, "BadRequest", "invalid value \"%s\" for query parameter %s: "
+                          "not an integer", v, name);
+        return -1;
+    }
+    if (n < min) {
+        srv__resp_statusf(r, 400, "BadRequest", "invalid value %lld for query parameter %s: "
+                          "must be greater than or equal to %lld", n, name, min);
+        return -1;
+    }
+    *out = n;
+    return 0;
 }
 
 void srv__uuid(struct srv *s, char out[37])

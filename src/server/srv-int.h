@@ -144,6 +144,11 @@ json_t *srv__details(const struct api_kind *k, const char *name);
 const char *srv__q(const struct srv_req *q, const char *name);
 /* Query parameter as a boolean ("true"/"1"). */
 bool srv__qbool(const struct srv_req *q, const char *name);
+/* Integer query parameter name into *out: 0 when set and valid, 1 when
+ * absent (*out untouched), -1 when not an integer or below min (r then
+ * holds a 400 BadRequest naming the parameter). */
+int srv__qint(const struct srv_req *q, struct srv_resp *r, const char *name, long long min,
+              long long *out);
 /* Dispatch one request to its handler. */
 void srv__dispatch(struct srv_req *q, struct srv_resp *r);
 /* Parse "/[namespaces/NS/]PLURAL[/NAME[/SUB]]" (segments after the

@@ -287,6 +287,9 @@ void srv__handle_watch(struct srv_req *q, struct srv_resp *r, struct srv_route *
             return;
         }
     }
+    long long timeout_s = 0;
+    if (srv__qint(q, r, "timeoutSeconds", 0, &timeout_s) < 0)
+        return;
     struct watch *w = xcalloc(1, sizeof(*w));
     if (srv__filter_init(&w->filter, q, r)) {
         xfree(w);
@@ -303,9 +306,8 @@ void srv__handle_watch(struct srv_req *q, struct srv_resp *r, struct srv_route *
     w->fd = q->client_fd;
     w->rv = start;
     w->last_sent_ms = clk_now(q->srv->clock);
-    const char *ts = srv__q(q, "timeoutSeconds");
-    if (ts && atol(ts) > 0)
-        w->deadline_ms = clk_now(q->srv->clock) + atol(ts) * 1000LL;
+    if (timeout_s > 0)
+        w->deadline_ms = clk_now(q->srv->clock) + timeout_s * 1000LL;
     atomic_fetch_add(&q->srv->active_watches, 1);
     if (from_now || w->tracking)
         watch_start(w, from_now);

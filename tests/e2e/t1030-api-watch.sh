@@ -12,6 +12,8 @@ mk() { api POST $CM "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":
 mk w1 x
 mk w2 y
 
+api GET "$CM?watch=true&timeoutSeconds=soon"
+is "$API_CODE $(jq_body -r .message)" '400 invalid value "soon" for query parameter timeoutSeconds: not an integer' "a timeoutSeconds that is not a number: 400"
 # a watch without resourceVersion: synthetic ADDED, ends at timeoutSeconds
 out=$(curl -s -N --max-time 20 "$SRV_URL$CM?watch=true&timeoutSeconds=1")
 is "$(jq -r '.type + " " + .object.metadata.name' <<<"$out" | sort | tr '\n' ,)" "ADDED w1,ADDED w2," "watch without RV replays current objects as ADDED"
