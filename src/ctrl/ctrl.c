@@ -92,6 +92,7 @@ struct ctrl {
     struct event_agg *events;
     void (*trace_fn)(void *ctx, json_t *rec);
     void *trace_ctx;
+    bool (*trace_wants)(const char *event); /* NULL = every event */
     int64_t trace_epoch_ms;
     bool in_loop_thread; /* true while ctrl_run owns the loop */
     pthread_mutex_t call_mu;
@@ -571,11 +572,21 @@ void ctrl_set_trace(struct ctrl *c, void (*fn)(void *ctx, json_t *rec), void *ct
 
 bool ctrl_tracing(struct ctrl *c) { return c->trace_fn != NULL; }
 
+void ctrl_set_trace_wants(struct ctrl *c, bool (*wants)(const char *event))
+{
+    c->trace_wants = wants;
+}
+
+bool ctrl_traces(struct ctrl *c, const char *event)
+{
+    return c->trace_fn && (!c->trace_wants || c->trace_wants(event));
+}
+
 void ctrl_set_trace_epoch(struct ctrl *c, int64_t epoch_ms) { c->trace_epoch_ms = epoch_ms; }
 
 void ctrl_trace(struct ctrl *c, const char *event, json_t *fields)
 {
-    if (!c->trace_fn) {
+    if (!ctrl_traces(c, event)) {
         json_decref(fields);
         return;
     }

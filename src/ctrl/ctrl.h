@@ -154,6 +154,13 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char 
 void ctrl_set_trace(struct ctrl *c, void (*fn)(void *ctx, json_t *rec), void *ctx);
 /* True when a trace sink is set. */
 bool ctrl_tracing(struct ctrl *c);
+/* Restrict tracing to the events wants(event) accepts (NULL = all): a
+ * sink that drops some events (`cueue sim` derives those from object
+ * state) spares the reconcilers building them. */
+void ctrl_set_trace_wants(struct ctrl *c, bool (*wants)(const char *event));
+/* True when a trace sink is set and takes this event: reconcilers test it
+ * before building a record's fields. */
+bool ctrl_traces(struct ctrl *c, const char *event);
 /* Emit one trace record: {"time": <s since start>, "event": event, ...fields}
  * (fields stolen; NULL = none). No-op without a sink. */
 void ctrl_trace(struct ctrl *c, const char *event, json_t *fields);

@@ -123,7 +123,7 @@ void kq_wl_evict(struct ctrl *c, json_t *wl, const char *reason, const char *und
     char *ev_reason = xasprintf("EvictedDueTo%s", reason);
     ctrl_event(c, wl, "Normal", ev_reason, "%s", message);
     xfree(ev_reason);
-    if (ctrl_tracing(c)) {
+    if (ctrl_traces(c, "Evicted")) {
         const char *cq = kq_wl_cluster_queue(wl);
         json_t *f = kq_wl_trace_fields(wl, cq);
         json_object_set_new(f, "reason", json_string(reason));
@@ -159,7 +159,7 @@ void kq_wl_clear_reservation(struct ctrl *c, json_t *wl, const char *qr_reason,
     kq_wl_unset_admitted(c, wl, "NoReservation", "The workload has no reservation");
     if (requeued_reason) {
         api_cond_set(wl, "Requeued", requeued ? "True" : "False", requeued_reason, message, now);
-        if (requeued && ctrl_tracing(c)) {
+        if (requeued && ctrl_traces(c, "Requeued")) {
             json_t *f = kq_wl_trace_fields(wl, cq);
             json_object_set_new(f, "reason", json_string(requeued_reason));
             json_object_set_new(f, "message", json_string(message));
@@ -172,7 +172,7 @@ void kq_wl_clear_reservation(struct ctrl *c, json_t *wl, const char *qr_reason,
 void kq_wl_finish(struct ctrl *c, json_t *wl, const char *reason, const char *message)
 {
     api_cond_set(wl, "Finished", "True", reason, message, ctrl_now(c));
-    if (ctrl_tracing(c)) {
+    if (ctrl_traces(c, "Finished")) {
         json_t *f = kq_wl_trace_fields(wl, kq_wl_cluster_queue(wl));
         json_object_set_new(f, "reason", json_string(reason));
         json_object_set_new(f, "message", json_string(message));
@@ -190,7 +190,7 @@ void kq_wl_set_admitted(struct ctrl *c, json_t *wl)
     ctrl_event(c, wl, "Normal", "Admitted",
                "Admitted by ClusterQueue %s, wait time since reservation was %.0fs",
                jx_or_empty(cq), wait_s);
-    if (ctrl_tracing(c)) {
+    if (ctrl_traces(c, "Admitted")) {
         json_t *f = kq_wl_trace_fields(wl, cq);
         json_object_set_new(f, "podSets", kq_wl_trace_podsets(wl));
         ctrl_trace(c, "Admitted", f);
@@ -378,7 +378,7 @@ bool kq_wl_set_check_state(struct ctrl *c, json_t *wl, const char *check, const 
         else
             ctrl_event(c, wl, "Normal", "AdmissionCheckUpdated",
                        "Admission check %s updated state from %s to %s", check, old, state);
-        if (ctrl_tracing(c)) {
+        if (ctrl_traces(c, "AdmissionCheckUpdated")) {
             json_t *f = kq_wl_trace_fields(wl, kq_wl_cluster_queue(wl));
             json_object_set_new(f, "check", json_string(check));
             json_object_set_new(f, "state", json_string(state));

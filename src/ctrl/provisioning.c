@@ -529,7 +529,7 @@ static void create_request(struct ctrl *c, const json_t *wl, const struct pcheck
         }
         ctrl_event(c, wl, "Normal", "ProvisioningRequestCreated",
                    "Created ProvisioningRequest: \"%s\"", name);
-        if (ctrl_tracing(c)) {
+        if (ctrl_traces(c, "ProvisioningRequestCreated")) {
             json_t *f = kq_wl_trace_fields(wl, kq_wl_cluster_queue(wl));
             json_object_set_new(f, "check", json_string(pc->name));
             json_object_set_new(f, "name", json_string(name));

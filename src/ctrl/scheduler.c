@@ -509,7 +509,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     kq_rules_release(rules, n);
     ctrl_event(c, wl, "Normal", "QuotaReserved", "%s",
                d->event_message ? d->event_message : "Quota reserved");
-    if (ctrl_tracing(c)) {
+    if (ctrl_traces(c, "QuotaReserved")) {
         json_t *f = kq_wl_trace_fields(wl, d->cluster_queue);
         json_object_set_new(f, "podSets", kq_wl_trace_podsets(wl));
         if (d->borrowing)
@@ -541,7 +541,7 @@ static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_deci
     kq_wl_evict(c, wl, "Preempted", reason, msg);
     api_cond_set(wl, "Preempted", "True", reason, msg, ctrl_now(c));
     ctrl_event(c, wl, "Normal", "Preempted", "%s", msg);
-    if (ctrl_tracing(c)) {
+    if (ctrl_traces(c, "Preempted")) {
         json_t *f = kq_wl_trace_fields(wl, d->cluster_queue ? d->cluster_queue
                                                             : kq_wl_cluster_queue(wl));
         char *pk = kq_key(d->preemptor.ns, d->preemptor.name);
@@ -597,7 +597,7 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     JX_SET_NEW(wl, resource_requests(wl), "status", "resourceRequests");
     int rc = write_status(c, wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
-    if (ctrl_tracing(c)) {
+    if (ctrl_traces(c, "Pending")) {
         json_t *f = kq_wl_trace_fields(wl, d->cluster_queue);
         json_object_set_new(f, "reason", json_string(reason));
         json_object_set_new(f, "message", json_string(msg));
@@ -628,7 +628,7 @@ static void mark_waiting_for_pods_ready(const char *key, void *arg)
                      now);
         if (kq_update(b->c, KIND_WORKLOAD, wl, STORE_UPDATE_STATUS) == 0) {
             ctrl_event(b->c, wl, "Warning", "WaitingForPodsReady", "%s", msg);
-            if (ctrl_tracing(b->c)) {
+            if (ctrl_traces(b->c, "Pending")) {
                 char *cq = kq_wl_queue_cq(b->c, wl);
                 json_t *f = kq_wl_trace_fields(wl, cq);
                 json_object_set_new(f, "reason", json_string("WaitingForPodsReady"));

@@ -233,7 +233,7 @@ static bool step_deactivation(struct wl_ctx *x)
                            : xstrdup("The workload is deactivated");
         if (!kq_wl_is_evicted(wl))
             kq_wl_evict(x->c, wl, reason, has_dt ? JX_STR(dt, "reason") : NULL, msg);
-        if (ctrl_tracing(x->c)) {
+        if (ctrl_traces(x->c, "Deactivated")) {
             json_t *f = kq_wl_trace_fields(wl, kq_wl_cluster_queue(wl));
             json_object_set_new(f, "reason", json_string(reason));
             json_object_set_new(f, "message", json_string(msg));
@@ -375,7 +375,7 @@ static void step_backoff(struct wl_ctx *x)
     wl = wl_mut(x);
     api_cond_set(wl, "Requeued", "True", "BackoffFinished", "The workload backoff was finished",
                  x->now);
-    if (ctrl_tracing(x->c)) {
+    if (ctrl_traces(x->c, "Requeued")) {
         json_t *f = kq_wl_trace_fields(wl, NULL);
         json_object_set_new(f, "reason", json_string("BackoffFinished"));
         json_object_set_new(f, "message", json_string("The workload backoff was finished"));

@@ -78,6 +78,10 @@ static struct prov *make_provider(const struct sim_scenario *sc)
     return p;
 }
 
+/* The reconcilers' trace records the sink keeps (the others are derived
+ * from object state): ctrl builds no record the sink would drop. */
+static bool passes_through(const char *event) { return !sim_trace_is_derived(event); }
+
 int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct sim **out,
             char **err)
 {
@@ -119,6 +123,7 @@ int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct
         return rc;
     }
     ctrl_set_trace(s->ctrl, sim_trace_sink, s);
+    ctrl_set_trace_wants(s->ctrl, passes_through);
     ctrl_set_trace_epoch(s->ctrl, sc->start_ms);
     s->obs = sim_observer_new(s);
     sbuf_init(&s->line, 0);
