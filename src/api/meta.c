@@ -6,17 +6,25 @@
 #include "util/jsonx.h"
 #include "util/timefmt.h"
 
-json_t *api_cond_get(const json_t *obj, const char *type)
+/* The condition of this type in conds (borrowed) and its index, or NULL. */
+static json_t *cond_find(const json_t *conds, const char *type, size_t *at)
 {
-    json_t *conds = JX_GET(obj, "status", "conditions");
     size_t i;
     json_t *c;
     json_array_foreach(conds, i, c) {
-        const char *t = JX_STR(c, "type");
-        if (t && !strcmp(t, type))
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t && !strcmp(t, type)) {
+            *at = i;
             return c;
+        }
     }
     return NULL;
+}
+
+json_t *api_cond_get(const json_t *obj, const char *type)
+{
+    size_t at;
+    return cond_find(json_object_get(json_object_get(obj, "status"), "conditions"), type, &at);
 }
 
 bool api_cond_is_true(const json_t *obj, const char *type)
@@ -29,6 +37,16 @@ const char *api_cond_status(const json_t *obj, const char *type)
 {
     json_t *c = api_cond_get(obj, type);
     return c ? JX_STR(c, "status") : NULL;
+}
+
+/* True when api_cond_set would change condition c. */
+static bool cond_differs(const json_t *c, const char *status, const char *reason,
+                         const char *message, json_int_t gen)
+{
+    const char *s = JX_STR(c, "status"), *r = JX_STR(c, "reason"), *m = JX_STR(c, "message");
+    return !s || strcmp(s, status) || !r || strcmp(r, reason ? reason : "") || !m ||
+           strcmp(m, message ? message : "") ||
+           (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen);
 }
 
 static bool set_str(json_t *o, const char *key, const char *val)
@@ -50,7 +68,20 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         json_object_set_new(st, "conditions", conds);
     }
     json_int_t gen = JX_INT(obj, 0, "metadata", "generation");
-    json_t *c = api_cond_get(obj, type);
+    size_t at = 0;
+    json_t *c = cond_find(conds, type, &at);
+    if (!c || cond_differs(c, status, reason, message, gen)) {
+        /* shared containers are changed as copies (their scalars stay shared) */
+        if (conds->refcount > 1) {
+            conds = json_copy(conds);
+            json_object_set_new(st, "conditions", conds);
+            c = c ? json_array_get(conds, at) : NULL;
+        }
+        if (c && c->refcount > 1) {
+            c = json_copy(c);
+            json_array_set_new(conds, at, c);
+        }
+    }
     bool changed = false;
     char ts[TIMEFMT_LEN];
     if (!c) {

@@ -18,9 +18,12 @@ bool api_cond_is_true(const json_t *obj, const char *type);
 const char *api_cond_status(const json_t *obj, const char *type);
 /* Set a condition as metav1's SetStatusCondition does: lastTransitionTime
  * (RFC 3339, seconds) changes only when status changes; reason and message
- * are replaced; observedGeneration = metadata.generation. obj must be a
- * mutable object; status.conditions is created when absent. Returns true
- * when anything changed. */
+ * are replaced; observedGeneration = metadata.generation. obj and its
+ * status must be mutable; status.conditions is created when absent. The
+ * conditions array and a condition object that are shared (held by another
+ * reference too, e.g. a stored document: see store_status_copy) are
+ * replaced by changed copies, never changed in place. Returns true when
+ * anything changed. */
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms);
 /* Remove the condition of this type; true when one was removed. */

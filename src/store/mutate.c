@@ -391,8 +391,22 @@ json_t *store_status_copy(const json_t *doc)
 {
     json_t *cp = copy_with_meta(doc);
     json_t *st = json_object_get(doc, "status");
-    if (st)
-        json_object_set_new(cp, "status", jx_deep_copy(st));
+    if (!json_is_object(st)) {
+        if (st)
+            json_object_set_new(cp, "status", jx_deep_copy(st));
+        return cp;
+    }
+    /* conditions change through api_cond_set, which copies a shared
+     * condition before changing it: the array is new, its objects shared */
+    json_t *out = json_object();
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach(st, key, klen, v) {
+        bool conds = !strcmp(key, "conditions") && json_is_array(v);
+        json_object_setn_new_nocheck(out, key, klen, conds ? json_copy(v) : jx_deep_copy(v));
+    }
+    json_object_set_new(cp, "status", out);
     return cp;
 }
 

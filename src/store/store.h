@@ -114,8 +114,11 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
                       enum store_update_mode mode, json_t **out);
 
 /* The stored object prepared for a status write, without copying what the
- * write leaves alone: a new top-level object whose "status" is a deep copy
- * the caller may modify, whose "metadata" is a new map sharing its values
+ * write leaves alone: a new top-level object whose "status" is a copy the
+ * caller may modify (status.conditions is a new array whose condition
+ * objects are shared: change them only through api_cond_set and
+ * api_cond_remove, which copy a shared condition first; every other status
+ * member is a deep copy), whose "metadata" is a new map sharing its values
  * with the stored one (the caller may set or remove its keys, not change
  * the values in place), and whose other members are the stored document's
  * own (immutable: never modify them). NULL when absent. Caller decrefs, or

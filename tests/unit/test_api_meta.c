@@ -1,0 +1,92 @@
+/*
+ * Conditions (api_cond_set / api_cond_get / api_cond_remove): metav1's
+ * SetStatusCondition rules, and that a condition array or condition object
+ * shared with another document (a stored one) is replaced by a changed
+ * copy instead of being changed in place.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/meta.h"
+#include "util/jsonx.h"
+
+#define T0 INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
+
+static json_t *obj_with_generation(int gen)
+{
+    return json_pack("{s:{s:s, s:i}}", "metadata", "name", "x", "generation", gen);
+}
+
+static void set_follows_set_status_condition(void **state)
+{
+    (void)state;
+    json_t *o = obj_with_generation(2);
+    assert_true(api_cond_set(o, "Ready", "False", "Wait", "not yet", T0));
+    json_t *c = api_cond_get(o, "Ready");
+    assert_string_equal(JX_STR(c, "lastTransitionTime"), "2026-01-01T00:00:00Z");
+    assert_int_equal(JX_INT(c, -1, "observedGeneration"), 2);
+    /* same values: nothing changes */
+    assert_false(api_cond_set(o, "Ready", "False", "Wait", "not yet", T0 + 5000));
+    /* reason and message change without a transition */
+    assert_true(api_cond_set(o, "Ready", "False", "Still", "soon", T0 + 5000));
+    assert_string_equal(JX_STR(api_cond_get(o, "Ready"), "lastTransitionTime"),
+                        "2026-01-01T00:00:00Z");
+    assert_true(api_cond_set(o, "Ready", "True", "Done", NULL, T0 + 7000));
+    c = api_cond_get(o, "Ready");
+    assert_string_equal(JX_STR(c, "lastTransitionTime"), "2026-01-01T00:00:07Z");
+    assert_string_equal(JX_STR(c, "message"), "");
+    assert_true(api_cond_is_true(o, "Ready"));
+    assert_true(api_cond_set(o, "Other", "True", "R", "M", T0));
+    assert_true(api_cond_remove(o, "Ready"));
+    assert_null(api_cond_get(o, "Ready"));
+    assert_false(api_cond_remove(o, "Ready"));
+    assert_non_null(api_cond_get(o, "Other"));
+    json_decref(o);
+}
+
+static void shared_conditions_are_copied_before_a_change(void **state)
+{
+    (void)state;
+    json_t *stored = obj_with_generation(1);
+    api_cond_set(stored, "A", "True", "R", "M", T0);
+    api_cond_set(stored, "B", "False", "R", "M", T0);
+    json_t *stored_conds = JX_GET(stored, "status", "conditions");
+    json_t *stored_a = api_cond_get(stored, "A");
+    json_t *stored_b = api_cond_get(stored, "B");
+    /* a copy sharing the conditions array */
+    json_t *cp = json_pack("{s:O, s:{s:O}}", "metadata", JX_GET(stored, "metadata"), "status",
+                           "conditions", stored_conds);
+    assert_false(api_cond_set(cp, "A", "True", "R", "M", T0 + 1000)); /* no change, no copy */
+    assert_ptr_equal(JX_GET(cp, "status", "conditions"), stored_conds);
+    assert_true(api_cond_set(cp, "A", "False", "R2", "M2", T0 + 1000));
+    assert_ptr_not_equal(JX_GET(cp, "status", "conditions"), stored_conds);
+    assert_ptr_not_equal(api_cond_get(cp, "A"), stored_a);
+    assert_ptr_equal(api_cond_get(cp, "B"), stored_b); /* untouched ones stay shared */
+    assert_false(api_cond_is_true(cp, "A"));
+    /* the stored document is unchanged */
+    assert_true(api_cond_is_true(stored, "A"));
+    assert_string_equal(JX_STR(stored_a, "reason"), "R");
+    assert_int_equal(json_array_size(stored_conds), 2);
+    /* a private array with a shared condition: only the condition is copied */
+    json_t *arr = JX_GET(cp, "status", "conditions");
+    assert_true(api_cond_set(cp, "B", "True", "R", "M", T0 + 2000));
+    assert_ptr_equal(JX_GET(cp, "status", "conditions"), arr);
+    assert_ptr_not_equal(api_cond_get(cp, "B"), stored_b);
+    assert_string_equal(JX_STR(stored_b, "status"), "False");
+    json_decref(cp);
+    json_decref(stored);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(set_follows_set_status_condition),
+        cmocka_unit_test(shared_conditions_are_copied_before_a_change),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
