@@ -55,9 +55,11 @@ static void gc_on_event(struct ctrl *c, void *self, const struct store_event *ev
     if (ev->kind == KIND_EVENT)
         return;
     const json_t *obj = ev->obj;
+    const json_t *refs = JX_GET(obj, "metadata", "ownerReferences");
+    if (ev->type == STORE_MODIFIED && json_array_size(refs) == 0)
+        return; /* owns nothing new, owned by nothing */
     const char *ns = api_namespace(obj);
     char *entry = dep_entry(ev->kind, ns, api_name(obj));
-    const json_t *refs = JX_GET(obj, "metadata", "ownerReferences");
     size_t i;
     json_t *ref;
     if (ev->type == STORE_DELETED) {
