@@ -291,8 +291,21 @@ static void delete_tree(struct store *st, const struct api_kind *k, json_t *obj,
     store_delete(st, k->id, api_namespace(obj), api_name(obj), uid, NULL);
 }
 
+/* The namespaces the API server's NamespaceLifecycle admission never lets
+ * go (its "immortal" namespaces). */
+static bool namespace_protected(const char *name)
+{
+    static const char *const immortal[] = {"default", "kube-system", "kube-public"};
+    for (size_t i = 0; i < sizeof(immortal) / sizeof(*immortal); i++)
+        if (!strcmp(name, immortal[i]))
+            return true;
+    return false;
+}
+
 /* The namespace controller's job, done at once: every namespaced object in
- * the namespace is deleted (objects with finalizers are marked). */
+ * the namespace is deleted (objects with finalizers are marked). The only
+ * way to delete a Namespace is by name (no deletecollection, as in
+ * Kubernetes), so every Namespace deletion goes through here. */
 static void delete_namespace_contents(struct store *st, const char *ns)
 {
     for (int i = 0; i < KIND__COUNT; i++) {
@@ -321,6 +334,11 @@ void srv__handle_delete(struct srv_req *q, struct srv_resp *r, struct srv_route 
     json_t *cur = store_get(st, k->id, rt->ns, rt->name);
     if (!cur) {
         srv__resp_err(r, CU_ENOTFOUND, k, rt->name);
+    } else if (k->id == KIND_NAMESPACE && namespace_protected(rt->name)) {
+        char msg[512];
+        snprintf(msg, sizeof(msg), "%s \"%s\" is forbidden: this namespace may not be deleted",
+                 api_kind_qualified(k), rt->name);
+        srv__resp_status(r, 403, "Forbidden", msg, srv__details(k, rt->name));
     } else if (o.rv && strcmp(o.rv, jx_or_empty(JX_STR(cur, "metadata", "resourceVersion")))) {
         srv__resp_err(r, CU_ECONFLICT, k, rt->name);
     } else if (o.uid && strcmp(o.uid, jx_or_empty(api_uid(cur)))) {

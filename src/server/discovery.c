@@ -69,10 +69,20 @@ static int aggregated_version(const char *accept)
     return v;
 }
 
-static json_t *verbs_all(void)
+bool srv__has_deletecollection(const struct api_kind *k)
 {
-    return json_pack("[s,s,s,s,s,s,s,s]", "create", "delete", "deletecollection", "get", "list",
-                     "patch", "update", "watch");
+    return k->id != KIND_NAMESPACE;
+}
+
+/* The kind's verbs: all of them, except deletecollection for Namespaces
+ * (the API server has no collection delete for them). */
+static json_t *verbs_all(const struct api_kind *k)
+{
+    json_t *v = json_pack("[s,s,s,s,s,s,s,s]", "create", "delete", "deletecollection", "get",
+                          "list", "patch", "update", "watch");
+    if (!srv__has_deletecollection(k))
+        json_array_remove(v, 2);
+    return v;
 }
 
 static json_t *str_list(const char *const *items, size_t max)
@@ -107,7 +117,7 @@ static json_t *agg_resource(const struct api_kind *k)
     json_t *res = json_pack("{s:s, s:o, s:s, s:s, s:o, s:o}", "resource", k->plural,
                             "responseKind", gvk(k->group, k->version, k->kind), "scope",
                             k->namespaced ? "Namespaced" : "Cluster", "singularResource",
-                            k->singular, "verbs", verbs_all(), "subresources", subs);
+                            k->singular, "verbs", verbs_all(k), "subresources", subs);
     if (k->short_names[0])
         json_object_set_new(res, "shortNames", str_list(k->short_names, 4));
     if (k->categories[0])
@@ -155,7 +165,7 @@ static json_t *agg_group(const char *group)
                      "Current");
 }
 
-static void aggregated(struct srv_resp *r, int v, bool core)
+static void aggregated(const struct srv *s, struct srv_resp *r, int v, bool core)
 {
     const char *gs[KIND__COUNT];
     int n = groups(gs, KIND__COUNT, true);
@@ -163,6 +173,12 @@ static void aggregated(struct srv_resp *r, int v, bool core)
     for (int i = 0; i < n; i++)
         if (core == !gs[i][0])
             json_array_append_new(items, agg_group(gs[i]));
+    /* the visibility group comes last: kubectl resolves a resource name
+     * served by several groups (clusterqueues, localqueues, workloads) to
+     * the first group in discovery order, which must stay Kueue's */
+    json_t *vis = core ? NULL : srv__visibility_agg_group(s);
+    if (vis)
+        json_array_append_new(items, vis);
     json_t *list = json_pack("{s:s, s:s, s:{}, s:o}", "kind", "APIGroupDiscoveryList",
                              "apiVersion",
                              v == 2 ? "apidiscovery.k8s.io/v2" : "apidiscovery.k8s.io/v2beta1",
@@ -189,7 +205,7 @@ static json_t *legacy_resource(const struct api_kind *k)
 {
     json_t *res = json_pack("{s:s, s:s, s:b, s:s, s:o}", "name", k->plural, "singularName",
                             k->singular, "namespaced", k->namespaced, "kind", k->kind, "verbs",
-                            verbs_all());
+                            verbs_all(k));
     if (k->short_names[0])
         json_object_set_new(res, "shortNames", str_list(k->short_names, 4));
     if (k->categories[0])
@@ -248,13 +264,16 @@ static void legacy_api(struct srv_req *q, struct srv_resp *r)
                              "serverAddress", addr));
 }
 
-static void legacy_apis(struct srv_resp *r)
+static void legacy_apis(const struct srv *s, struct srv_resp *r)
 {
     const char *gs[KIND__COUNT];
     int n = groups(gs, KIND__COUNT, false);
     json_t *arr = json_array();
     for (int i = 0; i < n; i++)
         json_array_append_new(arr, group_entry(gs[i], false));
+    json_t *vis = srv__visibility_group_entry(s, false); /* last, as above */
+    if (vis)
+        json_array_append_new(arr, vis);
     srv__resp_json(r, 200,
                    json_pack("{s:s, s:s, s:o}", "kind", "APIGroupList", "apiVersion", "v1",
                              "groups", arr));
@@ -266,13 +285,20 @@ void srv__handle_discovery(struct srv_req *q, struct srv_resp *r, char **segs, i
     if (nsegs == 1) {
         int v = aggregated_version(q->accept);
         if (v)
-            aggregated(r, v, core);
+            aggregated(q->srv, r, v, core);
         else if (core)
             legacy_api(q, r);
         else
-            legacy_apis(r);
+            legacy_apis(q->srv, r);
     } else if (core) {
         resource_list(r, "", segs[1]);
+    } else if (srv__visibility_path(segs[1])) {
+        json_t *g = nsegs == 2 ? srv__visibility_group_entry(q->srv, true) : NULL;
+        if (g)
+            srv__resp_json(r, 200, g);
+        else if (nsegs == 2 || !srv__visibility_resource_list(q->srv, segs[2], r))
+            srv__resp_status(r, 404, "NotFound",
+                             "the server could not find the requested resource", json_object());
     } else if (nsegs == 2) {
         if (group_version(segs[1]) && segs[1][0])
             srv__resp_json(r, 200, group_entry(segs[1], true));

@@ -292,6 +292,7 @@ int srv_start(const struct srv_opts *opts, struct srv **out, char *err, size_t e
         return rc;
     struct srv *s = xcalloc(1, sizeof(*s));
     s->store = opts->store;
+    s->ctrl = opts->ctrl;
     s->clock = opts->clock ? opts->clock : clk_real();
     s->state_dir = xstrdup(opts->state_dir);
     s->listen_addr = xstrdup(addr);

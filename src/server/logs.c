@@ -9,6 +9,11 @@
  * per-line times, so lines already written get the file's modification
  * time and followed lines the time they were read (documented).
  * previous, sinceSeconds and sinceTime are accepted and ignored.
+ * Memory is bounded whatever the file's size: every answer is streamed
+ * (chunked) from the file in LOG_CHUNK_BYTES reads, tailLines is found by
+ * reading backwards from the end, and limitBytes stops the reads.
+ * Invariant: without follow, an answer ends at the file's size when the
+ * request came (a log that keeps growing does not keep the answer open).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,16 +39,22 @@ char *srv__log_path(struct srv *s, const char *pod_uid, const char *container)
     return exec_log_path(s->state_dir, pod_uid, container);
 }
 
-struct follow {
+/* One log answer being streamed: the bytes of the file from pos, up to
+ * `end` when not following, at most `limit` bytes. */
+struct log_stream {
     struct srv *srv;
     char *ns, *name, *uid;
-    int fd;       /* the log file, -1 until it exists */
     char *path;
+    int fd;              /* the log file, -1 until it exists */
     int client_fd;
+    bool follow;
     bool timestamps;
     bool at_line_start;
-    int64_t limit; /* bytes left to send; -1 = no limit */
-    struct sbuf initial; /* the file's existing text, sent first */
+    int64_t limit;       /* bytes left to send; -1 = no limit */
+    off_t pos;           /* file offset of the next read */
+    off_t end;           /* the file's size when the request came */
+    int64_t mtime_ms;    /* its modification time then (timestamps of
+                            the lines already written) */
 };
 
 static bool container_in(const json_t *list, const char *name)
@@ -114,102 +125,89 @@ static void add_text(struct sbuf *out, const char *data, size_t n, bool timestam
     }
 }
 
-/* Offset where the last n lines start in text[0..len). */
-static size_t tail_offset(const char *text, size_t len, long n)
+off_t srv__log_tail_offset(int fd, off_t size, long long n)
 {
-    if (n < 0)
+    if (n < 0 || size <= 0)
         return 0;
     if (n == 0)
-        return len;
-    size_t end = len;
-    if (end && text[end - 1] == '\n')
-        end--;
-    long seen = 0;
-    for (size_t i = end; i > 0; i--) {
-        if (text[i - 1] == '\n' && ++seen == n)
-            return i;
+        return size;
+    char buf[LOG_CHUNK_BYTES];
+    off_t end = size;
+    long long seen = 0;
+    bool last = true; /* the byte at size-1: a final newline ends the last
+                         line, it does not start another */
+    while (end > 0) {
+        off_t start = end > (off_t)sizeof(buf) ? end - (off_t)sizeof(buf) : 0;
+        ssize_t got = pread(fd, buf, (size_t)(end - start), start);
+        if (got <= 0)
+            return 0;
+        for (ssize_t i = got; i > 0; i--) {
+            bool nl = buf[i - 1] == '\n';
+            if (nl && !last && ++seen == n)
+                return start + i;
+            last = false;
+        }
+        end = start;
     }
     return 0;
 }
 
-static char *read_file(const char *path, size_t *len, int64_t *mtime_ms)
+/* Read the next piece of the file into out. Returns the bytes read (0 at
+ * the current end of the file or of the answer). */
+static ssize_t read_piece(struct log_stream *f, struct sbuf *out)
 {
-    struct sbuf sb;
-    sbuf_init(&sb, SBUF_DEFAULT_MAX);
-    *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        sbuf_release(&sb);
-        return NULL;
-    }
-    struct stat st;
-    *mtime_ms = fstat(fd, &st) ? 0 : (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+    if (f->fd < 0)
+        return 0;
     char buf[LOG_CHUNK_BYTES];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof(buf))) > 0)
-        if (sbuf_add(&sb, buf, (size_t)n))
-            break;
-    close(fd);
-    *len = sb.len;
-    char *text = sbuf_take(&sb);
-    sbuf_release(&sb); /* sbuf_take re-initialises */
-    return text;
+    size_t want = sizeof(buf);
+    if (f->limit >= 0 && (int64_t)want > f->limit)
+        want = (size_t)f->limit;
+    /* the lines there when the request came carry the file's time; a read
+     * never crosses that point, so each piece has one time */
+    bool existing = f->pos < f->end;
+    if (existing && (off_t)want > f->end - f->pos)
+        want = (size_t)(f->end - f->pos);
+    if (!existing && !f->follow)
+        return 0;
+    ssize_t n = pread(f->fd, buf, want, f->pos);
+    if (n <= 0)
+        return 0;
+    add_text(out, buf, (size_t)n, f->timestamps, &f->at_line_start,
+             existing ? f->mtime_ms : clk_now(f->srv->clock));
+    f->pos += n;
+    if (f->limit > 0)
+        f->limit -= n;
+    return n;
 }
 
-static int follow_next(void *ctx, struct sbuf *out)
+static int log_next(void *ctx, struct sbuf *out)
 {
-    struct follow *f = ctx;
-    if (f->initial.len) {
-        sbuf_add(out, f->initial.buf, f->initial.len);
-        sbuf_reset(&f->initial);
-        return 0;
-    }
+    struct log_stream *f = ctx;
     for (;;) {
         if (atomic_load(&f->srv->stopping) || srv__client_gone(f->client_fd) || !f->limit)
             return 1;
-        if (f->fd < 0)
+        if (f->fd < 0 && f->follow)
             f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-        if (f->fd >= 0) {
-            char buf[LOG_CHUNK_BYTES];
-            size_t want = sizeof(buf);
-            if (f->limit > 0 && (int64_t)want > f->limit)
-                want = (size_t)f->limit;
-            ssize_t n = read(f->fd, buf, want);
-            if (n > 0) {
-                add_text(out, buf, (size_t)n, f->timestamps, &f->at_line_start,
-                         clk_now(f->srv->clock));
-                if (f->limit > 0)
-                    f->limit -= n;
-                return 0;
-            }
-        }
-        /* drained: stop once the pod is over (re-read the file once more
-         * after seeing it done, so the last lines are not lost) */
+        if (read_piece(f, out) > 0)
+            return 0;
+        if (!f->follow)
+            return 1;
+        /* drained: stop once the pod is over (read the file once more after
+         * seeing it done, so the last lines are not lost) */
         json_t *pod = store_get(f->srv->store, KIND_POD, f->ns, f->name);
         bool over = !pod || pod_done(pod) || strcmp(jx_or_empty(api_uid(pod)), f->uid);
         json_decref(pod);
-        if (over) {
-            if (f->fd >= 0) {
-                char buf[LOG_CHUNK_BYTES];
-                ssize_t n = read(f->fd, buf, sizeof(buf));
-                if (n > 0) {
-                    add_text(out, buf, (size_t)n, f->timestamps, &f->at_line_start,
-                             clk_now(f->srv->clock));
-                    return 0;
-                }
-            }
-            return 1;
-        }
+        if (over)
+            return read_piece(f, out) > 0 ? 0 : 1;
         store_wait(f->srv->store, store_rv(f->srv->store), LOG_POLL_MS);
     }
 }
 
-static void follow_free(void *ctx)
+static void log_free(void *ctx)
 {
-    struct follow *f = ctx;
+    struct log_stream *f = ctx;
     if (f->fd >= 0)
         close(f->fd);
-    sbuf_release(&f->initial);
     xfree(f->ns);
     xfree(f->name);
     xfree(f->uid);
@@ -217,35 +215,33 @@ static void follow_free(void *ctx)
     xfree(f);
 }
 
+/* Start streaming: from the start of the last tailLines lines (or the
+ * beginning), to the file's current end, or on and on with follow. */
 static void stream_log(struct srv_req *q, struct srv_resp *r, const json_t *pod,
-                       const char *path, const char *text, size_t off, size_t len,
-                       int64_t mtime_ms, int64_t limit)
+                       char *path, int fd, long long tail, long long limit)
 {
-    struct follow *f = xcalloc(1, sizeof(*f));
+    struct log_stream *f = xcalloc(1, sizeof(*f));
     f->srv = q->srv;
     f->ns = xstrdup(api_namespace(pod));
     f->name = xstrdup(api_name(pod));
     f->uid = xstrdup(api_uid(pod));
-    f->path = xstrdup(path);
+    f->path = path;
+    f->fd = fd;
     f->client_fd = q->client_fd;
+    f->follow = srv__qbool(q, "follow");
     f->timestamps = srv__qbool(q, "timestamps");
     f->at_line_start = true;
     f->limit = limit;
-    f->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (f->fd >= 0)
-        lseek(f->fd, (off_t)len, SEEK_SET);
-    /* what the file already holds goes out as the first chunk */
-    sbuf_init(&f->initial, 0);
-    size_t n = len - off;
-    if (limit >= 0 && (int64_t)n > limit)
-        n = (size_t)limit;
-    add_text(&f->initial, text + off, n, f->timestamps, &f->at_line_start, mtime_ms);
-    if (f->limit > 0)
-        f->limit -= (int64_t)n;
+    struct stat st;
+    if (fd >= 0 && !fstat(fd, &st)) {
+        f->end = st.st_size;
+        f->mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        f->pos = srv__log_tail_offset(fd, f->end, tail);
+    }
     r->code = 200;
     r->content_type = xstrdup("text/plain; charset=utf-8");
-    r->stream.next = follow_next;
-    r->stream.free = follow_free;
+    r->stream.next = log_next;
+    r->stream.free = log_free;
     r->stream.ctx = f;
 }
 
@@ -266,31 +262,15 @@ void srv__handle_log(struct srv_req *q, struct srv_resp *r, struct srv_route *rt
         return;
     }
     char *path = srv__log_path(q->srv, jx_or_empty(api_uid(pod)), c);
-    size_t len = 0;
-    int64_t mtime = 0;
-    char *text = read_file(path, &len, &mtime);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     const char *phase = JX_STR(pod, "status", "phase");
-    if (!text && (!phase || !strcmp(phase, "Pending")) && !srv__qbool(q, "follow")) {
+    if (fd < 0 && (!phase || !strcmp(phase, "Pending")) && !srv__qbool(q, "follow")) {
         srv__resp_statusf(r, 400, "BadRequest",
                           "container \"%s\" in pod \"%s\" is waiting to start: ContainerCreating",
                           c, rt->name);
+        xfree(path);
     } else {
-        size_t off = tail_offset(text ? text : "", len, (long)tail);
-        if (srv__qbool(q, "follow")) {
-            stream_log(q, r, pod, path, text ? text : "", off, len, mtime, limit);
-        } else {
-            struct sbuf out;
-            sbuf_init(&out, 0);
-            size_t n = len - off;
-            if (limit >= 0 && (int64_t)n > limit)
-                n = (size_t)limit;
-            bool ls = true;
-            add_text(&out, (text ? text : "") + off, n, srv__qbool(q, "timestamps"), &ls, mtime);
-            srv__resp_text(r, 200, out.buf, out.len);
-            sbuf_release(&out);
-        }
+        stream_log(q, r, pod, path, fd, tail, limit); /* takes path and fd */
     }
-    xfree(text);
-    xfree(path);
     json_decref(pod);
 }

@@ -6,8 +6,11 @@
  *   /openapi/v2  /openapi/v3[/api/v1 | /apis/G/V]     OpenAPI
  *   /api/v1/...  /apis/G/V/...                        resources:
  *       [namespaces/NS/]PLURAL[/NAME[/SUBRESOURCE]]
- * plus the cluster-wide list of a namespaced kind (/apis/G/V/PLURAL).
+ * plus the cluster-wide list of a namespaced kind (/apis/G/V/PLURAL), and
+ * Kueue's visibility API (/apis/visibility.kueue.x-k8s.io/V/..., visibility.c).
  * Unknown query parameters are ignored, as the API server does.
+ * Invariant: empty segments are kept, so a trailing slash or "//" is an
+ * empty name or namespace (400, as is "." or ".."), never the collection.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -147,6 +150,32 @@ static void method_not_allowed(struct srv_req *q, struct srv_resp *r)
                       q->method, q->path);
 }
 
+int srv__check_segment(struct srv_resp *r, const char *what, const char *value)
+{
+    static const char *const may_not_be[] = {".", ".."};
+    static const char *const may_not_contain[] = {"/", "%"};
+    if (!value)
+        return 0;
+    if (!*value) {
+        srv__resp_statusf(r, 400, "BadRequest", "%s parameter required.", what);
+        return CU_EBADREQ;
+    }
+    for (size_t i = 0; i < sizeof(may_not_be) / sizeof(*may_not_be); i++)
+        if (!strcmp(value, may_not_be[i])) {
+            srv__resp_statusf(r, 400, "BadRequest", "%s parameter invalid: \"%s\": may not be '%s'",
+                              what, value, may_not_be[i]);
+            return CU_EBADREQ;
+        }
+    for (size_t i = 0; i < sizeof(may_not_contain) / sizeof(*may_not_contain); i++)
+        if (strstr(value, may_not_contain[i])) {
+            srv__resp_statusf(r, 400, "BadRequest",
+                              "%s parameter invalid: \"%s\": may not contain '%s'", what, value,
+                              may_not_contain[i]);
+            return CU_EBADREQ;
+        }
+    return 0;
+}
+
 /* GET/POST/... on a resource path. */
 static void dispatch_resource(struct srv_req *q, struct srv_resp *r, const char *group,
                               const char *version, char **segs, int nsegs)
@@ -155,6 +184,12 @@ static void dispatch_resource(struct srv_req *q, struct srv_resp *r, const char 
     if (srv__route_parse(group, segs, nsegs, &rt) || !version_served(rt.kind, version)) {
         srv__route_release(&rt);
         not_found(r);
+        return;
+    }
+    /* an empty or dot name never falls back to the collection (a client
+     * that sent DELETE .../configmaps/ meant one object, not all of them) */
+    if (srv__check_segment(r, "Namespace", rt.ns) || srv__check_segment(r, "Name", rt.name)) {
+        srv__route_release(&rt);
         return;
     }
     const char *m = q->method;
@@ -177,7 +212,7 @@ static void dispatch_resource(struct srv_req *q, struct srv_resp *r, const char 
             srv__handle_list(q, r, &rt);
         else if (!strcmp(m, "POST") && (rt.ns || !rt.kind->namespaced))
             srv__handle_create(q, r, &rt);
-        else if (!strcmp(m, "DELETE"))
+        else if (!strcmp(m, "DELETE") && srv__has_deletecollection(rt.kind))
             srv__handle_delete_collection(q, r, &rt);
         else
             method_not_allowed(q, r);
@@ -202,15 +237,43 @@ void srv__handle_object(struct srv_req *q, struct srv_resp *r, struct srv_route 
         method_not_allowed(q, r);
 }
 
+/* Split "/a/b//c/" in place into its segments, keeping empty ones
+ * ("a", "b", "", "c", ""): an empty name must never turn an item path into
+ * its collection. Returns the count, or -1 when there are too many. */
 static int split_path(char *path, char **segs)
 {
     int n = 0;
-    for (char *save = NULL, *t = strtok_r(path, "/", &save); t; t = strtok_r(NULL, "/", &save)) {
+    char *p = path + (*path == '/');
+    if (!*p)
+        return 0;
+    for (;;) {
         if (n == MAX_SEGS)
             return -1;
-        segs[n++] = t;
+        segs[n++] = p;
+        char *slash = strchr(p, '/');
+        if (!slash)
+            return n;
+        *slash = '\0';
+        p = slash + 1;
     }
-    return n;
+}
+
+/* Discovery, OpenAPI and health paths tolerate one trailing slash
+ * ("/api/", "/apis/G/V/"), as the API server does; resource paths keep it
+ * (an empty name). */
+static int drop_trailing_empty(char **segs, int n)
+{
+    return n > 1 && !*segs[n - 1] ? n - 1 : n;
+}
+
+/* True when a segment is empty ("/apis//v1"): such a non-resource path is
+ * unknown (404). */
+static bool has_empty_segment(char **segs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!*segs[i])
+            return true;
+    return false;
 }
 
 static void health(struct srv_req *q, struct srv_resp *r)
@@ -225,10 +288,21 @@ void srv__dispatch(struct srv_req *q, struct srv_resp *r)
 {
     char *path = xstrdup(q->path);
     char *segs[MAX_SEGS];
-    int n = split_path(path, segs);
+    int all = split_path(path, segs);
+    int n = all < 0 ? all : drop_trailing_empty(segs, all);
     bool is_get = !strcmp(q->method, "GET") || !strcmp(q->method, "HEAD");
+    bool core_res = n >= 3 && !strcmp(segs[0], "api") && !strcmp(segs[1], "v1");
+    bool group_res = n >= 4 && !strcmp(segs[0], "apis");
     r->verb = SRV_VERB_OTHER;
     if (n < 0) {
+        not_found(r);
+    } else if (core_res) {
+        dispatch_resource(q, r, "", segs[1], segs + 2, all - 2);
+    } else if (group_res && srv__visibility_path(segs[1])) {
+        srv__handle_visibility(q, r, segs[2], segs + 3, all - 3);
+    } else if (group_res) {
+        dispatch_resource(q, r, segs[1], segs[2], segs + 3, all - 3);
+    } else if (has_empty_segment(segs, n)) {
         not_found(r);
     } else if (n == 1 && !strcmp(segs[0], "version") && is_get) {
         srv__handle_version(q, r);
@@ -239,20 +313,10 @@ void srv__dispatch(struct srv_req *q, struct srv_resp *r)
         srv__handle_metrics(q, r);
     } else if (n >= 1 && !strcmp(segs[0], "openapi") && is_get) {
         srv__handle_openapi(q, r, segs, n);
-    } else if (n >= 1 && !strcmp(segs[0], "api") && (n <= 2 || strcmp(segs[1], "v1"))) {
-        if (is_get && n <= 2)
-            srv__handle_discovery(q, r, segs, n);
-        else
-            not_found(r);
-    } else if (n >= 3 && !strcmp(segs[0], "api")) {
-        dispatch_resource(q, r, "", segs[1], segs + 2, n - 2);
-    } else if (n >= 1 && !strcmp(segs[0], "apis") && n <= 3) {
-        if (is_get)
-            srv__handle_discovery(q, r, segs, n);
-        else
-            not_found(r);
-    } else if (n >= 4 && !strcmp(segs[0], "apis")) {
-        dispatch_resource(q, r, segs[1], segs[2], segs + 3, n - 3);
+    } else if (n >= 1 && n <= 2 && !strcmp(segs[0], "api") && is_get) {
+        srv__handle_discovery(q, r, segs, n);
+    } else if (n >= 1 && n <= 3 && !strcmp(segs[0], "apis") && is_get) {
+        srv__handle_discovery(q, r, segs, n);
     } else {
         not_found(r);
     }

@@ -31,6 +31,9 @@ struct srv_opts {
     uint16_t port;           /* 0 = ephemeral (srv_port tells which) */
     const char *state_dir;   /* pod logs live under it (exec_log_path); may be NULL */
     struct store *store;     /* borrowed; must outlive the server */
+    struct ctrl *ctrl;       /* borrowed, may be NULL: the control plane the
+                                visibility API asks (ctrl_explain_workload);
+                                without it that API is not served */
     struct clk *clock;       /* borrowed; NULL = clk_real() */
 };
 

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "api/kinds.h"
 #include "api/types.h"
@@ -49,6 +50,8 @@ struct srv_metric_source {
 
 struct srv {
     struct store *store;
+    struct ctrl *ctrl;        /* borrowed; NULL = no control plane (no
+                                 visibility API) */
     struct clk *clock;
     char *state_dir;          /* owned; may be NULL */
     char *listen_addr;        /* owned */
@@ -149,6 +152,15 @@ bool srv__qbool(const struct srv_req *q, const char *name);
  * holds a 400 BadRequest naming the parameter). */
 int srv__qint(const struct srv_req *q, struct srv_resp *r, const char *name, long long min,
               long long *out);
+/* Kubernetes' rule for a namespace or name taken from the URL
+ * (apimachinery IsValidPathSegmentName): what ("Name", "Namespace") may not
+ * be empty ("Name parameter required."), "." or "..", nor contain "/" or
+ * "%" ("Name parameter invalid: \".\": may not be '.'"). NULL passes.
+ * Returns 0, or CU_EBADREQ after answering r with 400 BadRequest. */
+int srv__check_segment(struct srv_resp *r, const char *what, const char *value);
+/* Whether kind k takes DELETE on its collection (deletecollection): every
+ * kind but Namespace, as in Kubernetes. */
+bool srv__has_deletecollection(const struct api_kind *k);
 /* Dispatch one request to its handler. */
 void srv__dispatch(struct srv_req *q, struct srv_resp *r);
 /* Parse "/[namespaces/NS/]PLURAL[/NAME[/SUB]]" (segments after the
@@ -187,6 +199,25 @@ char *srv__openapi_base_path(const struct api_kind *k);
 /* GET /openapi/v2 (openapi_v2.c): protobuf or JSON by Accept. */
 void srv__openapi_v2(const struct srv_req *q, struct srv_resp *r);
 void srv__handle_metrics(struct srv_req *q, struct srv_resp *r);
+
+/* ---- Kueue's visibility API, with cueue's pending explanation (visibility.c) ---- */
+#define SRV_VISIBILITY_GROUP "visibility.kueue.x-k8s.io"
+/* True when group is the visibility group (its paths go to
+ * srv__handle_visibility, not to the kind registry). */
+bool srv__visibility_path(const char *group);
+/* GET /apis/visibility.kueue.x-k8s.io/VERSION/ + segs:
+ * clusterqueues/CQ/pendingworkloads, namespaces/NS/localqueues/LQ/pendingworkloads,
+ * namespaces/NS/workloads/NAME/pendingworkload. nsegs may count a trailing
+ * empty segment. 404 when the server has no control plane. */
+void srv__handle_visibility(struct srv_req *q, struct srv_resp *r, const char *version,
+                            char **segs, int nsegs);
+/* Discovery of the visibility group (NULL / false when the server has no
+ * control plane): its aggregated-discovery entry (new ref), its APIGroup
+ * entry (typed: with kind/apiVersion), and /apis/G/V's APIResourceList. */
+json_t *srv__visibility_agg_group(const struct srv *s);
+json_t *srv__visibility_group_entry(const struct srv *s, bool typed);
+bool srv__visibility_resource_list(const struct srv *s, const char *version,
+                                   struct srv_resp *r);
 
 /* ---- writes (write.c) ---- */
 enum srv_field_validation { SRV_FV_STRICT, SRV_FV_WARN, SRV_FV_IGNORE };
@@ -292,6 +323,11 @@ json_t *srv_proto_decode(const void *data, size_t len, char *err, size_t errlen)
 bool srv__client_gone(int fd);
 /* Count a finished request for /metrics. */
 void srv__count(struct srv *s, enum srv_verb verb, int code);
+/* Offset in fd's first size bytes where its last n lines start, found by
+ * reading backwards in fixed-size chunks (memory does not grow with the
+ * file): 0 when n < 0 or the file has no more than n lines, size when
+ * n == 0. A final newline ends the last line (kubectl logs --tail). */
+off_t srv__log_tail_offset(int fd, off_t size, long long n);
 /* The log file of a pod container (exec_log_path). Caller frees. */
 char *srv__log_path(struct srv *s, const char *pod_uid, const char *container);
 

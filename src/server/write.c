@@ -370,11 +370,45 @@ void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_
     srv__resp_json(r, 201, typed);
 }
 
+/* A write that names another uid than the stored object's is refused, as
+ * the API server does: an update (PUT) sends its uid as a precondition
+ * (409 Conflict, "Precondition failed: UID in precondition: ..."); a
+ * patched object fails the immutable-field validation of metadata.uid
+ * (422 Invalid). A write without a uid keeps the stored one. Returns true
+ * after answering r. */
+static bool uid_changed(struct srv_resp *r, const struct api_kind *k, const json_t *obj,
+                        const json_t *old)
+{
+    const char *want = JX_STR(obj, "metadata", "uid");
+    const char *have = jx_or_empty(JX_STR(old, "metadata", "uid"));
+    if (!want || !*want || !strcmp(want, have))
+        return false;
+    const char *name = JX_STR(old, "metadata", "name");
+    if (r->verb == SRV_VERB_PATCH) {
+        struct diag d;
+        diag_init(&d);
+        diag_addj(&d, DIAG_INVALID, "metadata.uid", JX_GET(obj, "metadata", "uid"),
+                  "field is immutable");
+        srv__resp_invalid(r, CU_EINVAL, k, name, &d);
+        diag_release(&d);
+        return true;
+    }
+    char msg[1024];
+    snprintf(msg, sizeof(msg),
+             "Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID in "
+             "precondition: %s, UID in object meta: %s",
+             api_kind_qualified(k), name ? name : "", want, have);
+    srv__resp_status(r, 409, "Conflict", msg, srv__details(k, name));
+    return true;
+}
+
 int srv__update_object(struct srv_req *q, struct srv_resp *r, const struct api_kind *k,
                        const char *ns, json_t *obj, const json_t *old, bool status)
 {
     r->verb = r->verb == SRV_VERB_PATCH ? SRV_VERB_PATCH : SRV_VERB_UPDATE;
     const char *name = JX_STR(old, "metadata", "name");
+    if (uid_changed(r, k, obj, old))
+        return r->code == 409 ? CU_ECONFLICT : CU_EINVAL;
     /* uid and creationTimestamp are the server's: carry them over */
     json_t *md = JX_OBJ(obj, "metadata");
     json_object_set(md, "uid", JX_GET(old, "metadata", "uid"));
