@@ -65,6 +65,7 @@ struct cq_state {
     json_t *written;           /* the document our last status write left, or NULL */
     struct eng_cq_status figs; /* the figures of that write */
     int lqs_active;            /* -1, or the Active state its LocalQueues were marked for */
+    uint64_t figs_pass;        /* the flush pass in which figs were the engine's */
     struct kq_set *lqs;        /* LocalQueue keys whose spec.clusterQueue is name */
     UT_hash_handle hh;
 };
@@ -85,6 +86,7 @@ struct kq_queues {
     struct wl_contrib *wls;
     struct kq_set *dirty_cq;
     struct kq_set *dirty_lq; /* "ns/name" */
+    uint64_t pass;           /* kq_queues_flush calls so far */
 };
 
 static void usage_release(struct usage *u)
@@ -378,20 +380,30 @@ static json_t *flavor_usage_json(const struct eng_flavor_usage *u, size_t n)
     return out;
 }
 
-/* Write cp's status over cur's (cp from store_get_status_copy; taken) when
- * it differs. Returns the document the store now holds for the queue (new
- * reference, NULL when it is gone) and sets *wrote. */
+/* A queue document to rewrite the status of: new top-level, metadata and
+ * status maps whose values are cur's. The flushes only replace status
+ * members and change conditions through api_cond_set (which copies the
+ * shared conditions before changing them). New reference. */
+static json_t *status_base(const json_t *cur)
+{
+    json_t *cp = json_copy((json_t *)cur);
+    json_object_set_new(cp, "metadata", json_copy(json_object_get(cur, "metadata")));
+    json_t *st = json_object_get(cur, "status");
+    json_object_set_new(cp, "status", json_is_object(st) ? json_copy(st) : json_object());
+    return cp;
+}
+
+/* Write cp's status over cur's (cp from status_base; taken); the store
+ * writes nothing when it is the same. Returns the document the store now
+ * holds for the queue (new reference, NULL when it is gone) and sets
+ * *wrote. */
 static json_t *write_status_if_changed(struct ctrl *c, enum api_kind_id kind, json_t *cur,
                                        json_t *cp, bool *wrote)
 {
-    *wrote = false;
-    if (jx_equal(JX_GET(cur, "status"), JX_GET(cp, "status"))) {
-        json_decref(cp);
-        return json_incref(cur);
-    }
     json_t *out = NULL;
     *wrote = store_update_take(ctrl_store(c), kind, api_namespace(cur), cp,
-                               STORE_UPDATE_STATUS, &out) == 0;
+                               STORE_UPDATE_STATUS, &out) == 0 &&
+             out != cur;
     return out;
 }
 
@@ -430,7 +442,7 @@ static void mark_lq_key(const char *key, void *arg)
 /* The ClusterQueue status document for st, from cur. Taken by the write. */
 static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st)
 {
-    json_t *cp = store_status_copy(cur);
+    json_t *cp = status_base(cur);
     int64_t now = ctrl_now(c);
     if (st->active)
         api_cond_set(cp, "Active", "True", "Ready", "Can admit new workloads", now);
@@ -444,8 +456,12 @@ static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng
     json_object_set_new(s, "flavorsReservation",
                         flavor_usage_json(st->reservation, st->n_reservation));
     json_object_set_new(s, "flavorsUsage", flavor_usage_json(st->usage, st->n_usage));
-    if (ctrl_cfg(c)->engine.fair_sharing)
-        JX_SET_NEW(s, json_integer(st->weighted_share), "fairSharing", "weightedShare");
+    if (ctrl_cfg(c)->engine.fair_sharing) {
+        json_t *fs = json_object_get(s, "fairSharing"); /* shared: replaced, not changed */
+        fs = json_is_object(fs) ? json_copy(fs) : json_object();
+        json_object_set_new(fs, "weightedShare", json_integer(st->weighted_share));
+        json_object_set_new(s, "fairSharing", fs);
+    }
     return cp;
 }
 
@@ -470,6 +486,7 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
         cs->figs = st;
         memset(&st, 0, sizeof(st));
     }
+    cs->figs_pass = q->pass;
     if (deleting && cs->figs.reserving == 0 && cs->figs.admitted == 0)
         kq_remove_finalizer(c, KIND_CLUSTERQUEUE, NULL, name, KQ_RESOURCE_IN_USE_FINALIZER);
     /* a LocalQueue's Active condition follows its ClusterQueue's */
@@ -506,13 +523,20 @@ static json_t *lq_usage_json(const struct usage *u)
 }
 
 /* What the LocalQueue's Active condition says: its stopPolicy, then its
- * ClusterQueue (missing, inactive). */
-static enum lq_act lq_active_state(struct eng *e, const json_t *lq)
+ * ClusterQueue (missing, inactive). A ClusterQueue flushed in this pass
+ * gives its figures (the engine has not changed since); any other is asked
+ * of the engine. */
+static enum lq_act lq_active_state(struct kq_queues *q, struct eng *e, const json_t *lq)
 {
     const char *pol = JX_STR(lq, "spec", "stopPolicy");
     const char *cqn = JX_STR(lq, "spec", "clusterQueue");
     if (pol && strcmp(pol, "None"))
         return LQ_ACT_STOPPED;
+    struct cq_state *cs = NULL;
+    if (cqn)
+        HASH_FIND_STR(q->cqs, cqn, cs);
+    if (cs && cs->figs_pass == q->pass)
+        return cs->figs.active ? LQ_ACT_READY : LQ_ACT_CQ_INACTIVE;
     struct eng_cq_status st;
     memset(&st, 0, sizeof(st));
     if (!cqn || eng_cq_status(e, cqn, &st) != 0)
@@ -546,10 +570,10 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
     if (!cur)
         return false;
     lq_set_cq(q, a, JX_STR(cur, "spec", "clusterQueue"));
-    a->now.act = lq_active_state(e, cur);
+    a->now.act = lq_active_state(q, e, cur);
     bool wrote = false;
     if (cur != a->written || !lq_figures_equal(&a->now, &a->written_figs)) {
-        json_t *cp = store_status_copy(cur);
+        json_t *cp = status_base(cur);
         lq_set_active(cp, a->now.act, ctrl_now(c));
         json_t *s = JX_OBJ(cp, "status");
         json_object_set_new(s, "pendingWorkloads", json_integer(a->now.pending));
@@ -587,6 +611,7 @@ static void flush_lq_cb(const char *key, void *arg)
 bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e)
 {
     struct flush_ctx x = {q, c, e, false};
+    q->pass++;
     struct kq_set *cqs = q->dirty_cq;
     q->dirty_cq = kq_set_new();
     kq_set_each(cqs, flush_cq_cb, &x); /* marks the LocalQueues of each */
