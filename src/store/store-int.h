@@ -5,7 +5,9 @@
  *
  * Invariants (all under store.mu):
  *  - idx[k] holds every live object of kind k exactly once, ordered by
- *    (namespace, name); ns is "" for cluster-scoped kinds.
+ *    (namespace, name) in its tree and by the same key in its hash table
+ *    (lookups by key; the tree serves ordered lists); ns is "" for
+ *    cluster-scoped kinds.
  *  - rv is the last resourceVersion handed out; the event log holds the
  *    events with resourceVersions (rv - log.n, rv], one per value, so the
  *    event with resourceVersion v sits at offset v - (rv - log.n + 1).
@@ -20,20 +22,25 @@
 #endif
 #include <bsd/sys/tree.h>
 #include <pthread.h>
+#include <uthash.h>
 
 #include "store/store.h"
 
 struct store_obj {
     RB_ENTRY(store_obj) link;
-    char *ns;    /* owned; "" for cluster-scoped kinds */
-    char *name;  /* owned */
-    json_t *doc; /* owned reference to the immutable stored document */
+    UT_hash_handle hh; /* by key */
+    char *key;         /* owned: ns, '\0', name, '\0' (keylen excludes the last NUL) */
+    size_t keylen;
+    char *ns;          /* into key; "" for cluster-scoped kinds */
+    char *name;        /* into key */
+    json_t *doc;       /* owned reference to the immutable stored document */
 };
 
 RB_HEAD(store_tree, store_obj);
 
 struct store_index {
     struct store_tree tree;
+    struct store_obj *hash; /* uthash head */
     size_t n;
 };
 

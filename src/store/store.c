@@ -32,21 +32,44 @@ static const char *ns_key(enum api_kind_id kind, const char *ns)
     return ns;
 }
 
+/* The hash key of (ns, name): ns, NUL, name (keylen bytes, NUL-terminated
+ * after). Written into buf when it fits (len bytes), else allocated:
+ * *heap receives what to free. */
+static char *make_key(const char *ns, const char *name, char *buf, size_t len, size_t *keylen,
+                      char **heap)
+{
+    size_t nl = strlen(ns), ml = strlen(name);
+    *keylen = nl + 1 + ml;
+    char *k = *keylen + 1 <= len ? buf : (*heap = xmalloc(*keylen + 1));
+    memcpy(k, ns, nl + 1);
+    memcpy(k + nl + 1, name, ml + 1);
+    return k;
+}
+
 struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const char *ns,
                                   const char *name)
 {
-    struct store_obj key = {.ns = (char *)ns_key(kind, ns), .name = (char *)name};
-    return RB_FIND(store_tree, &s->idx[kind].tree, &key);
+    char buf[256], *heap = NULL;
+    size_t keylen;
+    const char *key = make_key(ns_key(kind, ns), name, buf, sizeof(buf), &keylen, &heap);
+    struct store_obj *o;
+    HASH_FIND(hh, s->idx[kind].hash, key, keylen, o);
+    xfree(heap);
+    return o;
 }
 
 struct store_obj *store__idx_insert(struct store *s, enum api_kind_id kind, const char *ns,
                                     const char *name, json_t *doc)
 {
     struct store_obj *o = xcalloc(1, sizeof(*o));
-    o->ns = xstrdup(ns_key(kind, ns));
-    o->name = xstrdup(name);
+    char *heap = NULL;
+    make_key(ns_key(kind, ns), name, NULL, 0, &o->keylen, &heap);
+    o->key = heap;
+    o->ns = o->key;
+    o->name = o->key + strlen(o->key) + 1;
     o->doc = doc;
     RB_INSERT(store_tree, &s->idx[kind].tree, o);
+    HASH_ADD_KEYPTR(hh, s->idx[kind].hash, o->key, o->keylen, o);
     s->idx[kind].n++;
     return o;
 }
@@ -54,14 +77,14 @@ struct store_obj *store__idx_insert(struct store *s, enum api_kind_id kind, cons
 static void obj_free(struct store_obj *o)
 {
     json_decref(o->doc);
-    xfree(o->ns);
-    xfree(o->name);
+    xfree(o->key);
     xfree(o);
 }
 
 void store__idx_remove(struct store *s, enum api_kind_id kind, struct store_obj *o)
 {
     RB_REMOVE(store_tree, &s->idx[kind].tree, o);
+    HASH_DELETE(hh, s->idx[kind].hash, o);
     s->idx[kind].n--;
     obj_free(o);
 }
@@ -72,6 +95,7 @@ static void store_free(struct store *s)
 {
     for (int k = 0; k < KIND__COUNT; k++) {
         struct store_obj *o, *next;
+        HASH_CLEAR(hh, s->idx[k].hash);
         RB_FOREACH_SAFE(o, store_tree, &s->idx[k].tree, next) {
             RB_REMOVE(store_tree, &s->idx[k].tree, o);
             obj_free(o);
