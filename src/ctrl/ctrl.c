@@ -94,7 +94,7 @@ struct ctrl {
     void *trace_ctx;
     bool (*trace_wants)(const char *event); /* NULL = every event */
     int64_t trace_epoch_ms;
-    bool in_loop_thread; /* true while ctrl_run owns the loop */
+    bool in_loop_thread; /* a loop thread owns the control plane (ctrl_call queues) */
     pthread_mutex_t call_mu;
     pthread_cond_t call_cv;
     struct call_req *calls;
@@ -404,6 +404,11 @@ int ctrl_step(struct ctrl *c)
     }
     store_flush(c->store);
     return total;
+}
+
+void ctrl_set_threaded(struct ctrl *c)
+{
+    c->in_loop_thread = true;
 }
 
 void ctrl_run(struct ctrl *c, volatile int *stop)

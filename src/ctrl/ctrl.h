@@ -91,6 +91,11 @@ int64_t ctrl_next_deadline(struct ctrl *c);
 /* Server loop: step, then wait for a store change, an executor report or
  * the next deadline; until *stop becomes non-zero. */
 void ctrl_run(struct ctrl *c, volatile int *stop);
+/* Declare, before the loop thread starts, that ctrl_run will own the
+ * control plane on its own thread: from here on ctrl_call queues work for
+ * that thread instead of running it inline (no race with a request that
+ * arrives before ctrl_run has begun). */
+void ctrl_set_threaded(struct ctrl *c);
 /* Run fn(c, arg) on the loop thread and wait for it (from an HTTP thread).
  * In single-threaded use (sim) it runs at once. */
 void ctrl_call(struct ctrl *c, void (*fn)(struct ctrl *c, void *arg), void *arg);

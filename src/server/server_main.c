@@ -296,6 +296,7 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
         return CU_EINTERNAL;
     }
     rn->loop.ctrl = rn->ctrl;
+    ctrl_set_threaded(rn->ctrl); /* HTTP threads' ctrl_call wait for the loop */
     if (pthread_create(&rn->loop_thread, NULL, loop_main, &rn->loop)) {
         snprintf(err, errlen, "cannot start the control loop thread");
         return CU_EINTERNAL;
