@@ -33,4 +33,27 @@ void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name);
  * LocalQueue. Returns true when something was written. */
 bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e);
 
+/* ---- kueue_memo.c: what the engine was last fed per Workload ---- */
+
+struct kq_memo;
+
+struct kq_memo *kq_memo_new(void);
+void kq_memo_free(struct kq_memo *m);
+/* True when every JSON value of obj that api_workload_from_json and
+ * kq_avoid_from_workload read is the very value (same reference) of the
+ * last kq_memo_store for obj's namespace/name: decoding obj would give the
+ * same Workload, whose upsert engine.h says is a no-op. *admitted then
+ * receives the decoded Admitted flag of that store. */
+bool kq_memo_same(struct kq_memo *m, const json_t *obj, bool *admitted);
+/* Remember obj's values (references held) after feeding it to the engine. */
+void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
+/* Forget a Workload (deleted, finished, or to be decoded again). */
+void kq_memo_forget(struct kq_memo *m, const char *ns, const char *name);
+/* The status.resourceRequests remembered for obj's spec (the same spec
+ * value), as a new reference, or NULL. */
+json_t *kq_memo_requests(struct kq_memo *m, const json_t *obj);
+/* Remember rr (borrowed: the memo keeps a reference of its own) as the
+ * status.resourceRequests of obj's spec. */
+void kq_memo_set_requests(struct kq_memo *m, const json_t *obj, json_t *rr);
+
 #endif

@@ -51,6 +51,7 @@ struct sched {
     int rid;
     struct eng *eng;
     struct kq_queues *queues;
+    struct kq_memo *memo; /* what the engine was last fed per Workload */
     struct spec_seen *seen;
     struct kq_set *not_ready; /* admitted, unfinished, not PodsReady ("ns/name") */
     struct kq_set *queued;    /* waiting for a reservation ("ns/name") */
@@ -157,7 +158,37 @@ static void track_readiness(struct sched *s, const json_t *obj, bool deleted)
     xfree(key);
 }
 
-static void observe_workload(struct ctrl *c, struct sched *s, const struct store_event *ev)
+/* Decode obj and upsert it into the engine (the memo remembers what was
+ * fed). Returns the decoded Admitted flag. */
+static bool upsert_workload(struct sched *s, const json_t *obj)
+{
+    struct api_workload wl;
+    memset(&wl, 0, sizeof(wl));
+    bool admitted = false;
+    if (api_workload_from_json(obj, &wl) == 0) {
+        kq_avoid_from_workload(obj, &wl.avoid_flavors, &wl.n_avoid_flavors);
+        eng_upsert_workload(s->eng, &wl);
+        admitted = wl.admitted;
+        if (wl.finished) /* the engine keeps nothing of it */
+            kq_memo_forget(s->memo, wl.ns, wl.name);
+        else
+            kq_memo_store(s->memo, obj, admitted);
+    } else {
+        kq_memo_forget(s->memo, api_namespace(obj), api_name(obj));
+    }
+    /* ctrl owns the avoid list (types.h): free it here, whatever
+     * api_workload_release does */
+    kq_avoid_release(wl.avoid_flavors, wl.n_avoid_flavors);
+    wl.avoid_flavors = NULL;
+    wl.n_avoid_flavors = 0;
+    api_workload_release(&wl);
+    return admitted;
+}
+
+/* A Workload event. force: feed the engine even when the memo says it has
+ * this state already (it assumed a decision that could not be applied). */
+static void observe_workload(struct ctrl *c, struct sched *s, const struct store_event *ev,
+                             bool force)
 {
     const json_t *obj = ev->obj;
     bool deleted = ev->type == STORE_DELETED;
@@ -166,24 +197,16 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
      * counts until it is gone */
     if (deleted || (api_is_deleting(obj) && !kq_wl_has_reservation(obj))) {
         eng_delete_workload(s->eng, api_namespace(obj), api_name(obj));
+        kq_memo_forget(s->memo, api_namespace(obj), api_name(obj));
     } else {
-        struct api_workload wl;
-        memset(&wl, 0, sizeof(wl));
-        if (api_workload_from_json(obj, &wl) == 0) {
-            kq_avoid_from_workload(obj, &wl.avoid_flavors, &wl.n_avoid_flavors);
-            eng_upsert_workload(s->eng, &wl);
-            if (wl.admitted) {
-                int64_t end = expected_end(c, obj);
-                if (end > 0)
-                    eng_set_expected_end(s->eng, wl.ns, wl.name, end);
-            }
+        bool admitted = false;
+        if (force || !kq_memo_same(s->memo, obj, &admitted))
+            admitted = upsert_workload(s, obj);
+        if (admitted) {
+            int64_t end = expected_end(c, obj);
+            if (end > 0)
+                eng_set_expected_end(s->eng, api_namespace(obj), api_name(obj), end);
         }
-        /* ctrl owns the avoid list (types.h): free it here, whatever
-         * api_workload_release does */
-        kq_avoid_release(wl.avoid_flavors, wl.n_avoid_flavors);
-        wl.avoid_flavors = NULL;
-        wl.n_avoid_flavors = 0;
-        api_workload_release(&wl);
     }
     kq_queues_observe_workload(s->queues, c, obj, deleted);
 }
@@ -296,7 +319,7 @@ static void sched_on_event(struct ctrl *c, void *self, const struct store_event 
     struct sched *s = self;
     switch (ev->kind) {
     case KIND_WORKLOAD:
-        observe_workload(c, s, ev);
+        observe_workload(c, s, ev, false);
         break;
     case KIND_RESOURCEFLAVOR:
         observe_flavor(c, s, ev);
@@ -405,9 +428,10 @@ static void resync_workload(struct ctrl *c, struct sched *s, const struct eng_wl
     struct store_event ev = {obj ? STORE_MODIFIED : STORE_DELETED, KIND_WORKLOAD, 0, obj};
     if (!obj) {
         eng_delete_workload(s->eng, ref->ns, ref->name);
+        kq_memo_forget(s->memo, ref->ns, ref->name);
         return;
     }
-    observe_workload(c, s, &ev);
+    observe_workload(c, s, &ev, true);
     json_decref(obj);
 }
 
@@ -594,7 +618,13 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     const char *msg = d->message ? d->message : "";
     api_cond_set(wl, "QuotaReserved", "False", reason, msg, now);
     api_cond_set(wl, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
-    JX_SET_NEW(wl, resource_requests(wl), "status", "resourceRequests");
+    /* they follow the spec: computed once per spec value */
+    json_t *rr = kq_memo_requests(s->memo, wl);
+    if (!rr) {
+        rr = resource_requests(wl);
+        kq_memo_set_requests(s->memo, wl, rr);
+    }
+    JX_SET_NEW(wl, rr, "status", "resourceRequests");
     int rc = write_status(c, wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
     if (ctrl_traces(c, "Pending")) {
@@ -763,6 +793,7 @@ static void sched_free(void *self)
     }
     eng_free(s->eng);
     kq_queues_free(s->queues);
+    kq_memo_free(s->memo);
     kq_set_free(s->not_ready);
     kq_set_free(s->queued);
     xfree(s);
@@ -781,6 +812,7 @@ void ctrl__scheduler_register(struct ctrl *c)
     struct sched *s = xcalloc(1, sizeof(*s));
     s->eng = eng_new(&ctrl_cfg(c)->engine);
     s->queues = kq_queues_new();
+    s->memo = kq_memo_new();
     s->not_ready = kq_set_new();
     s->queued = kq_set_new();
     s->rid = ctrl_register(c, &sched_ops, s);

@@ -1,0 +1,198 @@
+/*
+ * kueue_memo: what the scheduler last fed the admission engine for each
+ * Workload, so that a Workload event that changed nothing the engine reads
+ * (most status writes: a Pending message, a check's message, the queue's
+ * own bookkeeping) is not decoded and upserted again, and the
+ * status.resourceRequests computed for a spec is not computed again.
+ *
+ * A Workload's inputs are the JSON values api_workload_from_json and
+ * kq_avoid_from_workload read (metadata uid, creationTimestamp, labels,
+ * annotations and deletionTimestamp; spec; status admission, requeueState
+ * and reclaimablePods; the status, lastTransitionTime (and for Evicted the
+ * reason) of the conditions it decodes), compared by identity: stored
+ * documents are immutable and share every value a write leaves alone
+ * (store_status_copy, api_cond_set), so the same values mean the same
+ * decoded Workload, and an upsert of it would be the no-op engine.h says it
+ * is. The memo holds a reference to each value it remembers, so an address
+ * is never reused while it is compared.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "api/meta.h"
+#include "ctrl/kueue_sched.h"
+#include "util/jsonx.h"
+#include "util/xalloc.h"
+
+/* The conditions api_workload_from_json decodes. */
+static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
+                                         "Requeued"};
+#define N_CONDS (sizeof(MEMO_CONDS) / sizeof(MEMO_CONDS[0]))
+#define EVICTED 3
+/* uid, creationTimestamp, labels, annotations, deletionTimestamp, spec,
+ * admission, requeueState, reclaimablePods, then per condition its status
+ * and lastTransitionTime, then Evicted's reason */
+#define N_PLAIN 9
+#define N_INPUTS (N_PLAIN + 2 * N_CONDS + 1)
+
+struct memo_entry {
+    char *key; /* ns NUL name */
+    size_t keylen;
+    json_t *in[N_INPUTS]; /* references, NULL where absent */
+    bool admitted;
+    json_t *rr_spec; /* the spec rr was computed for (reference) */
+    json_t *rr;      /* status.resourceRequests for it (reference) */
+    UT_hash_handle hh;
+};
+
+struct kq_memo {
+    struct memo_entry *entries;
+};
+
+struct kq_memo *kq_memo_new(void) { return xcalloc(1, sizeof(struct kq_memo)); }
+
+static void entry_clear_inputs(struct memo_entry *m)
+{
+    for (size_t i = 0; i < N_INPUTS; i++)
+        json_decref(m->in[i]);
+    memset(m->in, 0, sizeof(m->in));
+}
+
+static void entry_free(struct memo_entry *m)
+{
+    entry_clear_inputs(m);
+    json_decref(m->rr_spec);
+    json_decref(m->rr);
+    xfree(m->key);
+    xfree(m);
+}
+
+void kq_memo_free(struct kq_memo *memo)
+{
+    if (!memo)
+        return;
+    struct memo_entry *m, *t;
+    HASH_ITER(hh, memo->entries, m, t) {
+        HASH_DEL(memo->entries, m);
+        entry_free(m);
+    }
+    xfree(memo);
+}
+
+/* The entry of obj's ns/name, or NULL. */
+static struct memo_entry *find(struct kq_memo *memo, const char *ns, const char *name)
+{
+    char buf[512];
+    int n = snprintf(buf, sizeof(buf), "%s%c%s", jx_or_empty(ns), '\0', jx_or_empty(name));
+    struct memo_entry *m = NULL;
+    if (n >= 0 && (size_t)n < sizeof(buf)) {
+        HASH_FIND(hh, memo->entries, buf, (size_t)n, m);
+    } else {
+        char *key = xasprintf("%s%c%s", jx_or_empty(ns), '\0', jx_or_empty(name));
+        HASH_FIND(hh, memo->entries, key, strlen(key) + 1 + strlen(jx_or_empty(name)), m);
+        xfree(key);
+    }
+    return m;
+}
+
+static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, const char *name)
+{
+    struct memo_entry *m = find(memo, ns, name);
+    if (m)
+        return m;
+    m = xcalloc(1, sizeof(*m));
+    size_t nl = strlen(jx_or_empty(ns)), ml = strlen(jx_or_empty(name));
+    m->keylen = nl + 1 + ml;
+    m->key = xmalloc(m->keylen + 1);
+    memcpy(m->key, jx_or_empty(ns), nl + 1);
+    memcpy(m->key + nl + 1, jx_or_empty(name), ml + 1);
+    HASH_ADD_KEYPTR(hh, memo->entries, m->key, m->keylen, m);
+    return m;
+}
+
+/* The values obj's decoding reads (borrowed). */
+static void inputs_of(const json_t *obj, json_t *out[N_INPUTS])
+{
+    const json_t *md = json_object_get(obj, "metadata");
+    const json_t *st = json_object_get(obj, "status");
+    out[0] = json_object_get(md, "uid");
+    out[1] = json_object_get(md, "creationTimestamp");
+    out[2] = json_object_get(md, "labels");
+    out[3] = json_object_get(md, "annotations");
+    out[4] = json_object_get(md, "deletionTimestamp");
+    out[5] = json_object_get(obj, "spec");
+    out[6] = json_object_get(st, "admission");
+    out[7] = json_object_get(st, "requeueState");
+    out[8] = json_object_get(st, "reclaimablePods");
+    for (size_t i = N_PLAIN; i < N_INPUTS; i++)
+        out[i] = NULL;
+    bool seen[N_CONDS] = {false};
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(st, "conditions"), i, c) {
+        const char *type = json_string_value(json_object_get(c, "type"));
+        for (size_t k = 0; type && k < N_CONDS; k++) {
+            if (seen[k] || strcmp(type, MEMO_CONDS[k]))
+                continue; /* api_cond_get takes the first of a type */
+            seen[k] = true;
+            out[N_PLAIN + 2 * k] = json_object_get(c, "status");
+            out[N_PLAIN + 2 * k + 1] = json_object_get(c, "lastTransitionTime");
+            if (k == EVICTED)
+                out[N_INPUTS - 1] = json_object_get(c, "reason");
+        }
+    }
+}
+
+bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
+{
+    struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
+    if (!m)
+        return false;
+    json_t *in[N_INPUTS];
+    inputs_of(obj, in);
+    if (memcmp(in, m->in, sizeof(in)) != 0)
+        return false;
+    *admitted = m->admitted;
+    return true;
+}
+
+void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
+{
+    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    json_t *in[N_INPUTS];
+    inputs_of(obj, in);
+    for (size_t i = 0; i < N_INPUTS; i++)
+        json_incref(in[i]);
+    entry_clear_inputs(m);
+    memcpy(m->in, in, sizeof(in));
+    m->admitted = admitted;
+}
+
+void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
+{
+    struct memo_entry *m = find(memo, ns, name);
+    if (m) {
+        HASH_DEL(memo->entries, m);
+        entry_free(m);
+    }
+}
+
+json_t *kq_memo_requests(struct kq_memo *memo, const json_t *obj)
+{
+    struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
+    const json_t *spec = json_object_get(obj, "spec");
+    return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
+}
+
+void kq_memo_set_requests(struct kq_memo *memo, const json_t *obj, json_t *rr)
+{
+    json_t *spec = json_object_get(obj, "spec");
+    if (!spec)
+        return;
+    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    json_decref(m->rr_spec);
+    json_decref(m->rr);
+    m->rr_spec = json_incref(spec);
+    m->rr = json_incref(rr);
+}

@@ -1,0 +1,105 @@
+/*
+ * kq_memo (ctrl/kueue_memo.c): a Workload whose engine inputs are the very
+ * values last fed is recognised, any change of one of them is not, and the
+ * resourceRequests of a spec are remembered for that spec only.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/meta.h"
+#include "ctrl/kueue_sched.h"
+#include "store/store.h"
+#include "util/jsonx.h"
+
+#define T0 INT64_C(1767225600000)
+
+static json_t *workload(void)
+{
+    json_t *wl = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:{s:s}}, s:{s:s, s:i, s:[{s:s}]}}",
+                           "apiVersion", "kueue.x-k8s.io/v1beta1", "kind", "Workload",
+                           "metadata", "name", "w", "namespace", "ns", "uid", "u-1", "labels",
+                           "a", "b", "spec", "queueName", "q", "priority", 1, "podSets", "name",
+                           "main");
+    api_cond_set(wl, "QuotaReserved", "False", "Pending", "waiting", T0);
+    return wl;
+}
+
+static void same_values_are_recognised_and_changes_are_not(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    bool admitted = true;
+    assert_false(kq_memo_same(m, v1, &admitted));
+    kq_memo_store(m, v1, false);
+    assert_true(kq_memo_same(m, v1, &admitted));
+    assert_false(admitted);
+    /* a status write that changes only a message: the same inputs */
+    json_t *v2 = store_status_copy(v1);
+    api_cond_set(v2, "QuotaReserved", "False", "Pending", "still waiting", T0 + 1000);
+    JX_SET_NEW(v2, json_string("x"), "status", "somethingElse");
+    assert_true(kq_memo_same(m, v2, &admitted));
+    /* a changed condition status, spec or label is a change */
+    json_t *v3 = store_status_copy(v1);
+    api_cond_set(v3, "QuotaReserved", "True", "QuotaReserved", "", T0 + 1000);
+    assert_false(kq_memo_same(m, v3, &admitted));
+    json_t *v4 = jx_deep_copy(v1);
+    assert_false(kq_memo_same(m, v4, &admitted)); /* equal, but other values */
+    json_t *v5 = store_status_copy(v1);
+    JX_SET_NEW(v5, json_pack("{s:s}", "clusterQueue", "cq"), "status", "admission");
+    assert_false(kq_memo_same(m, v5, &admitted));
+    /* another Workload name is another entry */
+    json_t *other = jx_deep_copy(v1);
+    JX_SET_NEW(other, json_string("w2"), "metadata", "name");
+    assert_false(kq_memo_same(m, other, &admitted));
+    kq_memo_store(m, v3, true);
+    assert_true(kq_memo_same(m, v3, &admitted));
+    assert_true(admitted);
+    kq_memo_forget(m, "ns", "w");
+    assert_false(kq_memo_same(m, v3, &admitted));
+    json_decref(v1);
+    json_decref(v2);
+    json_decref(v3);
+    json_decref(v4);
+    json_decref(v5);
+    json_decref(other);
+    kq_memo_free(m);
+}
+
+static void requests_are_remembered_per_spec_value(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    assert_null(kq_memo_requests(m, v1));
+    json_t *rr = json_pack("[{s:s}]", "name", "main");
+    kq_memo_set_requests(m, v1, rr);
+    json_t *got = kq_memo_requests(m, v1);
+    assert_ptr_equal(got, rr);
+    json_decref(got);
+    json_t *v2 = store_status_copy(v1); /* the same spec value */
+    got = kq_memo_requests(m, v2);
+    assert_ptr_equal(got, rr);
+    json_decref(got);
+    json_t *v3 = jx_deep_copy(v1); /* another spec value */
+    assert_null(kq_memo_requests(m, v3));
+    json_decref(rr);
+    json_decref(v1);
+    json_decref(v2);
+    json_decref(v3);
+    kq_memo_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(same_values_are_recognised_and_changes_are_not),
+        cmocka_unit_test(requests_are_remembered_per_spec_value),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
