@@ -45,6 +45,8 @@ struct cli_ctx {
     FILE *out;            /* stdout (borrowed) */
     FILE *err;            /* stderr (borrowed) */
     void *curl;           /* CURL easy handle reused for keep-alive, or NULL */
+    bool unreachable;     /* the server could not be reached once: said once, and
+                           * verbs that send many requests stop there */
 };
 
 /* Release the context's strings and HTTP handle (not the streams).
@@ -190,16 +192,40 @@ int cli__http_stream(struct cli_ctx *c, const char *path, const char *accept, cl
 void *cli__stream_handle(struct cli_ctx *c, const char *path, cli_sink_fn sink, void *st);
 void cli__stream_handle_free(void *handle);
 
-/* Print the one-line "server unreachable" error for a failed call;
+/* Print the one-line "server unreachable" error for a failed call, once
+ * per command (c->unreachable is set and later calls print nothing);
  * returns 1. */
 int cli__print_unreachable(struct cli_ctx *c, const struct cli_call *r);
 
 /* ---- paths (paths.c) ---- */
 
+/* client-go's rule for a name or namespace used as one URL path segment
+ * (apimachinery's IsValidPathSegmentName, plus "not empty"): what is
+ * "resource name" or "namespace". Returns 0, or -1 with kubectl's message
+ * in err: "resource name may not be empty", "invalid resource name \"..\":
+ * [may not be '..']", "invalid namespace \"a/b%\": [may not contain '/'
+ * may not contain '%']" (an empty namespace: "[may not be empty]"). Pure. */
+int cli__segment_check(const char *what, const char *s, char *err, size_t errlen);
+/* cli__segment_check on a resource name / a namespace, printing
+ * "error: <message>". Returns 0, or 1 after printing. */
+int cli__check_name(struct cli_ctx *c, const char *name);
+int cli__check_namespace(struct cli_ctx *c, const char *ns);
+
 /* Append the API path of kind k to sb: "/api/v1" or "/apis/G/V", then
- * "/namespaces/NS" when k is namespaced and ns is non-NULL, then
- * "/PLURAL" and "/NAME" when name is non-NULL. */
-void cli__path(struct sbuf *sb, const struct api_kind *k, const char *ns, const char *name);
+ * "/namespaces/NS" when k is namespaced and ns is non-NULL, then "/PLURAL",
+ * "/NAME" when name is non-NULL and "/SUB" (a subresource such as "log")
+ * when sub and name are. NS and NAME must pass cli__segment_check (an
+ * empty name is refused: NULL, not "", means the collection) and are
+ * percent-escaped. This and cli__pending_workloads_path are the only
+ * builders of API paths. Returns 0, or 1 after printing kubectl's error
+ * (sb unchanged). */
+int cli__path(struct cli_ctx *c, struct sbuf *sb, const struct api_kind *k, const char *ns,
+              const char *name, const char *sub);
+/* Kueue's visibility API path for a LocalQueue's pending workloads
+ * (/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/NS/localqueues/LQ/
+ * pendingworkloads), checked and escaped as cli__path does. 0 or 1. */
+int cli__pending_workloads_path(struct cli_ctx *c, struct sbuf *sb, const char *ns,
+                                const char *lq);
 /* Append "?k=v" or "&k=v" (v URL-encoded) depending on whether sb already
  * holds a '?'. */
 void cli__query(struct sbuf *sb, const char *key, const char *value);
@@ -209,6 +235,10 @@ const char *cli__ns_for(const struct cli_ctx *c, const struct api_kind *k);
 /* "clusterqueue.kueue.x-k8s.io" or "pod" (core): the resource prefix kubectl
  * prints in "<prefix>/<name> created" and "-o name". Static. */
 const char *cli__kind_prefix(const struct api_kind *k);
+/* The kinds whose categories (api/kinds.h) include word ("all": Pod, Job,
+ * RayJob), in kind-table order, as kubectl expands `get all`. Stores at most
+ * max of them in out; returns how many there are. */
+size_t cli__category_kinds(const char *word, const struct api_kind **out, size_t max);
 
 /* Split "kind/name" into its kind (resolved) and name; without a slash the
  * whole text is a kind and *name is NULL. Returns NULL (and prints an
@@ -245,9 +275,11 @@ struct cli_targets {
     size_t n, cap;
 };
 /* Parse positionals "KIND[,KIND...] [NAME...]" (each kind with each name,
- * or one name-less target per kind) or "KIND/NAME...". Returns 0, or 1
- * after printing the error (unknown kind, empty, mixed forms). Release
- * with xfree(out->items). */
+ * or one name-less target per kind; a KIND may be a category such as
+ * "all") or "KIND/NAME...". Every NAME passes cli__check_name. Returns 0,
+ * or 1 after printing kubectl's error (unknown kind, bad name, a name with
+ * -A, mixed forms, "resource/name form may not have more than one slash").
+ * Release with xfree(out->items). */
 int cli__parse_targets(struct cli_ctx *c, const struct cli_args *a, struct cli_targets *out);
 
 /* GET one object as JSON. Returns 0 with *out (new ref), CU_ENOTFOUND
@@ -255,13 +287,22 @@ int cli__parse_targets(struct cli_ctx *c, const struct cli_args *a, struct cli_t
  * the verb. When quiet_404 is false a 404 is printed too. */
 int cli__get_object(struct cli_ctx *c, const struct api_kind *k, const char *ns,
                     const char *name, bool quiet_404, json_t **out);
-/* GET a list (path as built by cli__path plus query). Returns 0 with the
- * list's items array (new ref) and the list's resourceVersion copied into
- * rv (if non-NULL, rv_len bytes), or 1 after printing the error. */
+/* GET every page of a list (path as built by cli__path, plus any query):
+ * limit=500 and then metadata.continue until the server sends none, as
+ * kubectl's chunked lists do. accept is CLI_JSON or CLI_TABLE. Returns 0
+ * with *doc (new ref): the first page with the items (or Table rows) of
+ * every later page appended and metadata.continue removed; or 1 after
+ * printing the error (k names the kind in it, may be NULL). A server that
+ * repeats a continue token is an error, not a loop. */
+int cli__list_pages(struct cli_ctx *c, const char *path, const char *accept,
+                    const struct api_kind *k, json_t **doc);
+/* cli__list_pages for a plain list. Returns 0 with the items of every
+ * page (new ref) and the first page's resourceVersion copied into rv (if
+ * non-NULL, rv_len bytes), or 1 after printing the error. */
 int cli__list(struct cli_ctx *c, const char *path, json_t **items, char *rv, size_t rv_len);
 
 /* List kind k (in namespace ns, every namespace when NULL) with optional
- * label and field selectors. Returns 0 with the items (new ref), each with
+ * label and field selectors (NULL or "" for none), every page. Returns 0 with the items (new ref), each with
  * apiVersion and kind filled in when the server left them out, and the
  * list's resourceVersion in rv (when non-NULL); or 1 after printing. */
 int cli__list_kind(struct cli_ctx *c, const struct api_kind *k, const char *ns,
@@ -425,6 +466,10 @@ json_t *cli__apply_patch(const json_t *original, const json_t *modified, const j
 
 /* ---- gcloud-like flags and formats (npflags.c, gformat.c; pure) ---- */
 
+/* GKE's limit on a node pool: at most 1,000 nodes per zone. --num-nodes,
+ * --min-nodes and --max-nodes above it are refused by name. */
+#define CLI_NP_MAX_NODES 1000
+
 /* `nodepool create` flags as given. Unset flags are NULL/false. */
 struct cli_np_flags {
     const char *machine_type;
@@ -453,7 +498,8 @@ void cli__np_flags_init(struct cli_np_flags *f);
  * --flex-start -> spec.config.flexStart, --capacity -> spec.capacity
  * {mode Immediate|Delayed|Stockout, delaySeconds}, --node-labels ->
  * spec.config.labels, --node-taints -> spec.config.taints. Semantic rules
- * are the server's; only the flags' own syntax is checked here. Returns a
+ * are the server's; only the flags' own syntax is checked here (counts are
+ * 0..CLI_NP_MAX_NODES). Returns a
  * new object, or NULL with a message naming the flag in err. */
 json_t *cli__nodepool_from_flags(const char *name, const struct cli_np_flags *f, char *err,
                                  size_t errlen);
@@ -474,6 +520,10 @@ json_t *cli__nodepool_view(const json_t *pool);
 /* DELETE NodePool name and print "Deleted node pool [NAME]."; with wait,
  * poll (up to 2 min) until it is gone. Returns 0 or 1. (cmd_nodepool.c) */
 int cli__nodepool_delete(struct cli_ctx *c, const char *name, bool wait);
+
+/* "Server Version: v1.32.0", plus " (cueue X)" when the server's /version
+ * answer has a non-empty cueueVersion. Caller frees. (cmd_version.c) */
+char *cli__server_version_line(const json_t *server);
 
 /* ---- verbs ---- */
 
@@ -519,6 +569,32 @@ cli_describe_fn cli__describer_for(const struct api_kind *k);
 /* The Job logs' closing line ("Job 'x' succeeded", "Job 'x' failed:
  * reason"), or NULL while the job runs. Caller frees. */
 char *cli__job_final_line(const json_t *job);
+/* True when the Job has the condition Failed=True. */
+bool cli__job_failed(const json_t *job);
+
+/* Why a pod failed, from its status (podstate.c, pure): the first
+ * container whose state, else last state, is terminated with a non-zero
+ * exit code or reason StartError: "REASON: MESSAGE (exit code N)"; else,
+ * for phase Failed, a waiting container's "REASON: MESSAGE" or the pod's
+ * status reason and message. NULL when the pod did not fail. Caller frees. */
+char *cli__pod_failure(const json_t *pod);
+/* For a failed Job's output: one line "Pod 'NAME' failed: WHY\n" per pod
+ * i of pods (in order) with quiet[i] true (its log was empty) that failed
+ * (cli__pod_failure), pods with the same WHY folded into the first one's
+ * line with " (and N more pods with the same error)". Appends to sb. */
+void cli__pod_failure_lines(const json_t *pods, const bool *quiet, struct sbuf *sb);
+
+/* Why a deleted object is still there (finalizers.c, pure):
+ * "resourceflavor.kueue.x-k8s.io \"x\" is being deleted: waiting for
+ * finalizer kueue.x-k8s.io/resource-in-use (USERS)" when obj has a
+ * deletionTimestamp and finalizers (" (USERS)" only when users is non-empty);
+ * NULL otherwise. Caller frees. */
+char *cli__deletion_holdup(const struct api_kind *k, const json_t *obj, const char *users);
+/* "still used by ClusterQueue a[, b]" for the ClusterQueues of cqs (an
+ * array of ClusterQueue objects) whose spec.resourceGroups[].flavors[]
+ * name flavor; NULL when none. Caller frees. */
+char *cli__flavor_users(const json_t *cqs, const char *flavor);
+
 /* Compare pods by completion index (annotation/label
  * batch.kubernetes.io/job-completion-index), then creation time, then
  * name. qsort comparator over json_t * elements. */

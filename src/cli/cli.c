@@ -32,7 +32,8 @@ static const char top_help[] =
     "  wait            Wait for a condition, a JSONPath value or deletion\n"
     "\n"
     "Node pools and clusters (gcloud-like):\n"
-    "  nodepool        create | describe | list | delete node pools\n"
+    "  nodepool        create | update | describe | list | delete node pools;\n"
+    "                  machine-types lists the machine catalog\n"
     "  cluster         create | delete | get-credentials (the default-pool)\n"
     "\n"
     "Other:\n"
@@ -44,7 +45,7 @@ static const char top_help[] =
     "  --state-dir DIR       where `cueue server` keeps server.url (default $CUEUE_STATE_DIR,\n"
     "                        $XDG_STATE_HOME/cueue or ~/.local/state/cueue)\n"
     "  -n, --namespace NS    namespace (default \"default\")\n"
-    "  -A, --all-namespaces  every namespace (get, delete --all)\n"
+    "  -A, --all-namespaces  every namespace (get, describe, delete --all)\n"
     "  -h, --help            help for any verb: `cueue get --help`\n"
     "\n"
     "Exit status: 0 on success, 1 on any error.\n";

@@ -3,7 +3,9 @@
  * handle per context is reused so a verb's requests share a keep-alive
  * connection. Plain requests have a 5 s connect and a 30 s total limit;
  * streams (watch, logs -f) have no total limit. Response bodies are capped
- * (CLI_MAX_BODY) so a runaway answer cannot exhaust memory.
+ * (CLI_MAX_BODY) so a runaway answer cannot exhaust memory. Paths are
+ * sent as built (CURLOPT_PATH_AS_IS): paths.c has already escaped them.
+ * A server that cannot be reached is reported once per command.
  */
 #include <curl/curl.h>
 #include <string.h>
@@ -87,6 +89,9 @@ static void setup(CURL *h, const char *url, struct curl_slist *hdrs, char *errbu
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    /* paths go out exactly as paths.c built them: libcurl must not fold
+     * "/./" or "/../" (which would turn a name into its collection) */
+    curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
     errbuf[0] = '\0';
 }
 
@@ -219,6 +224,11 @@ void cli__stream_handle_free(void *handle_)
 
 int cli__print_unreachable(struct cli_ctx *c, const struct cli_call *r)
 {
+    if (c->unreachable)
+        return 1;
+    c->unreachable = true;
+    if (c->out)
+        fflush(c->out);
     fprintf(c->err,
             "error: cannot reach the cueue server at %s (%s); is `cueue server` running? "
             "(use --server URL or $CUEUE_SERVER)\n",

@@ -5,7 +5,9 @@
  * fetched: absent -> POST (created), present -> a three-way JSON merge
  * patch against the last-applied annotation (configured, or unchanged when
  * the patch is empty). A failing document is reported and the rest still
- * go through; the exit status is 1 if any failed.
+ * go through (but a server that cannot be reached stops the command); the
+ * exit status is 1 if any failed. `kind: List` documents stand for their
+ * items (manifest.c).
  */
 #include <string.h>
 
@@ -80,10 +82,12 @@ int cli__create_object(struct cli_ctx *c, const struct api_kind *k, const char *
     char *action = source ? xasprintf("error when creating \"%s\": ", source) : NULL;
     struct cli_what w = {k, name, "post", action, false};
     sbuf_init(&path, 0);
-    cli__path(&path, k, ns, NULL);
-    cli__query(&path, "fieldManager", manager);
-    cli__query(&path, "fieldValidation", "Strict");
-    int rc = cli__send(c, "POST", path.buf, CLI_JSON, obj, &w, NULL);
+    int rc = cli__path(c, &path, k, ns, NULL, NULL);
+    if (rc == 0) {
+        cli__query(&path, "fieldManager", manager);
+        cli__query(&path, "fieldValidation", "Strict");
+        rc = cli__send(c, "POST", path.buf, CLI_JSON, obj, &w, NULL);
+    }
     if (rc == 0)
         fprintf(c->out, "%s/%s created\n", cli__kind_prefix(k), name);
     sbuf_release(&path);
@@ -98,10 +102,12 @@ static int patch_object(struct cli_ctx *c, const struct api_kind *k, const char 
     char *action = xasprintf("error when patching \"%s\": ", source);
     struct cli_what w = {k, name, "patch", action, false};
     sbuf_init(&path, 0);
-    cli__path(&path, k, ns, name);
-    cli__query(&path, "fieldManager", "kubectl-client-side-apply");
-    cli__query(&path, "fieldValidation", "Strict");
-    int rc = cli__send(c, "PATCH", path.buf, CLI_MERGE_PATCH, patch, &w, NULL);
+    int rc = cli__path(c, &path, k, ns, name, NULL);
+    if (rc == 0) {
+        cli__query(&path, "fieldManager", "kubectl-client-side-apply");
+        cli__query(&path, "fieldValidation", "Strict");
+        rc = cli__send(c, "PATCH", path.buf, CLI_MERGE_PATCH, patch, &w, NULL);
+    }
     if (rc == 0)
         fprintf(c->out, "%s/%s configured\n", cli__kind_prefix(k), name);
     sbuf_release(&path);
@@ -161,7 +167,8 @@ int cli__cmd_apply(struct cli_ctx *c, int argc, char **argv)
         rc = cli__error(c, "no objects passed to apply");
     if (rc == 0) {
         int failed = 0;
-        for (size_t i = 0; i < docs.n; i++)
+        /* a server that cannot be reached is said once, not once a document */
+        for (size_t i = 0; i < docs.n && !c->unreachable; i++)
             failed |= apply_doc(c, &docs.items[i]);
         rc = failed;
     }

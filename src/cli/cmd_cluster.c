@@ -80,8 +80,9 @@ static int send_pool(struct cli_ctx *c, const char *method, const char *name, co
     struct cli_what w = {k, name, post ? "create" : "patch", NULL, false};
     struct sbuf path;
     sbuf_init(&path, 0);
-    cli__path(&path, k, NULL, post ? NULL : name);
-    int rc = cli__send(c, method, path.buf, post ? CLI_JSON : CLI_MERGE_PATCH, body, &w, NULL);
+    int rc = cli__path(c, &path, k, NULL, post ? NULL : name, NULL);
+    if (rc == 0)
+        rc = cli__send(c, method, path.buf, post ? CLI_JSON : CLI_MERGE_PATCH, body, &w, NULL);
     sbuf_release(&path);
     return rc != 0;
 }
@@ -121,8 +122,11 @@ static int cluster_delete(struct cli_ctx *c, const char *cluster)
         return rc;
     size_t i;
     json_t *p;
-    json_array_foreach(items, i, p)
-        rc |= cli__nodepool_delete(c, JX_STR(p, "metadata", "name"), true);
+    json_array_foreach(items, i, p) {
+        if (c->unreachable)
+            break;
+        rc |= cli__nodepool_delete(c, jx_or_empty(JX_STR(p, "metadata", "name")), true);
+    }
     json_decref(items);
     if (rc == 0)
         fprintf(c->out, "Deleted cluster [%s].\n", cluster);
@@ -150,6 +154,8 @@ int cli__cmd_cluster(struct cli_ctx *c, int argc, char **argv)
     if (a.n != 2 && (!strcmp(sub, "create") || !strcmp(sub, "delete") ||
                      !strcmp(sub, "get-credentials")))
         return cli__usage_error(c, "cluster %s takes exactly one NAME", sub);
+    if (a.n == 2 && cli__check_name(c, a.v[1]) != 0)
+        return 1;
     if (!strcmp(sub, "create"))
         return cluster_create(c, &o, a.v[1]);
     if (!strcmp(sub, "delete"))

@@ -226,7 +226,7 @@ static int create_files(struct cli_ctx *c, struct create_opts *o)
 {
     struct cli_docs docs = {0};
     int rc = cli__read_manifests(c, o->files, o->nfiles, false, &docs), failed = 0;
-    for (size_t i = 0; rc == 0 && i < docs.n; i++) {
+    for (size_t i = 0; rc == 0 && i < docs.n && !c->unreachable; i++) {
         const struct api_kind *k;
         const char *name, *ns;
         if (cli__doc_target(c, &docs.items[i], &k, &name, &ns) != 0)

@@ -37,7 +37,7 @@ static const char help[] =
     "      --all                delete every object of KIND in the namespace\n"
     "      --ignore-not-found   a missing object is not an error\n"
     "      --wait[=true|false]  wait until objects are gone (default true)\n"
-    "      --timeout DURATION   how long --wait waits (default 60s)\n"
+    "      --timeout DURATION   how long --wait waits (default 60s; 0 means the default)\n"
     "  -n, --namespace NS       namespace (default \"default\")\n"
     "      --server URL         API server\n";
 
@@ -85,7 +85,7 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
         o->recursive = true;
         return 0;
     case 'l':
-        o->selector = arg;
+        o->selector = *arg ? arg : NULL; /* kubectl: -l "" selects nothing */
         return 0;
     case OPT_ALL:
         o->all = true;
@@ -102,6 +102,8 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
     case OPT_TIMEOUT:
         if (cli__parse_duration(arg, &o->timeout_ms) != 0)
             return -cli__usage_error(c, "invalid --timeout \"%s\" (e.g. 30s, 2m)", arg);
+        if (o->timeout_ms == 0) /* kubectl: 0 picks a timeout for the object; ours is 60s */
+            o->timeout_ms = 60000;
         return 0;
     }
     return -1;
@@ -122,9 +124,12 @@ static int collect_listed(struct cli_ctx *c, struct del_opts *o, const struct ap
         return 1;
     size_t i;
     json_t *it;
-    json_array_foreach(items, i, it)
-        add_item(o, k, k->namespaced ? JX_STR(it, "metadata", "namespace") : NULL,
-                 JX_STR(it, "metadata", "name"), NULL);
+    json_array_foreach(items, i, it) {
+        const char *name = JX_STR(it, "metadata", "name");
+        if (name && *name) /* never "": that path is the collection */
+            add_item(o, k, k->namespaced ? JX_STR(it, "metadata", "namespace") : NULL, name,
+                     NULL);
+    }
     if (json_array_size(items) == 0)
         cli__no_resources(c, k);
     json_decref(items);
@@ -138,9 +143,9 @@ static int collect_args(struct cli_ctx *c, struct del_opts *o, struct cli_args *
                   : cli__usage_error(c, "you must provide one or more resources by argument "
                                         "or filename");
     bool listed = o->all || o->selector;
-    for (size_t i = 0; rc == 0 && i < t.n; i++) {
+    for (size_t i = 0; rc == 0 && i < t.n && !c->unreachable; i++) {
         const struct api_kind *k = t.items[i].k;
-        if (listed && (t.items[i].name || t.n > 1))
+        if (listed && t.items[i].name)
             rc = cli__usage_error(c, "names cannot be provided when a selector or --all is "
                                   "specified");
         else if (listed)
@@ -178,8 +183,9 @@ static int delete_one(struct cli_ctx *c, struct del_opts *o, const struct del_it
     struct cli_what w = {it->k, it->name, "delete", action, o->ignore_nf};
     json_t *body = json_pack("{s:s}", "propagationPolicy", "Background");
     sbuf_init(&path, 0);
-    cli__path(&path, it->k, it->ns, it->name);
-    int rc = cli__send(c, "DELETE", path.buf, CLI_JSON, body, &w, NULL);
+    int rc = cli__path(c, &path, it->k, it->ns, it->name, NULL);
+    if (rc == 0)
+        rc = cli__send(c, "DELETE", path.buf, CLI_JSON, body, &w, NULL);
     if (rc == 0)
         fprintf(c->out, "%s \"%s\" deleted\n", cli__kind_prefix(it->k), it->name);
     json_decref(body);
@@ -190,20 +196,56 @@ static int delete_one(struct cli_ctx *c, struct del_opts *o, const struct del_it
     return rc != 0;
 }
 
+/* Who still uses a deleting object, when one list says it cheaply: the
+ * ClusterQueues whose resource groups name a ResourceFlavor, the quota
+ * still reserved in a ClusterQueue (the two things Kueue's
+ * resource-in-use finalizer waits for). New string or NULL. */
+static char *users_of(struct cli_ctx *c, const struct del_item *it, const json_t *obj)
+{
+    if (it->k->id == KIND_CLUSTERQUEUE) {
+        json_int_t n = JX_INT(obj, 0, "status", "reservingWorkloads");
+        if (n <= 0)
+            n = JX_INT(obj, 0, "status", "admittedWorkloads");
+        return n > 0 ? xasprintf("%lld workload%s still reserve%s quota in it", (long long)n,
+                                 n > 1 ? "s" : "", n > 1 ? "" : "s")
+                     : NULL;
+    }
+    if (it->k->id != KIND_RESOURCEFLAVOR)
+        return NULL;
+    json_t *cqs = NULL;
+    if (cli__list_kind(c, api_kind_get(KIND_CLUSTERQUEUE), NULL, NULL, NULL, &cqs, NULL, 0))
+        return NULL;
+    char *users = cli__flavor_users(cqs, it->name);
+    json_decref(cqs);
+    return users;
+}
+
+/* The timeout error, saying which finalizers hold an object that the
+ * server is still deleting. Returns 1. */
+static int timed_out(struct cli_ctx *c, const struct del_item *it, const json_t *obj)
+{
+    char *users = users_of(c, it, obj);
+    char *why = cli__deletion_holdup(it->k, obj, users);
+    cli__error(c, "timed out waiting for the condition on %s/%s%s%s", it->k->plural, it->name,
+               why ? ": " : "", why ? why : "");
+    xfree(why);
+    xfree(users);
+    return 1;
+}
+
 /* Poll until the object is gone. Returns 0, or 1 on timeout/error. */
 static int wait_gone(struct cli_ctx *c, const struct del_item *it, int64_t deadline_ms)
 {
     for (;;) {
         json_t *obj = NULL;
         int rc = cli__get_object(c, it->k, it->ns, it->name, true, &obj);
-        json_decref(obj);
         if (rc == CU_ENOTFOUND)
             return 0;
+        if (rc == 0 && cli__now_ms() >= deadline_ms)
+            rc = timed_out(c, it, obj);
+        json_decref(obj);
         if (rc != 0)
             return 1;
-        if (cli__now_ms() >= deadline_ms)
-            return cli__error(c, "timed out waiting for the condition on %s/%s", it->k->plural,
-                              it->name);
         cli__sleep_ms(200);
     }
 }
@@ -219,13 +261,13 @@ int cli__cmd_delete(struct cli_ctx *c, int argc, char **argv)
         rc = collect_args(c, &o, &a);
     int failed = 0;
     bool *deleted = xcalloc(o.n ? o.n : 1, sizeof(*deleted));
-    for (size_t i = 0; rc == 0 && i < o.n; i++) {
+    for (size_t i = 0; rc == 0 && i < o.n && !c->unreachable; i++) {
         int r = delete_one(c, &o, &o.items[i]);
         deleted[i] = r == 0;
         failed |= r == 1;
     }
     int64_t deadline = cli__now_ms() + o.timeout_ms;
-    for (size_t i = 0; rc == 0 && o.wait && i < o.n; i++)
+    for (size_t i = 0; rc == 0 && o.wait && i < o.n && !c->unreachable; i++)
         if (deleted[i])
             failed |= wait_gone(c, &o.items[i], deadline);
     for (size_t i = 0; i < o.n; i++) {

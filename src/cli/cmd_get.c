@@ -24,7 +24,8 @@ static const char help[] =
     "admissionchecks/ac, provisioningrequestconfigs/prc, workloadpriorityclasses/wpc,\n"
     "cohorts, topologies, provisioningrequests/provreq, jobs, rayjobs, pods/po,\n"
     "nodes/no, nodepools/np, configmaps/cm, namespaces/ns, events/ev; or\n"
-    "\"plural.group\" (workloads.kueue.x-k8s.io).\n"
+    "\"plural.group\" (workloads.kueue.x-k8s.io); or a category, as kubectl expands\n"
+    "them: all (pods, jobs, rayjobs), kueue (every Kueue kind).\n"
     "\n"
     "The default output is the server's table; -o wide adds the extra columns.\n"
     "\n"
@@ -32,6 +33,7 @@ static const char help[] =
     "  cueue get cq                         # ClusterQueues as a table\n"
     "  cueue get wl -A                      # Workloads in every namespace\n"
     "  cueue get cq,lq,rf                   # several kinds, one table each\n"
+    "  cueue get all                        # pods, jobs and rayjobs\n"
     "  cueue get cq cluster-queue -o yaml   # one object as YAML\n"
     "  cueue get wl -o jsonpath='{.items[*].metadata.name}'\n"
     "  cueue get pods -l job-name=train -o wide\n"
@@ -108,15 +110,16 @@ static size_t distinct_kinds(const struct get_opts *g)
     return n;
 }
 
-void get__list_path(struct cli_ctx *c, const struct get_opts *g, const struct api_kind *k,
-                    struct sbuf *path)
+int get__list_path(struct cli_ctx *c, const struct get_opts *g, const struct api_kind *k,
+                   struct sbuf *path)
 {
-    cli__path(path, k, cli__ns_for(c, k), NULL);
-    cli__query(path, "limit", "500");
-    if (g->label_sel)
+    if (cli__path(c, path, k, cli__ns_for(c, k), NULL, NULL) != 0)
+        return 1;
+    if (g->label_sel && *g->label_sel)
         cli__query(path, "labelSelector", g->label_sel);
-    if (g->field_sel)
+    if (g->field_sel && *g->field_sel)
         cli__query(path, "fieldSelector", g->field_sel);
+    return 0;
 }
 
 int cli__cmd_get(struct cli_ctx *c, int argc, char **argv)

@@ -42,7 +42,7 @@ static const char help[] =
     "  -c, --container NAME   container (default: the pod's default, else its first)\n"
     "  -f, --follow           keep printing new lines until the pod or Job ends\n"
     "      --prefix           prefix each line with [POD] (Jobs with several pods)\n"
-    "      --tail N           only the last N lines of each pod\n"
+    "      --tail N           only the last N lines of each pod (-1: every line)\n"
     "      --timestamps       prefix each line with its RFC 3339 time\n"
     "  -n, --namespace NS     namespace (default \"default\")\n"
     "      --server URL       API server\n";
@@ -63,7 +63,6 @@ static const struct cli_verb verb = {"logs", help, opts, "c:f"};
 static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
 {
     struct logs_opts *o = st;
-    int32_t n;
     switch (code) {
     case 'c':
         o->container = arg;
@@ -75,8 +74,14 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
         o->prefix = true;
         return 0;
     case OPT_TAIL:
-        if (cli__parse_count(arg, &n) != 0)
-            return -cli__usage_error(c, "invalid --tail \"%s\": a number of lines", arg);
+        /* kubectl: -1 (the default) is every line; any int64 count is allowed */
+        if (!strcmp(arg, "-1")) {
+            o->tail = NULL;
+            return 0;
+        }
+        if (!*arg || strspn(arg, "0123456789") != strlen(arg) || strlen(arg) > 18)
+            return -cli__usage_error(c, "invalid --tail \"%s\": must be -1 (every line) or a "
+                                     "number of lines", arg);
         o->tail = arg;
         return 0;
     case OPT_TIMESTAMPS:
@@ -111,6 +116,18 @@ int cli__pod_index_cmp(const void *a, const void *b)
                   jx_or_empty(JX_STR(pb, "metadata", "name")));
 }
 
+bool cli__job_failed(const json_t *job)
+{
+    size_t i;
+    json_t *cond;
+    json_array_foreach(JX_GET(job, "status", "conditions"), i, cond) {
+        if (!strcmp(jx_or_empty(JX_STR(cond, "type")), "Failed") &&
+            !strcmp(jx_or_empty(JX_STR(cond, "status")), "True"))
+            return true;
+    }
+    return false;
+}
+
 char *cli__job_final_line(const json_t *job)
 {
     size_t i;
@@ -131,14 +148,14 @@ char *cli__job_final_line(const json_t *job)
     return NULL;
 }
 
-void logs__pod_path(struct cli_ctx *c, const struct logs_opts *o, const json_t *pod,
-                    bool follow, struct sbuf *path)
+int logs__pod_path(struct cli_ctx *c, const struct logs_opts *o, const json_t *pod,
+                   bool follow, struct sbuf *path)
 {
     const struct api_kind *k = api_kind_get(KIND_POD);
-    cli__path(path, k, JX_STR(pod, "metadata", "namespace") ? JX_STR(pod, "metadata", "namespace")
-                                                            : c->ns,
-              JX_STR(pod, "metadata", "name"));
-    sbuf_adds(path, "/log");
+    const char *ns = JX_STR(pod, "metadata", "namespace");
+    if (cli__path(c, path, k, ns ? ns : c->ns, jx_or_empty(JX_STR(pod, "metadata", "name")),
+                  "log") != 0)
+        return 1;
     const char *container = o->container;
     if (!container)
         container = JX_STR(pod, "metadata", "annotations", "kubectl.kubernetes.io/default-container");
@@ -152,6 +169,7 @@ void logs__pod_path(struct cli_ctx *c, const struct logs_opts *o, const json_t *
         cli__query(path, "tailLines", o->tail);
     if (o->timestamps)
         cli__query(path, "timestamps", "true");
+    return 0;
 }
 
 /* Print "[pod] " before each line of text (used without -f). */
@@ -168,20 +186,22 @@ static void print_prefixed(struct cli_ctx *c, const char *pod, const char *text,
     }
 }
 
-/* Print one pod's whole log. Returns 0, or 1 after printing the error
- * (pods that have not started are reported without failing the job's log
- * when allow_pending). */
+/* Print one pod's whole log; *quiet says whether it printed nothing.
+ * Returns 0, or 1 after printing the error (pods that have not started are
+ * reported without failing the job's log when allow_pending). */
 static int print_pod_log(struct cli_ctx *c, const struct logs_opts *o, const json_t *pod,
-                         bool prefix, bool allow_pending)
+                         bool prefix, bool allow_pending, bool *quiet)
 {
     struct sbuf path;
     struct cli_call r;
     const char *name = jx_or_empty(JX_STR(pod, "metadata", "name"));
     int rc = 0;
+    *quiet = true;
     sbuf_init(&path, 0);
-    logs__pod_path(c, o, pod, false, &path);
     cli__call_init(&r);
-    if (cli__http(c, "GET", path.buf, "*/*", NULL, NULL, &r) != 0) {
+    if (logs__pod_path(c, o, pod, false, &path) != 0) {
+        rc = 1;
+    } else if (cli__http(c, "GET", path.buf, "*/*", NULL, NULL, &r) != 0) {
         rc = cli__print_unreachable(c, &r);
     } else if (!cli__call_ok(&r)) {
         const char *phase = jx_or_empty(JX_STR(pod, "status", "phase"));
@@ -191,8 +211,10 @@ static int print_pod_log(struct cli_ctx *c, const struct logs_opts *o, const jso
             rc = cli__print_call_error(c, &r, api_kind_get(KIND_POD), name, "get", NULL);
     } else if (prefix) {
         print_prefixed(c, name, r.body.buf, r.body.len);
+        *quiet = r.body.len == 0;
     } else {
         fwrite(r.body.buf, 1, r.body.len, c->out);
+        *quiet = r.body.len == 0;
     }
     fflush(c->out);
     cli__call_release(&r);
@@ -225,15 +247,17 @@ static int pod_logs(struct cli_ctx *c, const struct logs_opts *o, const char *na
         fputc('\n', c->err);
     }
     int rc = 0;
+    bool quiet;
     if (!o->follow) {
-        rc = print_pod_log(c, o, pod, false, false);
+        rc = print_pod_log(c, o, pod, false, false, &quiet);
     } else {
         struct sbuf path;
         struct cli_call r;
         sbuf_init(&path, 0);
-        logs__pod_path(c, o, pod, true, &path);
         cli__call_init(&r);
-        if (cli__http_stream(c, path.buf, "*/*", stream_to_out, c, &r) != 0)
+        if (logs__pod_path(c, o, pod, true, &path) != 0)
+            rc = 1;
+        else if (cli__http_stream(c, path.buf, "*/*", stream_to_out, c, &r) != 0)
             rc = cli__print_unreachable(c, &r);
         else if (!cli__call_ok(&r))
             rc = cli__print_call_error(c, &r, k, name, "get", NULL);
@@ -242,6 +266,19 @@ static int pod_logs(struct cli_ctx *c, const struct logs_opts *o, const char *na
     }
     json_decref(pod);
     return rc;
+}
+
+void logs__print_final(struct cli_ctx *c, const json_t *job, const json_t *pods,
+                       const bool *quiet, const char *final)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    if (cli__job_failed(job))
+        cli__pod_failure_lines(pods, quiet, &sb);
+    fwrite(sb.buf, 1, sb.len, c->out);
+    fprintf(c->out, "%s\n", final);
+    fflush(c->out);
+    sbuf_release(&sb);
 }
 
 int logs__job_pods(struct cli_ctx *c, const json_t *job, json_t **pods)
@@ -288,14 +325,17 @@ static int job_logs(struct cli_ctx *c, const struct logs_opts *o, const char *na
     char *final = cli__job_final_line(job);
     if (rc == 0) {
         size_t n = json_array_size(pods);
+        bool *quiet = xcalloc(n ? n : 1, sizeof(*quiet));
         if (n == 0 && !final)
             fprintf(c->err, "job/%s has no pods yet%s\n", name,
                     JX_BOOL(job, false, "spec", "suspend") ? " (suspended: waiting for admission)"
                                                            : "");
-        for (size_t i = 0; i < n; i++)
-            rc |= print_pod_log(c, o, json_array_get(pods, i), o->prefix && n > 1, true);
-        if (final)
-            fprintf(c->out, "%s\n", final);
+        for (size_t i = 0; i < n && !c->unreachable; i++)
+            rc |= print_pod_log(c, o, json_array_get(pods, i), o->prefix && n > 1, true,
+                                &quiet[i]);
+        if (final && !c->unreachable)
+            logs__print_final(c, job, pods, quiet, final);
+        xfree(quiet);
     }
     xfree(final);
     json_decref(pods);
@@ -313,15 +353,20 @@ int cli__cmd_logs(struct cli_ctx *c, int argc, char **argv)
     if (a.n != 1)
         return cli__usage_error(c, a.n ? "logs takes one of pod/NAME, job/NAME or NAME"
                                        : "a pod or job must be given: logs pod/NAME | job/NAME");
-    const char *name = a.v[0];
+    const char *name = a.v[0], *slash = strchr(name, '/');
     const struct api_kind *k = api_kind_get(KIND_POD);
-    if (strchr(name, '/')) {
+    if (slash && strchr(slash + 1, '/'))
+        return cli__error(c, "arguments in resource/name form may not have more than one slash");
+    if (slash && (slash == name || !slash[1]))
+        return cli__error(c, "arguments in resource/name form must have a single resource and "
+                          "name");
+    if (slash) {
         k = cli__resolve_kind(c, name, &name, NULL);
         if (!k)
             return 1;
     }
-    if (!name || !*name)
-        return cli__usage_error(c, "a name is required: logs pod/NAME | job/NAME | NAME");
+    if (cli__check_name(c, name) != 0)
+        return 1;
     if (k->id == KIND_JOB)
         return job_logs(c, &o, name);
     if (k->id == KIND_POD)

@@ -194,8 +194,9 @@ static int np_write(struct cli_ctx *c, struct np_opts *o, const char *name, bool
     json_t *got = NULL;
     struct sbuf path;
     sbuf_init(&path, 0);
-    cli__path(&path, k, NULL, create ? NULL : name);
-    int rc = cli__send(c, create ? "POST" : "PATCH", path.buf,
+    int rc = cli__path(c, &path, k, NULL, create ? NULL : name, NULL);
+    if (rc == 0)
+        rc = cli__send(c, create ? "POST" : "PATCH", path.buf,
                        create ? CLI_JSON : CLI_MERGE_PATCH, body, &w, &got);
     if (rc == 0) {
         fprintf(c->out, "%s node pool [%s].\n", create ? "Created" : "Updated", name);
@@ -257,8 +258,9 @@ int cli__nodepool_delete(struct cli_ctx *c, const char *name, bool wait)
     json_t *body = json_pack("{s:s}", "propagationPolicy", "Background");
     struct sbuf path;
     sbuf_init(&path, 0);
-    cli__path(&path, k, NULL, name);
-    int rc = cli__send(c, "DELETE", path.buf, CLI_JSON, body, &w, NULL) != 0;
+    int rc = cli__path(c, &path, k, NULL, name, NULL);
+    if (rc == 0)
+        rc = cli__send(c, "DELETE", path.buf, CLI_JSON, body, &w, NULL) != 0;
     json_decref(body);
     sbuf_release(&path);
     for (int64_t deadline = cli__now_ms() + 120000; rc == 0 && wait;) {
@@ -305,6 +307,8 @@ static int dispatch(struct cli_ctx *c, struct np_opts *o, struct cli_args *a)
                       !strcmp(sub, "describe") || !strcmp(sub, "delete");
     if (needs_name && a->n != 2)
         return cli__usage_error(c, "nodepool %s takes exactly one NAME", sub);
+    if (needs_name && cli__check_name(c, a->v[1]) != 0)
+        return 1;
     if (!needs_name && a->n > 1)
         return cli__usage_error(c, "unexpected argument \"%s\"", a->v[1]);
     if (o->spec_flags && strcmp(sub, "create") && strcmp(sub, "update"))

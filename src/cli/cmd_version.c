@@ -1,12 +1,13 @@
 /*
  * cmd_version: `cueue version [--client] [-o json|yaml]`: the client's version and the
  * server's /version answer (gitVersion, the Kubernetes version the API
- * mimics, and the cueue build when the server reports one).
+ * mimics, and the cueue build when the answer has cueueVersion).
  */
 #include <string.h>
 
 #include "cli/cli-int.h"
 #include "util/jsonx.h"
+#include "util/xalloc.h"
 
 static const char help[] =
     "Print the client and server versions.\n"
@@ -15,7 +16,9 @@ static const char help[] =
     "  cueue version [--client] [-o json|yaml]\n"
     "\n"
     "The server version is the Kubernetes version its API mimics (what kubectl\n"
-    "sees), followed by the cueue build when the server reports it.\n"
+    "sees): \"Server Version: v1.32.0\". When the server's /version also names its\n"
+    "cueue build (the field cueueVersion), it follows in parentheses:\n"
+    "\"Server Version: v1.32.0 (cueue 0.1.0)\".\n"
     "\n"
     "Examples:\n"
     "  cueue version\n"
@@ -70,6 +73,14 @@ static int print_structured(struct cli_ctx *c, const char *output, const json_t 
     return 0;
 }
 
+char *cli__server_version_line(const json_t *server)
+{
+    const char *cueue = JX_STR(server, "cueueVersion");
+    return xasprintf("Server Version: %s%s%s%s", jx_or_empty(JX_STR(server, "gitVersion")),
+                     cueue && *cueue ? " (cueue " : "", cueue && *cueue ? cueue : "",
+                     cueue && *cueue ? ")" : "");
+}
+
 int cli__cmd_version(struct cli_ctx *c, int argc, char **argv)
 {
     struct version_opts o = {0};
@@ -93,10 +104,9 @@ int cli__cmd_version(struct cli_ctx *c, int argc, char **argv)
     } else {
         fprintf(c->out, "Client Version: v%s (cueue)\n", CLI_VERSION);
         if (server) {
-            const char *cueue = JX_STR(server, "cueueVersion");
-            fprintf(c->out, "Server Version: %s%s%s%s\n",
-                    jx_or_empty(JX_STR(server, "gitVersion")), cueue ? " (cueue " : "",
-                    cueue ? cueue : "", cueue ? ")" : "");
+            char *line = cli__server_version_line(server);
+            fprintf(c->out, "%s\n", line);
+            xfree(line);
         }
     }
     cli__call_release(&r);

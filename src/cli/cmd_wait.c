@@ -198,7 +198,7 @@ static int wait_targets(struct cli_ctx *c, const struct wait_opts *o, struct cli
         if (!t.items[i].name)
             rc = cli__usage_error(c, "a name must be given: %s/NAME", t.items[i].k->singular);
     int failed = 0;
-    for (size_t i = 0; rc == 0 && i < t.n; i++)
+    for (size_t i = 0; rc == 0 && i < t.n && !c->unreachable; i++)
         failed |= wait_one(c, o, t.items[i].k, t.items[i].name, deadline);
     xfree(t.items);
     return rc || failed;

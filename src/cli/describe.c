@@ -265,6 +265,8 @@ static int describe_list(struct cli_ctx *c, const struct api_kind *k, const char
     size_t i;
     json_t *it;
     json_array_foreach(items, i, it) {
+        if (c->unreachable)
+            break;
         if ((*printed)++)
             fputs("\n\n", c->out);
         describe_one(c, k, it);
@@ -307,7 +309,7 @@ int cli__cmd_describe(struct cli_ctx *c, int argc, char **argv)
     struct cli_targets t = {0};
     if (cli__parse_targets(c, &a, &t) != 0)
         return 1;
-    for (size_t i = 0; i < t.n; i++)
+    for (size_t i = 0; i < t.n && !c->unreachable; i++)
         rc |= t.items[i].name ? describe_named(c, t.items[i].k, t.items[i].name, &printed)
                               : describe_list(c, t.items[i].k, selector, &printed);
     xfree(t.items);

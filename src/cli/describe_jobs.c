@@ -128,40 +128,102 @@ void desc__rayjob(struct cli_ctx *c, const struct api_kind *k, const json_t *rj)
     desc__metrics(c, rj);
 }
 
-static void containers(struct cli_ctx *c, const json_t *pod)
+/* One container state as kubectl describe prints it ("State:", "Last
+ * State:"), with the terminated reason, message and exit code. */
+static void container_state(struct cli_ctx *c, const char *title, const json_t *state)
 {
-    struct cli_table t;
+    const json_t *t;
+    if ((t = JX_GET(state, "running"))) {
+        cli__desc_kv(c, 2, title, "Running");
+        if (JX_STR(t, "startedAt"))
+            cli__desc_kv(c, 3, "Started", "%s", JX_STR(t, "startedAt"));
+    } else if ((t = JX_GET(state, "terminated"))) {
+        cli__desc_kv(c, 2, title, "Terminated");
+        if (JX_STR(t, "reason") && *JX_STR(t, "reason"))
+            cli__desc_kv(c, 3, "Reason", "%s", JX_STR(t, "reason"));
+        if (JX_STR(t, "message") && *JX_STR(t, "message"))
+            cli__desc_kv(c, 3, "Message", "%s", JX_STR(t, "message"));
+        cli__desc_kv(c, 3, "Exit Code", "%lld", (long long)JX_INT(t, 0, "exitCode"));
+        if (JX_INT(t, 0, "signal") > 0)
+            cli__desc_kv(c, 3, "Signal", "%lld", (long long)JX_INT(t, 0, "signal"));
+        if (JX_STR(t, "startedAt"))
+            cli__desc_kv(c, 3, "Started", "%s", JX_STR(t, "startedAt"));
+        if (JX_STR(t, "finishedAt"))
+            cli__desc_kv(c, 3, "Finished", "%s", JX_STR(t, "finishedAt"));
+    } else {
+        t = JX_GET(state, "waiting");
+        cli__desc_kv(c, 2, title, "Waiting");
+        if (JX_STR(t, "reason") && *JX_STR(t, "reason"))
+            cli__desc_kv(c, 3, "Reason", "%s", JX_STR(t, "reason"));
+        if (JX_STR(t, "message") && *JX_STR(t, "message"))
+            cli__desc_kv(c, 3, "Message", "%s", JX_STR(t, "message"));
+    }
+}
+
+static void resource_lines(struct cli_ctx *c, const char *title, const json_t *map)
+{
+    const char *key;
+    json_t *v;
+    if (!json_object_size(map))
+        return;
+    cli__desc_kv(c, 2, title, NULL);
+    json_object_foreach((json_t *)map, key, v) {
+        char *t = desc__scalar(v);
+        cli__desc_kv(c, 3, key, "%s", t);
+        xfree(t);
+    }
+}
+
+/* "Command:" and one argument per line below it, as kubectl prints them. */
+static void string_list(struct cli_ctx *c, const char *title, const json_t *arr)
+{
+    size_t i;
+    json_t *v;
+    if (!json_array_size(arr))
+        return;
+    cli__desc_kv(c, 2, title, NULL);
+    json_array_foreach(arr, i, v)
+        fprintf(c->out, "%*s%s\n", 6, "", jx_or_empty(json_string_value(v)));
+}
+
+/* The status of the container named name, or NULL. */
+static const json_t *container_status(const json_t *pod, const char *list, const char *name)
+{
+    size_t i;
+    json_t *cs;
+    json_array_foreach(JX_GET(pod, "status", list), i, cs)
+        if (!strcmp(jx_or_empty(JX_STR(cs, "name")), name))
+            return cs;
+    return NULL;
+}
+
+/* kubectl describe's container blocks: image, command, state (with the
+ * reason, message and exit code of a terminated one), last state, ready,
+ * restarts, requests and limits. */
+static void containers(struct cli_ctx *c, const json_t *pod, const char *title,
+                       const char *spec_key, const char *status_key)
+{
     size_t i;
     json_t *ct;
-    cli__table_init(&t, 4);
-    cli__table_rowv(&t, "Name", "Image", "State", "Requests");
-    json_array_foreach(JX_GET(pod, "spec", "containers"), i, ct) {
+    json_t *list = JX_GET(pod, "spec", spec_key);
+    if (!json_array_size(list))
+        return;
+    cli__desc_kv(c, 0, title, NULL);
+    json_array_foreach(list, i, ct) {
         const char *name = jx_or_empty(JX_STR(ct, "name"));
-        const char *state = "";
-        size_t j;
-        json_t *cs;
-        char buf[96] = "";
-        json_array_foreach(JX_GET(pod, "status", "containerStatuses"), j, cs) {
-            if (strcmp(jx_or_empty(JX_STR(cs, "name")), name))
-                continue;
-            if (JX_GET(cs, "state", "running"))
-                state = "Running";
-            else if (JX_GET(cs, "state", "terminated")) {
-                snprintf(buf, sizeof(buf), "Terminated (%s, exit %lld)",
-                         jx_or_empty(JX_STR(cs, "state", "terminated", "reason")),
-                         (long long)JX_INT(cs, 0, "state", "terminated", "exitCode"));
-                state = buf;
-            } else if (JX_GET(cs, "state", "waiting")) {
-                snprintf(buf, sizeof(buf), "Waiting (%s)",
-                         jx_or_empty(JX_STR(cs, "state", "waiting", "reason")));
-                state = buf;
-            }
-        }
-        char *req = desc__map_text(JX_GET(ct, "resources", "requests"));
-        cli__table_rowv(&t, name, JX_STR(ct, "image"), state, req);
-        xfree(req);
+        const json_t *cs = container_status(pod, status_key, name);
+        cli__desc_kv(c, 1, name, NULL);
+        cli__desc_kv(c, 2, "Image", "%s", desc__or_none(JX_STR(ct, "image")));
+        string_list(c, "Command", JX_GET(ct, "command"));
+        string_list(c, "Args", JX_GET(ct, "args"));
+        container_state(c, "State", JX_GET(cs, "state"));
+        if (json_object_size(JX_GET(cs, "lastState")))
+            container_state(c, "Last State", JX_GET(cs, "lastState"));
+        cli__desc_kv(c, 2, "Ready", "%s", JX_BOOL(cs, false, "ready") ? "True" : "False");
+        cli__desc_kv(c, 2, "Restart Count", "%lld", (long long)JX_INT(cs, 0, "restartCount"));
+        resource_lines(c, "Limits", JX_GET(ct, "resources", "limits"));
+        resource_lines(c, "Requests", JX_GET(ct, "resources", "requests"));
     }
-    cli__desc_table(c, 0, "Containers", &t);
 }
 
 void desc__pod(struct cli_ctx *c, const struct api_kind *k, const json_t *pod)
@@ -175,7 +237,8 @@ void desc__pod(struct cli_ctx *c, const struct api_kind *k, const json_t *pod)
         cli__desc_kv(c, 0, "Message", "%s%s%s", jx_or_empty(JX_STR(pod, "status", "reason")),
                      JX_STR(pod, "status", "message") ? ": " : "",
                      jx_or_empty(JX_STR(pod, "status", "message")));
-    containers(c, pod);
+    containers(c, pod, "Init Containers", "initContainers", "initContainerStatuses");
+    containers(c, pod, "Containers", "containers", "containerStatuses");
     char *sel = desc__map_text(JX_GET(pod, "spec", "nodeSelector"));
     cli__desc_kv(c, 0, "Node-Selectors", "%s", sel);
     xfree(sel);

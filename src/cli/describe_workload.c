@@ -113,28 +113,45 @@ static void checks(struct cli_ctx *c, const json_t *wl)
     cli__desc_table(c, 0, "Admission Checks", &t);
 }
 
+#define VISIBILITY_PAGE 1000
+
 /* The workload's entry in Kueue's visibility API for its LocalQueue, or
- * NULL (API not served, or not queued). New ref. */
+ * NULL (API not served, or not queued). The API pages with limit and
+ * offset: pages are read until the entry or a short page. New ref. */
 static json_t *visibility_entry(struct cli_ctx *c, const json_t *wl)
 {
     const char *ns = JX_STR(wl, "metadata", "namespace");
     const char *lq = JX_STR(wl, "spec", "queueName");
     const char *name = JX_STR(wl, "metadata", "name");
-    if (!ns || !lq || !name)
+    char err[256];
+    if (!ns || !name || !lq || cli__segment_check("namespace", ns, err, sizeof(err)) ||
+        cli__segment_check("resource name", lq, err, sizeof(err)))
         return NULL;
-    char *path = xasprintf("/apis/visibility.kueue.x-k8s.io/v1beta1/namespaces/%s/localqueues/"
-                           "%s/pendingworkloads?limit=1000", ns, lq);
-    struct cli_call r;
     json_t *hit = NULL;
-    size_t i;
-    json_t *it;
-    cli__call_init(&r);
-    if (cli__http(c, "GET", path, CLI_JSON, NULL, NULL, &r) == 0 && cli__call_ok(&r))
-        json_array_foreach(JX_GET(r.json, "items"), i, it)
-            if (!hit && !strcmp(jx_or_empty(JX_STR(it, "metadata", "name")), name))
-                hit = json_incref(it);
-    cli__call_release(&r);
-    xfree(path);
+    for (long offset = 0; !hit; offset += VISIBILITY_PAGE) {
+        struct sbuf path;
+        struct cli_call r;
+        char num[32];
+        size_t i, got = 0;
+        json_t *it;
+        sbuf_init(&path, 0);
+        cli__pending_workloads_path(c, &path, ns, lq);
+        snprintf(num, sizeof(num), "%d", VISIBILITY_PAGE);
+        cli__query(&path, "limit", num);
+        snprintf(num, sizeof(num), "%ld", offset);
+        cli__query(&path, "offset", num);
+        cli__call_init(&r);
+        if (cli__http(c, "GET", path.buf, CLI_JSON, NULL, NULL, &r) == 0 && cli__call_ok(&r)) {
+            got = json_array_size(JX_GET(r.json, "items"));
+            json_array_foreach(JX_GET(r.json, "items"), i, it)
+                if (!hit && !strcmp(jx_or_empty(JX_STR(it, "metadata", "name")), name))
+                    hit = json_incref(it);
+        }
+        cli__call_release(&r);
+        sbuf_release(&path);
+        if (got < VISIBILITY_PAGE)
+            break;
+    }
     return hit;
 }
 

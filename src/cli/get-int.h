@@ -22,9 +22,10 @@ struct get_opts {
     json_t *shown_vis;          /* its visible column indexes, or NULL */
 };
 
-/* The list path of k with limit and the selectors. */
-void get__list_path(struct cli_ctx *c, const struct get_opts *g, const struct api_kind *k,
-                    struct sbuf *path);
+/* The list path of k with the selectors (paging is cli__list_pages').
+ * Returns 0, or 1 after printing (a bad namespace). */
+int get__list_path(struct cli_ctx *c, const struct get_opts *g, const struct api_kind *k,
+                   struct sbuf *path);
 /* Default/wide output: one Table per kind. Returns 0 or 1. */
 int get__tables(struct cli_ctx *c, struct get_opts *g);
 /* yaml/json/name/jsonpath output. Returns 0 or 1. */

@@ -141,6 +141,15 @@ json_t *get__table_from_objects(const json_t *resp)
     return t;
 }
 
+/* doc as a Table: itself, or kubectl's fallback table when the server
+ * sent objects. New ref. */
+static json_t *as_table(json_t *doc)
+{
+    if (!strcmp(jx_or_empty(JX_STR(doc, "kind")), "Table"))
+        return json_incref(doc);
+    return get__table_from_objects(doc);
+}
+
 /* GET path as a Table (converted when the server sends objects). Returns
  * the Table (new ref) or NULL after printing the error. */
 static json_t *fetch_table(struct cli_ctx *c, const char *path, const struct api_kind *k,
@@ -154,10 +163,8 @@ static json_t *fetch_table(struct cli_ctx *c, const char *path, const struct api
     } else if (!cli__call_ok(&r) || !json_is_object(r.json)) {
         if (!(quiet_404 && r.http_status == 404))
             cli__print_call_error(c, &r, k, name, "get", NULL);
-    } else if (!strcmp(jx_or_empty(JX_STR(r.json, "kind")), "Table")) {
-        t = json_incref(r.json);
     } else {
-        t = get__table_from_objects(r.json);
+        t = as_table(r.json);
     }
     cli__call_release(&r);
     return t;
@@ -175,10 +182,13 @@ static int kind_table(struct cli_ctx *c, struct get_opts *g, const struct api_ki
             continue;
         named = true;
         struct sbuf path;
+        json_t *t = NULL;
         sbuf_init(&path, 0);
-        cli__path(&path, k, cli__ns_for(c, k), g->t.items[i].name);
-        json_t *t = fetch_table(c, path.buf, k, g->t.items[i].name, g->ignore_not_found);
+        if (cli__path(c, &path, k, cli__ns_for(c, k), g->t.items[i].name, NULL) == 0)
+            t = fetch_table(c, path.buf, k, g->t.items[i].name, g->ignore_not_found);
         sbuf_release(&path);
+        if (c->unreachable)
+            return 1;
         if (!t) {
             rc |= !g->ignore_not_found;
             continue;
@@ -192,11 +202,15 @@ static int kind_table(struct cli_ctx *c, struct get_opts *g, const struct api_ki
     }
     if (!named) {
         struct sbuf path;
+        json_t *doc = NULL;
         sbuf_init(&path, 0);
-        get__list_path(c, g, k, &path);
-        *table = fetch_table(c, path.buf, k, NULL, false);
+        rc = get__list_path(c, g, k, &path);
+        if (rc == 0)
+            rc = cli__list_pages(c, path.buf, CLI_TABLE, k, &doc);
         sbuf_release(&path);
-        rc = *table ? 0 : 1;
+        if (rc == 0)
+            *table = as_table(doc);
+        json_decref(doc);
     }
     return rc;
 }
@@ -251,6 +265,8 @@ int get__tables(struct cli_ctx *c, struct get_opts *g)
             continue;
         json_t *table;
         rc |= kind_table(c, g, k, &table);
+        if (c->unreachable)
+            break;
         if (!table)
             continue;
         snprintf(g->rv, sizeof(g->rv), "%s",
@@ -285,7 +301,7 @@ int get__objects(struct cli_ctx *c, struct get_opts *g)
     json_t *items = json_array();
     int rc = 0;
     bool single = g->t.n == 1 && g->t.items[0].name;
-    for (size_t i = 0; i < g->t.n; i++) {
+    for (size_t i = 0; i < g->t.n && !c->unreachable; i++) {
         const struct api_kind *k = g->t.items[i].k;
         if (!g->t.items[i].name) {
             rc |= list_items(c, g, k, items);
@@ -302,7 +318,9 @@ int get__objects(struct cli_ctx *c, struct get_opts *g)
             rc = 1;
         }
     }
-    if (single && json_array_size(items) == 1) {
+    if (c->unreachable) {
+        rc = 1;
+    } else if (single && json_array_size(items) == 1) {
         cli__print_object(c, &g->fmt, g->t.items[0].k, json_array_get(items, 0));
     } else if (json_array_size(items) > 0 || !single) {
         json_t *list = json_pack("{s:s,s:O,s:s,s:{s:s}}", "apiVersion", "v1", "items", items,

@@ -107,17 +107,20 @@ int get__watch(struct cli_ctx *c, struct get_opts *g)
                             0, 0};
     struct sbuf path;
     sbuf_init(&path, 0);
-    cli__path(&path, k, cli__ns_for(c, k), NULL);
+    if (cli__path(c, &path, k, cli__ns_for(c, k), NULL, NULL) != 0) {
+        sbuf_release(&path);
+        return 1;
+    }
     cli__query(&path, "watch", "true");
     if (g->rv[0])
         cli__query(&path, "resourceVersion", g->rv);
-    if (g->label_sel)
+    if (g->label_sel && *g->label_sel)
         cli__query(&path, "labelSelector", g->label_sel);
     if (g->t.items[0].name) {
         char *fs = xasprintf("metadata.name=%s", g->t.items[0].name);
         cli__query(&path, "fieldSelector", fs);
         xfree(fs);
-    } else if (g->field_sel) {
+    } else if (g->field_sel && *g->field_sel) {
         cli__query(&path, "fieldSelector", g->field_sel);
     }
     fflush(c->out);

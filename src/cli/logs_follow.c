@@ -26,6 +26,7 @@ struct follower {
     CURL *h;                /* streaming now, or NULL */
     struct cli_lines lines;
     bool done;              /* its stream ended after a 2xx answer */
+    bool wrote;             /* some bytes of its log arrived */
     bool pending;           /* phase Pending at the last refresh */
     int tries;
     struct follow_state *fs;
@@ -39,6 +40,7 @@ struct follow_state {
     size_t n, cap;
     bool prefix;
     int active;
+    json_t *pods;           /* the Job's pods at the last refresh */
 };
 
 static int on_line(void *st, const char *line, size_t n)
@@ -56,6 +58,7 @@ static int on_line(void *st, const char *line, size_t n)
 static int sink(void *st, const char *data, size_t n)
 {
     struct follower *f = st;
+    f->wrote |= n > 0;
     return cli__lines_feed(&f->lines, data, n);
 }
 
@@ -77,7 +80,11 @@ static void start_stream(struct follow_state *fs, struct follower *f, const json
 {
     struct sbuf path;
     sbuf_init(&path, 0);
-    logs__pod_path(fs->c, fs->o, pod, true, &path);
+    if (logs__pod_path(fs->c, fs->o, pod, true, &path) != 0) {
+        f->done = true; /* a name the server cannot have made: nothing to read */
+        sbuf_release(&path);
+        return;
+    }
     f->h = cli__stream_handle(fs->c, path.buf, sink, f);
     sbuf_release(&path);
     if (f->h) {
@@ -117,7 +124,8 @@ static int refresh(struct follow_state *fs, json_t **job, bool *warned)
                 name);
         *warned = true;
     }
-    json_decref(pods);
+    json_decref(fs->pods);
+    fs->pods = pods;
     return 0;
 }
 
@@ -163,9 +171,25 @@ static bool all_ended(const struct follow_state *fs)
     return true;
 }
 
+/* The final line, after why the quiet pods failed (a failed Job). */
+static void print_final(struct follow_state *fs, const json_t *job, const char *final)
+{
+    size_t n = json_array_size(fs->pods);
+    bool *quiet = xcalloc(n ? n : 1, sizeof(*quiet));
+    for (size_t i = 0; i < n; i++) {
+        const char *pod = jx_or_empty(JX_STR(json_array_get(fs->pods, i), "metadata", "name"));
+        quiet[i] = true;
+        for (size_t j = 0; j < fs->n; j++)
+            if (!strcmp(fs->f[j]->pod, pod))
+                quiet[i] = !fs->f[j]->wrote;
+    }
+    logs__print_final(fs->c, job, fs->pods, quiet, final);
+    xfree(quiet);
+}
+
 int logs__follow_job(struct cli_ctx *c, const struct logs_opts *o, const json_t *job0)
 {
-    struct follow_state fs = {c, o, curl_multi_init(), NULL, 0, 0, false, 0};
+    struct follow_state fs = {c, o, curl_multi_init(), NULL, 0, 0, false, 0, NULL};
     json_t *job = json_incref((json_t *)job0);
     bool warned = false;
     int rc = 0;
@@ -189,7 +213,7 @@ int logs__follow_job(struct cli_ctx *c, const struct logs_opts *o, const json_t 
         curl_multi_poll(fs.multi, NULL, 0, 200, NULL);
     }
     if (rc == 0 && final)
-        fprintf(c->out, "%s\n", final);
+        print_final(&fs, job, final);
     for (size_t i = 0; i < fs.n; i++) {
         if (fs.f[i]->h) {
             curl_multi_remove_handle(fs.multi, fs.f[i]->h);
@@ -201,6 +225,7 @@ int logs__follow_job(struct cli_ctx *c, const struct logs_opts *o, const json_t 
     }
     xfree(fs.f);
     xfree(final);
+    json_decref(fs.pods);
     curl_multi_cleanup(fs.multi);
     json_decref(job);
     return rc;

@@ -3,7 +3,10 @@
  * (their .yaml/.yml/.json files in name order, as kubectl visits them) and
  * stdin ("-") are read whole and decoded client-side with
  * api_parse_documents, only to learn each document's kind, name and
- * namespace; validation is the server's.
+ * namespace; validation is the server's. A list document (`kind: List`,
+ * apiVersion v1, as `get -o yaml|json` prints several objects, or a typed
+ * list such as ConfigMapList) stands for its items, as kubectl flattens
+ * lists, so cueue reads its own output back.
  */
 #include <dirent.h>
 #include <stdlib.h>
@@ -17,6 +20,7 @@
 #include "util/xalloc.h"
 
 #define CLI_MAX_MANIFEST_BYTES ((size_t)64 << 20)
+#define CLI_MAX_LIST_DEPTH 8 /* Lists inside Lists */
 
 void cli__docs_release(struct cli_docs *docs)
 {
@@ -26,6 +30,52 @@ void cli__docs_release(struct cli_docs *docs)
     }
     xfree(docs->items);
     memset(docs, 0, sizeof(*docs));
+}
+
+/* The kind a list document lists: "List" in v1 (any items), or KIND+"List"
+ * for a known KIND in the same apiVersion; NULL for other documents. *any
+ * is set for v1 List. */
+static const struct api_kind *list_of(const json_t *doc, bool *any)
+{
+    const char *av = JX_STR(doc, "apiVersion"), *kind = JX_STR(doc, "kind");
+    *any = false;
+    if (!av || !kind || !json_is_array(JX_GET(doc, "items")))
+        return NULL;
+    if (!strcmp(av, "v1") && !strcmp(kind, "List")) {
+        *any = true;
+        return NULL;
+    }
+    size_t n = strlen(kind);
+    if (n <= 4 || strcmp(kind + n - 4, "List"))
+        return NULL;
+    char *item_kind = xstrndup(kind, n - 4);
+    const struct api_kind *k = api_kind_by_gvk(av, item_kind);
+    xfree(item_kind);
+    return k;
+}
+
+/* Append doc, or, for a list, each of its items (a typed list's items get
+ * the list's apiVersion and kind when they name none). */
+static void add_doc(struct cli_docs *docs, json_t *doc, const char *source, int depth)
+{
+    bool any;
+    const struct api_kind *k = list_of(doc, &any);
+    if ((k || any) && depth < CLI_MAX_LIST_DEPTH) {
+        size_t i;
+        json_t *it;
+        json_array_foreach(JX_GET(doc, "items"), i, it) {
+            if (k && json_is_object(it) && !JX_STR(it, "kind")) {
+                json_object_set_new(it, "apiVersion", json_string(api_kind_api_version(k)));
+                json_object_set_new(it, "kind", json_string(k->kind));
+            }
+            add_doc(docs, it, source, depth + 1);
+        }
+        return;
+    }
+    XGROW(docs->items, docs->cap, docs->n + 1);
+    docs->items[docs->n].obj = json_incref(doc);
+    docs->items[docs->n].source = xstrdup(source);
+    docs->n++;
 }
 
 /* Read a stream whole into sb. Returns 0, or -1 (read error / too big). */
@@ -70,12 +120,8 @@ static int read_one(struct cli_ctx *c, const char *path, const char *source, str
     }
     size_t i;
     json_t *doc;
-    json_array_foreach(arr, i, doc) {
-        XGROW(docs->items, docs->cap, docs->n + 1);
-        docs->items[docs->n].obj = json_incref(doc);
-        docs->items[docs->n].source = xstrdup(source);
-        docs->n++;
-    }
+    json_array_foreach(arr, i, doc)
+        add_doc(docs, doc, source, 0);
     json_decref(arr);
     diag_release(&d);
     sbuf_release(&sb);
@@ -169,9 +215,10 @@ int cli__doc_target(struct cli_ctx *c, const struct cli_doc *d, const struct api
                 jx_or_empty(*name), jx_or_empty(doc_ns), d->source, kind, av);
         return 1;
     }
-    if (!*name || !**name)
-        return cli__error(c, "error when retrieving current configuration of %s from \"%s\": "
-                          "resource name may not be empty", api_kind_kind_group(*k), d->source);
+    char why[512];
+    if (cli__segment_check("resource name", *name, why, sizeof(why)) != 0)
+        return cli__error(c, "error when retrieving current configuration of %s from \"%s\": %s",
+                          api_kind_kind_group(*k), d->source, why);
     *ns = NULL;
     if ((*k)->namespaced) {
         if (doc_ns && *doc_ns && c->ns_explicit && strcmp(doc_ns, c->ns))
@@ -179,6 +226,9 @@ int cli__doc_target(struct cli_ctx *c, const struct cli_doc *d, const struct api
                               "the namespace \"%s\". You must pass '--namespace=%s' to perform "
                               "this operation.", doc_ns, c->ns, doc_ns);
         *ns = doc_ns && *doc_ns ? doc_ns : c->ns;
+        if (cli__segment_check("namespace", *ns, why, sizeof(why)) != 0)
+            return cli__error(c, "error when retrieving current configuration of %s \"%s\" from "
+                              "\"%s\": %s", api_kind_kind_group(*k), *name, d->source, why);
     }
     return 0;
 }

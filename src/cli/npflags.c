@@ -1,8 +1,9 @@
 /*
  * npflags: `gcloud container node-pools create` flags mapped onto a NodePool
  * object (cueue.dev/v1alpha1, docs/nodepool.md). Pure: checks only each
- * flag's own syntax (a count is a non-negative integer, an effect is one
- * of Kubernetes' three); the rules between fields (queued provisioning
+ * flag's own syntax (a count is a non-negative integer of at most
+ * CLI_NP_MAX_NODES, GKE's per-zone node pool limit; an effect is one of
+ * Kubernetes' three); the rules between fields (queued provisioning
  * needs autoscaling from zero, ...) are the server's validation, so the
  * CLI and `kubectl apply` of the same object get the same answer.
  */
@@ -27,9 +28,16 @@ static bool set_count(json_t *obj, const char *flag, const char *text, char *err
     int32_t v;
     if (!text)
         return true;
-    if (cli__parse_count(text, &v) != 0) {
+    bool digits = *text && strspn(text, "0123456789") == strlen(text);
+    if (!digits) {
         snprintf(err, errlen, "invalid value for --%s: \"%s\": must be a non-negative integer",
                  flag, text);
+        return false;
+    }
+    if (cli__parse_count(text, &v) != 0 || v > CLI_NP_MAX_NODES) {
+        snprintf(err, errlen,
+                 "invalid value for --%s: \"%s\": must be at most %d (GKE allows at most 1,000 "
+                 "nodes per zone in a node pool)", flag, text, CLI_NP_MAX_NODES);
         return false;
     }
     if (k2)

@@ -35,6 +35,8 @@ static const struct option global_opts[] = {
 
 static void vprint_error(struct cli_ctx *c, const char *fmt, va_list ap)
 {
+    if (c->out)
+        fflush(c->out); /* stdout's lines stay before the error when both share a pipe */
     fputs("error: ", c->err);
     vfprintf(c->err, fmt, ap);
     fputc('\n', c->err);
@@ -149,6 +151,10 @@ int cli__parse(struct cli_ctx *c, const struct cli_verb *verb, int argc, char **
                 rc = 1;
         }
     }
+    /* -n goes into API paths: refuse "", ".", ".." and "/" or "%" as kubectl
+     * does (a namespace is ignored with -A, as kubectl ignores it) */
+    if (rc == 0 && !help && c->ns_explicit && !c->all_ns && cli__check_namespace(c, c->ns) != 0)
+        rc = 1;
     if (rc == 0) {
         pos->n = argc - optind;
         pos->v = argv + optind;

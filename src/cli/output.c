@@ -24,13 +24,18 @@ int cli__outfmt_parse(const char *s, struct cli_outfmt *out, char *err, size_t e
         out->kind = CLI_OUT_WIDE;
     } else if (!strcmp(s, "name")) {
         out->kind = CLI_OUT_NAME;
-    } else if (!strncmp(s, "jsonpath=", 9)) {
-        const char *t = s + 9;
+    } else if (!strcmp(s, "jsonpath") || !strncmp(s, "jsonpath=", 9)) {
+        const char *t = s[8] ? s + 9 : "";
         size_t n = strlen(t);
         char *tmpl = (n >= 2 && (t[0] == '\'' || t[0] == '"') && t[n - 1] == t[0])
                          ? xstrndup(t + 1, n - 2)
                          : xstrdup(t);
         char perr[256] = "";
+        if (!*tmpl) { /* kubectl's words for -o jsonpath= */
+            xfree(tmpl);
+            snprintf(err, errlen, "template format specified but no template given");
+            return -1;
+        }
         out->jp = cli__jsonpath_parse(tmpl, perr, sizeof(perr));
         xfree(tmpl);
         if (!out->jp) {

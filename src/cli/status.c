@@ -137,6 +137,8 @@ int cli__print_call_error(struct cli_ctx *c, const struct cli_call *r, const str
     if (r->http_status == 0)
         return cli__print_unreachable(c, r);
     char *t = cli__status_text(r, k, name, verb, action);
+    if (c->out)
+        fflush(c->out); /* what was printed before the error stays before it */
     fprintf(c->err, "%s\n", t);
     xfree(t);
     return 1;

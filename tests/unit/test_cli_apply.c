@@ -12,17 +12,9 @@
 #include <string.h>
 
 #include "cli/cli-int.h"
+#include "test_cli_fixtures.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
-
-static json_t *J(const char *text)
-{
-    json_error_t e;
-    json_t *v = json_loads(text, 0, &e);
-    if (!v)
-        fail_msg("bad fixture: %s", e.text);
-    return v;
-}
 
 static void assert_json(const json_t *got, const char *want_text)
 {

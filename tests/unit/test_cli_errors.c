@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/cli-int.h"
+#include "test_cli_fixtures.h"
 #include "util/xalloc.h"
 
 static void call_from(struct cli_call *r, long code, const char *body)
@@ -128,6 +129,10 @@ static void test_print_unreachable_names_the_url(void **state)
     cli__call_init(&r);
     r.transport = xstrdup("Failed to connect to 127.0.0.1 port 1: Connection refused");
     assert_int_equal(cli__print_call_error(&c, &r, NULL, NULL, "get", NULL), 1);
+    /* said once a command: later failures (the next documents) print nothing */
+    assert_int_equal(cli__print_unreachable(&c, &r), 1);
+    assert_int_equal(cli__print_call_error(&c, &r, NULL, NULL, "get", NULL), 1);
+    assert_true(c.unreachable);
     fclose(c.err);
     assert_non_null(strstr(buf, "error: cannot reach the cueue server at http://127.0.0.1:1 "
                                 "(Failed to connect"));
@@ -135,6 +140,43 @@ static void test_print_unreachable_names_the_url(void **state)
     cli__call_release(&r);
     cli__ctx_release(&c);
     free(buf);
+}
+
+/* `delete` that times out says which finalizers hold the object. */
+static void test_deletion_holdup(void **state)
+{
+    (void)state;
+    const struct api_kind *rf = api_kind_get(KIND_RESOURCEFLAVOR);
+    json_t *held = J("{\"metadata\":{\"name\":\"dws\",\"deletionTimestamp\":\"2025-01-01T00:00:00Z\","
+                     "\"finalizers\":[\"kueue.x-k8s.io/resource-in-use\"]}}");
+    json_t *cqs = J("[{\"metadata\":{\"name\":\"other\"},\"spec\":{\"resourceGroups\":[{"
+                    "\"flavors\":[{\"name\":\"on-demand\"}]}]}},"
+                    "{\"metadata\":{\"name\":\"cluster-queue\"},\"spec\":{\"resourceGroups\":["
+                    "{\"flavors\":[{\"name\":\"default\"}]},{\"flavors\":[{\"name\":\"dws\"}]}]}}]");
+    char *users = cli__flavor_users(cqs, "dws");
+    assert_string_equal(users, "still used by ClusterQueue cluster-queue");
+    char *t = cli__deletion_holdup(rf, held, users);
+    assert_string_equal(t, "resourceflavor.kueue.x-k8s.io \"dws\" is being deleted: waiting for "
+                           "finalizer kueue.x-k8s.io/resource-in-use (still used by ClusterQueue "
+                           "cluster-queue)");
+    xfree(t);
+    xfree(users);
+    assert_null(cli__flavor_users(cqs, "nobody-uses-me"));
+    t = cli__deletion_holdup(rf, held, NULL);
+    assert_string_equal(t, "resourceflavor.kueue.x-k8s.io \"dws\" is being deleted: waiting for "
+                           "finalizer kueue.x-k8s.io/resource-in-use");
+    xfree(t);
+    json_t *two = J("{\"metadata\":{\"name\":\"c\",\"deletionTimestamp\":\"x\","
+                    "\"finalizers\":[\"a/b\",\"c/d\"]}}");
+    t = cli__deletion_holdup(api_kind_get(KIND_CONFIGMAP), two, "");
+    assert_string_equal(t, "configmap \"c\" is being deleted: waiting for finalizers a/b, c/d");
+    xfree(t);
+    json_t *not_deleting = J("{\"metadata\":{\"name\":\"x\",\"finalizers\":[\"a/b\"]}}");
+    assert_null(cli__deletion_holdup(rf, not_deleting, NULL));
+    json_decref(not_deleting);
+    json_decref(two);
+    json_decref(cqs);
+    json_decref(held);
 }
 
 int main(void)
@@ -145,6 +187,7 @@ int main(void)
         cmocka_unit_test(test_bad_request_and_conflict),
         cmocka_unit_test(test_generic_bodies),
         cmocka_unit_test(test_print_unreachable_names_the_url),
+        cmocka_unit_test(test_deletion_holdup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,16 +14,8 @@
 #include <string.h>
 
 #include "cli/cli-int.h"
+#include "test_cli_fixtures.h"
 #include "util/xalloc.h"
-
-static json_t *J(const char *text)
-{
-    json_error_t e;
-    json_t *v = json_loads(text, JSON_DECODE_ANY, &e);
-    if (!v)
-        fail_msg("bad fixture JSON: %s: %s", text, e.text);
-    return v;
-}
 
 static void assert_yaml(const char *json, const char *want)
 {
@@ -225,6 +217,12 @@ static void test_output_flag_parsing(void **state)
     assert_int_equal(cli__outfmt_parse("xml", &f, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "unable to match a printer"));
     assert_int_equal(cli__outfmt_parse("jsonpath={.a", &f, err, sizeof(err)), -1);
+    /* an empty template is kubectl's error, not an empty output */
+    const char *empty[] = {"jsonpath=", "jsonpath", "jsonpath=''"};
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(cli__outfmt_parse(empty[i], &f, err, sizeof(err)), -1);
+        assert_string_equal(err, "template format specified but no template given");
+    }
 }
 
 static void test_table_alignment(void **state)

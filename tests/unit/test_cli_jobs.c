@@ -13,17 +13,9 @@
 #include <string.h>
 
 #include "cli/cli-int.h"
+#include "test_cli_fixtures.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
-
-static json_t *J(const char *text)
-{
-    json_error_t e;
-    json_t *v = json_loads(text, 0, &e);
-    if (!v)
-        fail_msg("bad fixture: %s", e.text);
-    return v;
-}
 
 static void test_final_line(void **state)
 {
@@ -101,12 +93,62 @@ static void test_metrics_table(void **state)
     json_decref(none);
 }
 
+/* A container that could not start leaves an empty log: the failed Job's
+ * output says why each such pod failed, identical reasons folded. */
+static void test_pod_failure_lines(void **state)
+{
+    (void)state;
+    const char *start_error =
+        "\"status\":{\"phase\":\"Failed\",\"containerStatuses\":[{\"name\":\"main\",\"state\":"
+        "{\"terminated\":{\"reason\":\"StartError\",\"exitCode\":128,\"message\":\"container main "
+        "has no command\"}}}]}";
+    char *text = xasprintf("[{\"metadata\":{\"name\":\"p-a\"},%s},"
+                           "{\"metadata\":{\"name\":\"p-b\"},%s},"
+                           "{\"metadata\":{\"name\":\"p-c\"},%s},"
+                           "{\"metadata\":{\"name\":\"p-ok\"},\"status\":{\"phase\":\"Succeeded\","
+                           "\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":"
+                           "{\"reason\":\"Completed\",\"exitCode\":0}}}]}},"
+                           "{\"metadata\":{\"name\":\"p-oom\"},\"status\":{\"phase\":\"Failed\","
+                           "\"containerStatuses\":[{\"name\":\"main\",\"state\":{\"terminated\":"
+                           "{\"reason\":\"Error\",\"exitCode\":137}}}]}},"
+                           "{\"metadata\":{\"name\":\"p-dl\"},\"status\":{\"phase\":\"Failed\","
+                           "\"reason\":\"DeadlineExceeded\",\"message\":\"Pod was active too long\"}}]",
+                           start_error, start_error, start_error);
+    json_t *pods = J(text);
+    xfree(text);
+    char *why = cli__pod_failure(json_array_get(pods, 0));
+    assert_string_equal(why, "StartError: container main has no command (exit code 128)");
+    xfree(why);
+    assert_null(cli__pod_failure(json_array_get(pods, 3)));
+    bool quiet[6] = {true, true, true, true, true, true};
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    cli__pod_failure_lines(pods, quiet, &sb);
+    assert_string_equal(sb.buf,
+                        "Pod 'p-a' failed: StartError: container main has no command (exit code "
+                        "128) (and 2 more pods with the same error)\n"
+                        "Pod 'p-oom' failed: Error (exit code 137)\n"
+                        "Pod 'p-dl' failed: DeadlineExceeded: Pod was active too long\n");
+    /* a pod that wrote its own log tells its own story */
+    sbuf_reset(&sb);
+    quiet[0] = quiet[1] = quiet[4] = quiet[5] = false;
+    cli__pod_failure_lines(pods, quiet, &sb);
+    assert_string_equal(sb.buf, "Pod 'p-c' failed: StartError: container main has no command "
+                                "(exit code 128)\n");
+    sbuf_release(&sb);
+    json_t *job = J("{\"status\":{\"conditions\":[{\"type\":\"Failed\",\"status\":\"True\"}]}}");
+    assert_true(cli__job_failed(job));
+    json_decref(job);
+    json_decref(pods);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_final_line),
         cmocka_unit_test(test_pod_order_by_completion_index),
         cmocka_unit_test(test_metrics_table),
+        cmocka_unit_test(test_pod_failure_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,28 +143,47 @@ static void expect_error(struct cli_np_flags *f, const char *fragment)
         fail_msg("error \"%s\" lacks \"%s\"", err, fragment);
 }
 
+/* Each bad value is refused naming its flag and the rule; counts above
+ * GKE's 1,000 nodes per zone say they are too large. */
 static void test_bad_values_name_the_flag(void **state)
 {
     (void)state;
+    static const struct {
+        size_t field; /* offset of the const char * in struct cli_np_flags */
+        const char *value;
+        const char *fragment;
+    } cases[] = {
+        {offsetof(struct cli_np_flags, num_nodes), "-1", "--num-nodes: \"-1\""},
+        {offsetof(struct cli_np_flags, max_nodes), "four", "--max-nodes"},
+        {offsetof(struct cli_np_flags, reservation_affinity), "sometimes",
+         "--reservation-affinity: \"sometimes\": must be one of"},
+        {offsetof(struct cli_np_flags, capacity), "delay:soon", "--capacity"},
+        {offsetof(struct cli_np_flags, node_taints), "k=v:Sometimes",
+         "--node-taints: \"k=v:Sometimes\""},
+        {offsetof(struct cli_np_flags, node_labels), "novalue", "--node-labels"},
+        {offsetof(struct cli_np_flags, num_nodes), "99999999999",
+         "invalid value for --num-nodes: \"99999999999\": must be at most 1000 (GKE allows at "
+         "most 1,000 nodes per zone in a node pool)"},
+        {offsetof(struct cli_np_flags, max_nodes), "1001", "--max-nodes: \"1001\": must be at most 1000"},
+        {offsetof(struct cli_np_flags, min_nodes), "2147483648",
+         "--min-nodes: \"2147483648\": must be at most 1000"},
+        {offsetof(struct cli_np_flags, num_nodes), "", "--num-nodes: \"\": must be a non-negative integer"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct cli_np_flags f;
+        cli__np_flags_init(&f);
+        *(const char **)((char *)&f + cases[i].field) = cases[i].value;
+        expect_error(&f, cases[i].fragment);
+    }
     struct cli_np_flags f;
+    char err[512];
     cli__np_flags_init(&f);
-    f.num_nodes = "-1";
-    expect_error(&f, "--num-nodes: \"-1\"");
-    cli__np_flags_init(&f);
-    f.max_nodes = "four";
-    expect_error(&f, "--max-nodes");
-    cli__np_flags_init(&f);
-    f.reservation_affinity = "sometimes";
-    expect_error(&f, "--reservation-affinity: \"sometimes\": must be one of");
-    cli__np_flags_init(&f);
-    f.capacity = "delay:soon";
-    expect_error(&f, "--capacity");
-    cli__np_flags_init(&f);
-    f.node_taints = "k=v:Sometimes";
-    expect_error(&f, "--node-taints: \"k=v:Sometimes\"");
-    cli__np_flags_init(&f);
-    f.node_labels = "novalue";
-    expect_error(&f, "--node-labels");
+    f.num_nodes = "1000";
+    f.max_nodes = "1000";
+    json_t *o = cli__nodepool_from_flags("p", &f, err, sizeof(err));
+    assert_non_null(o);
+    assert_int_equal(JX_INT(o, 0, "spec", "initialNodeCount"), 1000);
+    json_decref(o);
 }
 
 static void test_view_flattens_spec(void **state)

@@ -15,30 +15,8 @@
 #include <unistd.h>
 
 #include "cli/cli-int.h"
+#include "test_cli_fixtures.h"
 #include "util/xalloc.h"
-
-struct cap {
-    char *out_buf, *err_buf;
-    size_t out_len, err_len;
-    struct cli_ctx c;
-};
-
-static void cap_open(struct cap *k)
-{
-    memset(k, 0, sizeof(*k));
-    k->c.out = open_memstream(&k->out_buf, &k->out_len);
-    k->c.err = open_memstream(&k->err_buf, &k->err_len);
-    k->c.ns = xstrdup("default");
-}
-
-static void cap_close(struct cap *k)
-{
-    fclose(k->c.out);
-    fclose(k->c.err);
-    cli__ctx_release(&k->c);
-    free(k->out_buf);
-    free(k->err_buf);
-}
 
 struct seen {
     const char *output;
