@@ -40,7 +40,7 @@ cmd_ok "apply the original file back" C apply -f "$T_DIR/queues.yaml"
 
 # ---- get ----
 cmd_ok "get cq (server table)" C get cq
-like "$T_OUT" "^NAME +COHORT +PENDING WORKLOADS +AGE" "the ClusterQueue table has the server's columns"
+like "$T_OUT" "^NAME +COHORT +PENDING WORKLOADS"$'\n' "the ClusterQueue table has the server's columns (Kueue's printer columns: no AGE)"
 like "$T_OUT" $'\ncluster-queue +' "…and a row for cluster-queue"
 cmd_ok "get localqueues by short name lq" C get lq
 like "$T_OUT" $'\nuser-queue +cluster-queue ' "get lq shows user-queue pointing at cluster-queue"

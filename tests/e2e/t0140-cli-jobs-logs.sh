@@ -7,66 +7,13 @@
 # workload waiting for quota, its pending reason; `get -w` streams changes;
 # `delete --wait` returns once the object is gone.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/cli-lib.sh"
 require_tools jq
 start_server
 C() { "$CUEUE_BIN" "$@"; }
 
-cat >"$T_DIR/queue.yaml" <<'EOF2'
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ResourceFlavor
-metadata:
-  name: default-cpu
-spec:
-  nodeLabels:
-    cloud.google.com/gke-nodepool: default-pool
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: ClusterQueue
-metadata:
-  name: small
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: ["cpu"]
-    flavors:
-    - name: default-cpu
-      resources:
-      - name: cpu
-        nominalQuota: 1
----
-apiVersion: kueue.x-k8s.io/v1beta1
-kind: LocalQueue
-metadata:
-  name: q
-spec:
-  clusterQueue: small
-EOF2
-# job NAME COMPLETIONS CPU SCRIPT
-job() {
-  cat <<EOF2
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: $1
-  labels:
-    kueue.x-k8s.io/queue-name: q
-spec:
-  completionMode: Indexed
-  completions: $2
-  parallelism: $2
-  backoffLimit: 0
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: main
-        image: busybox
-        command: ["sh", "-c", "$4"]
-        resources:
-          requests:
-            cpu: "$3"
-EOF2
-}
+cli_queue 1 >"$T_DIR/queue.yaml"
+job() { cli_job "$@"; }
 cmd_ok "apply the queue" C apply -f "$T_DIR/queue.yaml"
 
 # workers print in reverse index order in time; logs must still be in index order
