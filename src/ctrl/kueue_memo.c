@@ -16,7 +16,6 @@
  * is. The memo holds a reference to each value it remembers, so an address
  * is never reused while it is compared.
  */
-#include <stdio.h>
 #include <string.h>
 #include <uthash.h>
 
@@ -80,19 +79,20 @@ void kq_memo_free(struct kq_memo *memo)
     xfree(memo);
 }
 
-/* The entry of obj's ns/name, or NULL. */
+/* The entry of ns/name, or NULL. */
 static struct memo_entry *find(struct kq_memo *memo, const char *ns, const char *name)
 {
+    ns = jx_or_empty(ns);
+    name = jx_or_empty(name);
+    size_t nl = strlen(ns), ml = strlen(name), len = nl + 1 + ml;
     char buf[512];
-    int n = snprintf(buf, sizeof(buf), "%s%c%s", jx_or_empty(ns), '\0', jx_or_empty(name));
-    struct memo_entry *m = NULL;
-    if (n >= 0 && (size_t)n < sizeof(buf)) {
-        HASH_FIND(hh, memo->entries, buf, (size_t)n, m);
-    } else {
-        char *key = xasprintf("%s%c%s", jx_or_empty(ns), '\0', jx_or_empty(name));
-        HASH_FIND(hh, memo->entries, key, strlen(key) + 1 + strlen(jx_or_empty(name)), m);
+    char *key = len <= sizeof(buf) ? buf : xmalloc(len);
+    memcpy(key, ns, nl + 1);
+    memcpy(key + nl + 1, name, ml);
+    struct memo_entry *m;
+    HASH_FIND(hh, memo->entries, key, len, m);
+    if (key != buf)
         xfree(key);
-    }
     return m;
 }
 
@@ -111,8 +111,8 @@ static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, cons
     return m;
 }
 
-/* The values obj's decoding reads (borrowed). */
-static void inputs_of(const json_t *obj, json_t *out[N_INPUTS])
+/* The values obj's decoding reads outside the conditions (borrowed). */
+static void plain_inputs(const json_t *obj, json_t *out[N_PLAIN])
 {
     const json_t *md = json_object_get(obj, "metadata");
     const json_t *st = json_object_get(obj, "status");
@@ -125,23 +125,34 @@ static void inputs_of(const json_t *obj, json_t *out[N_INPUTS])
     out[6] = json_object_get(st, "admission");
     out[7] = json_object_get(st, "requeueState");
     out[8] = json_object_get(st, "reclaimablePods");
-    for (size_t i = N_PLAIN; i < N_INPUTS; i++)
+}
+
+/* The values read from the conditions (borrowed). */
+static void cond_inputs(const json_t *obj, json_t *out[N_INPUTS - N_PLAIN])
+{
+    for (size_t i = 0; i < N_INPUTS - N_PLAIN; i++)
         out[i] = NULL;
     bool seen[N_CONDS] = {false};
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(st, "conditions"), i, c) {
+    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
         const char *type = json_string_value(json_object_get(c, "type"));
         for (size_t k = 0; type && k < N_CONDS; k++) {
             if (seen[k] || strcmp(type, MEMO_CONDS[k]))
                 continue; /* api_cond_get takes the first of a type */
             seen[k] = true;
-            out[N_PLAIN + 2 * k] = json_object_get(c, "status");
-            out[N_PLAIN + 2 * k + 1] = json_object_get(c, "lastTransitionTime");
+            out[2 * k] = json_object_get(c, "status");
+            out[2 * k + 1] = json_object_get(c, "lastTransitionTime");
             if (k == EVICTED)
-                out[N_INPUTS - 1] = json_object_get(c, "reason");
+                out[N_INPUTS - N_PLAIN - 1] = json_object_get(c, "reason");
         }
     }
+}
+
+static void inputs_of(const json_t *obj, json_t *out[N_INPUTS])
+{
+    plain_inputs(obj, out);
+    cond_inputs(obj, out + N_PLAIN);
 }
 
 bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
@@ -150,8 +161,11 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     if (!m)
         return false;
     json_t *in[N_INPUTS];
-    inputs_of(obj, in);
-    if (memcmp(in, m->in, sizeof(in)) != 0)
+    plain_inputs(obj, in); /* the cheap ones first */
+    if (memcmp(in, m->in, N_PLAIN * sizeof(in[0])) != 0)
+        return false;
+    cond_inputs(obj, in + N_PLAIN);
+    if (memcmp(in + N_PLAIN, m->in + N_PLAIN, (N_INPUTS - N_PLAIN) * sizeof(in[0])) != 0)
         return false;
     *admitted = m->admitted;
     return true;

@@ -141,9 +141,13 @@ static int64_t expected_end(struct ctrl *c, const json_t *wl)
     return ads > 0 ? since + ads * 1000 : 0;
 }
 
-/* Keep the sets blockAdmission looks at (§2.11). */
-static void track_readiness(struct sched *s, const json_t *obj, bool deleted)
+/* Keep the sets blockAdmission looks at (§2.11); without blockAdmission
+ * (fixed at ctrl_new) nothing looks at them. */
+static void track_readiness(struct ctrl *c, struct sched *s, const json_t *obj, bool deleted)
 {
+    const struct ctrl_config *cfg = ctrl_cfg(c);
+    if (!cfg->wait_for_pods_ready || !cfg->pods_ready_block_admission)
+        return;
     char *key = kq_key(api_namespace(obj), api_name(obj));
     bool live = !deleted && !kq_wl_is_finished(obj) && !api_is_deleting(obj);
     if (live && kq_wl_is_admitted(obj) && !kq_wl_is_evicted(obj) &&
@@ -192,7 +196,7 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
 {
     const json_t *obj = ev->obj;
     bool deleted = ev->type == STORE_DELETED;
-    track_readiness(s, obj, deleted);
+    track_readiness(c, s, obj, deleted);
     /* a deleting Workload is no longer queued; its reservation, if any,
      * counts until it is gone */
     if (deleted || (api_is_deleting(obj) && !kq_wl_has_reservation(obj))) {
