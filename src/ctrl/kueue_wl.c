@@ -218,8 +218,12 @@ void kq_cq_check_rules(struct ctrl *c, const char *cq_name, struct kq_check_rule
     if (!cq_name)
         return;
     json_t *obj = store_get(ctrl_store(c), KIND_CLUSTERQUEUE, NULL, cq_name);
-    if (!obj)
+    const json_t *spec = json_object_get(obj, "spec");
+    if (!json_array_size(JX_GET(spec, "admissionChecksStrategy", "admissionChecks")) &&
+        !json_array_size(json_object_get(spec, "admissionChecks"))) {
+        json_decref(obj); /* no rules: nothing to decode */
         return;
+    }
     struct api_cluster_queue cq;
     memset(&cq, 0, sizeof(cq));
     if (api_cluster_queue_from_json(obj, &cq) == 0 && cq.n_checks > 0) {
