@@ -57,6 +57,8 @@ struct wl_state {
     json_t *checks; /* check name -> state */
     struct sim_contrib *contrib;
     size_t n_contrib, cap_contrib;
+    json_t *contrib_from; /* the status.admission contrib was computed from
+                             (reference; NULL = contributes nothing) */
     /* bare play */
     struct sim_finish *finish;
     int64_t run_ms;

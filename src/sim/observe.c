@@ -65,6 +65,7 @@ static void wl_free(struct wl_state *w)
     xfree(w->requeued);
     xfree(w->pending);
     json_decref(w->checks);
+    json_decref(w->contrib_from);
     for (size_t i = 0; i < w->n_contrib; i++) {
         xfree(w->contrib[i].cq);
         xfree(w->contrib[i].flavor);
@@ -188,10 +189,42 @@ static bool set_if_changed(char **slot, char *val)
 
 /* ---- Workload transitions, in the order the trace lists them ---- */
 
-static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj)
+/* The conditions a Workload's transitions come from, found in one pass
+ * (the first of each type, as api_cond_get finds it). */
+struct wl_conds {
+    const json_t *preempted, *evicted, *requeued, *quota_reserved, *admitted, *finished;
+};
+
+static void collect_conds(const json_t *obj, struct wl_conds *wc)
 {
-    json_t *pc = api_cond_get(obj, "Preempted");
-    bool preempted = pc && !strcmp(jx_or_empty(JX_STR(pc, "status")), "True");
+    static const char *const types[] = {"Preempted", "Evicted", "Requeued", "QuotaReserved",
+                                        "Admitted", "Finished"};
+    const json_t **slot[] = {&wc->preempted, &wc->evicted, &wc->requeued, &wc->quota_reserved,
+                             &wc->admitted, &wc->finished};
+    memset(wc, 0, sizeof(*wc));
+    size_t i;
+    json_t *c;
+    json_array_foreach(JX_GET(obj, "status", "conditions"), i, c) {
+        const char *t = JX_STR(c, "type");
+        for (size_t k = 0; t && k < sizeof(types) / sizeof(types[0]); k++) {
+            if (!*slot[k] && !strcmp(t, types[k])) {
+                *slot[k] = c;
+                break;
+            }
+        }
+    }
+}
+
+static bool cond_true(const json_t *cond)
+{
+    return cond && !strcmp(jx_or_empty(JX_STR(cond, "status")), "True");
+}
+
+static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj,
+                          const struct wl_conds *wc)
+{
+    const json_t *pc = wc->preempted;
+    bool preempted = cond_true(pc);
     if (preempted && !w->preempted) {
         json_t *f = cond_fields(wl_fields(s, w, obj), pc);
         const char *by = preemptor_of(s->obs, JX_STR(pc, "message"));
@@ -200,8 +233,8 @@ static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj)
         sim_obs_emit(s, "Preempted", f);
     }
     w->preempted = preempted;
-    json_t *ec = api_cond_get(obj, "Evicted");
-    bool evicted = ec && !strcmp(jx_or_empty(JX_STR(ec, "status")), "True");
+    const json_t *ec = wc->evicted;
+    bool evicted = cond_true(ec);
     if (evicted && !w->evicted) {
         w->evictions++;
         sim_obs_emit(s, "Evicted", cond_fields(wl_fields(s, w, obj), ec));
@@ -213,9 +246,9 @@ static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj)
  * and for each release of the quota reservation while it is present (a
  * second preemption leaves both unchanged but is another requeue). */
 static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const json_t *obj,
-                                     bool reserved)
+                                     const struct wl_conds *wc, bool reserved)
 {
-    json_t *rq = api_cond_get(obj, "Requeued");
+    const json_t *rq = wc->requeued;
     bool released = w->reserved && !reserved;
     bool changed = rq && set_if_changed(&w->requeued, two(JX_STR(rq, "status"),
                                                             JX_STR(rq, "reason")));
@@ -224,7 +257,7 @@ static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const js
         json_object_set_new(f, "status", json_string(jx_or_empty(JX_STR(rq, "status"))));
         sim_obs_emit(s, "Requeued", cond_fields(f, rq));
     }
-    json_t *qr = api_cond_get(obj, "QuotaReserved");
+    const json_t *qr = wc->quota_reserved;
     if (reserved) {
         XFREE(w->pending);
     } else if (qr && !strcmp(jx_or_empty(JX_STR(qr, "status")), "False") &&
@@ -235,6 +268,9 @@ static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const js
 
 static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
 {
+    const json_t *acs = JX_GET(obj, "status", "admissionChecks");
+    if (!json_array_size(acs) && !json_object_size(w->checks))
+        return; /* none before, none now */
     json_t *seen = json_object();
     size_t i;
     json_t *ac;
@@ -262,31 +298,31 @@ static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj)
     if (!active && w->active)
         sim_obs_emit(s, "Deactivated", wl_fields(s, w, obj));
     w->active = active;
-    emit_eviction(s, w, obj);
-    bool reserved = api_cond_is_true(obj, "QuotaReserved");
-    emit_requeue_and_pending(s, w, obj, reserved);
+    struct wl_conds wc;
+    collect_conds(obj, &wc);
+    emit_eviction(s, w, obj, &wc);
+    bool reserved = cond_true(wc.quota_reserved);
+    emit_requeue_and_pending(s, w, obj, &wc, reserved);
     if (reserved && !w->reserved) {
         json_t *f = wl_fields(s, w, obj);
         json_object_set_new(f, "podSets", podsets_json(obj));
-        sim_obs_emit(s, "QuotaReserved", cond_fields(f, api_cond_get(obj, "QuotaReserved")));
+        sim_obs_emit(s, "QuotaReserved", cond_fields(f, wc.quota_reserved));
     }
     w->reserved = reserved;
     emit_checks(s, w, obj);
-    bool admitted = api_cond_is_true(obj, "Admitted");
+    bool admitted = cond_true(wc.admitted);
     if (admitted && !w->admitted) {
         if (w->admitted_ms < 0)
             w->admitted_ms = now;
-        sim_obs_emit(s, "Admitted", cond_fields(wl_fields(s, w, obj),
-                                                api_cond_get(obj, "Admitted")));
+        sim_obs_emit(s, "Admitted", cond_fields(wl_fields(s, w, obj), wc.admitted));
     }
     w->admitted = admitted;
-    bool finished = api_cond_is_true(obj, "Finished");
+    bool finished = cond_true(wc.finished);
     if (finished && !w->finished) {
         w->finished_ms = now;
         if (now > s->obs->last_finish_ms)
             s->obs->last_finish_ms = now;
-        sim_obs_emit(s, "Finished", cond_fields(wl_fields(s, w, obj),
-                                                api_cond_get(obj, "Finished")));
+        sim_obs_emit(s, "Finished", cond_fields(wl_fields(s, w, obj), wc.finished));
     }
     w->finished = finished;
 }
@@ -317,13 +353,22 @@ static void add_contrib(struct sim *s, struct wl_state *w, const char *cq, const
     sim_usage_add(s->obs->usage, cq, flavor, res, amount, now);
 }
 
-/* Kueue's flavorsUsage: what admitted, unfinished workloads hold. */
+/* Kueue's flavorsUsage: what admitted, unfinished workloads hold. A
+ * Workload that keeps contributing from an equal status.admission is left
+ * as it is: removing and adding the same amounts at one instant changes no
+ * figure. */
 static void update_usage(struct sim *s, struct wl_state *w, const json_t *obj, bool gone)
 {
     int64_t now = clk_now(&s->clock.clk);
+    json_t *adm = JX_GET(obj, "status", "admission");
+    const char *cq = JX_STR(adm, "clusterQueue");
+    bool on = !gone && cq && w->admitted && !w->finished;
+    if (on && w->contrib_from && json_equal(adm, w->contrib_from))
+        return;
     drop_usage(s, w, now);
-    const char *cq = JX_STR(obj, "status", "admission", "clusterQueue");
-    if (gone || !cq || !w->admitted || w->finished)
+    json_decref(w->contrib_from);
+    w->contrib_from = on ? json_incref(adm) : NULL;
+    if (!on)
         return;
     size_t i;
     json_t *ps;
@@ -402,6 +447,8 @@ static void wl_forget(struct sim *s, struct wl_state *w)
 {
     int64_t now = clk_now(&s->clock.clk);
     drop_usage(s, w, now);
+    json_decref(w->contrib_from);
+    w->contrib_from = NULL;
     cancel_finish(s->obs, w);
     HASH_DELETE(hh, s->obs->live, w);
     HASH_DELETE(hh_uid, s->obs->by_uid, w);
