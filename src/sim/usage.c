@@ -41,6 +41,8 @@ struct cq_res {
 struct cq_state {
     char *name;
     char *class_name;
+    json_t *seen_spec;   /* the spec and labels of the last upsert (references): */
+    json_t *seen_labels; /* the same values again change nothing */
     int64_t first_ms;
     int64_t last_ms;
     struct cq_res *res;
@@ -77,6 +79,8 @@ void sim_usage_free(struct sim_usage *u)
         xfree(c->res);
         xfree(c->name);
         xfree(c->class_name);
+        json_decref(c->seen_spec);
+        json_decref(c->seen_labels);
         xfree(c);
     }
     struct flavor_state *f, *ft;
@@ -159,6 +163,14 @@ void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *clas
     if (!name)
         return;
     struct cq_state *c = cq_get(u, name, now_ms);
+    json_t *spec = json_object_get(cq, "spec");
+    json_t *labels = JX_GET(cq, "metadata", "labels");
+    if (c->seen_spec && spec == c->seen_spec && labels == c->seen_labels)
+        return; /* a status write: the quotas and the class are those seen */
+    json_decref(c->seen_spec);
+    json_decref(c->seen_labels);
+    c->seen_spec = json_incref(spec);
+    c->seen_labels = json_incref(labels);
     const char *cls = JX_STR(cq, "metadata", "labels", class_label);
     xfree(c->class_name);
     c->class_name = xstrdup(cls ? cls : "");
