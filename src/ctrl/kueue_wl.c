@@ -310,8 +310,7 @@ static json_t *checks_next(const json_t *wl, const json_t *names, int64_t now_ms
 {
     json_t *cur = JX_GET(wl, "status", "admissionChecks");
     json_t *next = json_array();
-    char ts[TIMEFMT_LEN];
-    timefmt_rfc3339(now_ms, false, ts);
+    char ts[TIMEFMT_LEN] = "";
     size_t i;
     json_t *n;
     json_array_foreach(names, i, n) {
@@ -319,6 +318,8 @@ static json_t *checks_next(const json_t *wl, const json_t *names, int64_t now_ms
         if (have) {
             json_array_append(next, have);
         } else {
+            if (!ts[0])
+                timefmt_rfc3339(now_ms, false, ts);
             json_array_append_new(next, json_pack("{s:O, s:s, s:s, s:s}", "name", n, "state",
                                                   "Pending", "lastTransitionTime", ts,
                                                   "message", ""));
@@ -330,6 +331,10 @@ static json_t *checks_next(const json_t *wl, const json_t *names, int64_t now_ms
 
 bool kq_wl_checks_in_sync(const json_t *wl, const json_t *names)
 {
+    if (!json_array_size(names)) { /* kq_wl_sync_checks would drop any */
+        const json_t *cur = JX_GET(wl, "status", "admissionChecks");
+        return !cur || (json_is_array(cur) && json_array_size(cur) == 0);
+    }
     bool changed;
     json_decref(checks_next(wl, names, 0, &changed));
     return !changed;

@@ -74,6 +74,8 @@ static const char *stop_policy(const json_t *obj)
 /* "<Prefix> in <state> state: \"a\" (m1); \"b\" (m2)", or NULL if none. */
 static char *checks_in_state(const json_t *wl, const char *state, const char *prefix)
 {
+    if (!json_array_size(JX_GET(wl, "status", "admissionChecks")))
+        return NULL;
     struct sbuf sb;
     sbuf_init(&sb, 0);
     int n = 0;
