@@ -234,21 +234,23 @@ static void namespace_active(struct sim *s, const json_t *stored)
     json_decref(c);
 }
 
-int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *where,
-              char **err)
+/* sim_apply of o, which is taken: admission changes it in place and the
+ * store keeps its values (store_create_take). */
+static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char *where,
+                       char **err)
 {
     *err = NULL;
     struct diag d;
     diag_init(&d);
-    const struct api_kind *k = api_doc_kind(obj, &d);
+    const struct api_kind *k = api_doc_kind(o, &d);
     if (!k) {
         char *m = diag_summary(&d);
         *err = xasprintf("%s: %s", where, m);
         xfree(m);
         diag_release(&d);
+        json_decref(o);
         return CU_EBADREQ;
     }
-    json_t *o = jx_deep_copy(obj);
     const char *ns = object_ns(k, o);
     char *nsc = xstrdup(ns);
     int rc = ensure_namespace(s, nsc, where, err);
@@ -262,7 +264,7 @@ int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *
     } else if (!rc) {
         json_t *stored = NULL;
         rc = old ? store_update(s->store, k->id, nsc, o, STORE_UPDATE_MAIN, &stored)
-                 : store_create(s->store, k->id, nsc, o, &stored);
+                 : store_create_take(s->store, k->id, nsc, json_incref(o), &stored);
         if (rc)
             *err = xasprintf("%s: %s %s \"%s\": %s", where, k->kind, old ? "update" : "create",
                              jx_or_empty(api_name(o)), cu_strerror(rc));
@@ -277,6 +279,12 @@ int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *
     xfree(nsc);
     diag_release(&d);
     return rc;
+}
+
+int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *where,
+              char **err)
+{
+    return apply_owned(s, jx_deep_copy(obj), run_for_ms, where, err);
 }
 
 /* ---- helpers for the other verbs ---- */
@@ -418,10 +426,8 @@ int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char 
 {
     *err = NULL;
     if (a->type == SIM_ACT_APPLY) {
-        json_t *m = sim_subst_index(a->manifest, occ);
-        int rc = sim_apply(s, m, a->run_for_ms, a->where, err);
-        json_decref(m);
-        return rc;
+        /* a fresh copy of the manifest: applied as it is */
+        return apply_owned(s, sim_subst_index(a->manifest, occ), a->run_for_ms, a->where, err);
     }
     char *name = subst_str(a->name, occ);
     if (!name)

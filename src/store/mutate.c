@@ -143,22 +143,11 @@ static void stamp_new(struct store *s, json_t *meta, const char *name)
     json_object_set_new(meta, "generation", json_integer(1));
 }
 
-int store_create(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
-                 json_t **out)
+/* Create from doc (taken; its top-level and metadata maps are the store's
+ * to change, everything else is never changed). */
+static int create_doc(struct store *s, enum api_kind_id kind, const char *nsk, json_t *doc,
+                      json_t **out)
 {
-    if (out)
-        *out = NULL;
-    if (!kind_ok((int)kind) || !json_is_object(obj))
-        return CU_EINVAL;
-    const json_t *meta_in = json_object_get(obj, "metadata");
-    const char *name = JX_STR(obj, "metadata", "name");
-    const char *gen = JX_STR(obj, "metadata", "generateName");
-    const char *nsk = resolve_ns(kind, ns, obj);
-    if ((meta_in && !json_is_object(meta_in)) || !nsk ||
-        ((!name || !name[0]) && (!gen || !gen[0])))
-        return CU_EINVAL;
-
-    json_t *doc = jx_deep_copy(obj);
     json_t *meta = JX_OBJ(doc, "metadata");
     set_ns(meta, kind, nsk);
     json_object_del(meta, "deletionTimestamp");
@@ -181,6 +170,61 @@ int store_create(struct store *s, enum api_kind_id kind, const char *ns, const j
         *out = doc;
     else
         json_decref(doc);
+    return rc;
+}
+
+/* The checks store_create makes before copying: the namespace key, or NULL
+ * with *rc set. */
+static const char *create_check(enum api_kind_id kind, const char *ns, const json_t *obj, int *rc)
+{
+    *rc = CU_EINVAL;
+    if (!kind_ok((int)kind) || !json_is_object(obj))
+        return NULL;
+    const json_t *meta_in = json_object_get(obj, "metadata");
+    const char *name = JX_STR(obj, "metadata", "name");
+    const char *gen = JX_STR(obj, "metadata", "generateName");
+    const char *nsk = resolve_ns(kind, ns, obj);
+    if ((meta_in && !json_is_object(meta_in)) || !nsk ||
+        ((!name || !name[0]) && (!gen || !gen[0])))
+        return NULL;
+    *rc = 0;
+    return nsk;
+}
+
+int store_create(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
+                 json_t **out)
+{
+    if (out)
+        *out = NULL;
+    int rc;
+    const char *nsk = create_check(kind, ns, obj, &rc);
+    if (!nsk)
+        return rc;
+    char *nsc = xstrdup(nsk);
+    rc = create_doc(s, kind, nsc, jx_deep_copy(obj), out);
+    xfree(nsc);
+    return rc;
+}
+
+int store_create_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
+                      json_t **out)
+{
+    if (out)
+        *out = NULL;
+    int rc;
+    const char *nsk = create_check(kind, ns, obj, &rc);
+    if (!nsk) {
+        json_decref(obj);
+        return rc;
+    }
+    char *nsc = xstrdup(nsk);
+    /* the caller may keep reading obj: its maps that change are copied */
+    json_t *doc = json_copy(obj);
+    json_t *meta = json_object_get(obj, "metadata");
+    json_object_set_new(doc, "metadata", meta ? json_copy(meta) : json_object());
+    json_decref(obj);
+    rc = create_doc(s, kind, nsc, doc, out);
+    xfree(nsc);
     return rc;
 }
 

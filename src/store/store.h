@@ -84,6 +84,13 @@ enum store_update_mode {
 int store_create(struct store *s, enum api_kind_id kind, const char *ns, const json_t *obj,
                  json_t **out);
 
+/* store_create that takes obj's reference and keeps its values instead of
+ * deep-copying them (only its top-level and metadata maps are copied): the
+ * caller must not modify obj, or anything reachable from it, after the call
+ * (reading is fine). Same results as store_create. */
+int store_create_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
+                      json_t **out);
+
 /* Replace an object (see enum store_update_mode), found by obj's
  * metadata.name and ns (or obj's namespace when ns is NULL/""). If obj
  * carries metadata.resourceVersion (other than "" or "0") it must equal the

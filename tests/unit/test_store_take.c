@@ -1,8 +1,9 @@
 /*
  * Unit tests for the store's copy-saving paths: store_get_status_copy (a
- * document whose status alone is the caller's) and store_update_take (an
- * update that keeps the caller's parts instead of copying them), with the
- * same results, preconditions and no-op rule as store_update.
+ * document whose status alone is the caller's), store_update_take and
+ * store_create_take (writes that keep the caller's values instead of
+ * copying them), with the same results, preconditions and no-op rule as
+ * store_update and store_create.
  */
 #include "test_store_fixture.h"
 
@@ -155,6 +156,30 @@ static void update_take_main_and_all_match_store_update(void **state)
     json_decref(wl);
 }
 
+static void create_take_keeps_the_callers_values(void **state)
+{
+    struct fx *f = *state;
+    json_t *in = fx_lq("team-a", "main", "cq");
+    json_t *spec = JX_GET(in, "spec");
+    json_t *out = NULL;
+    assert_int_equal(
+        store_create_take(f->s, KIND_LOCALQUEUE, NULL, json_incref(in), &out), 0);
+    assert_ptr_equal(JX_GET(out, "spec"), spec); /* not copied */
+    assert_string_equal(fx_meta(out, "namespace"), "team-a");
+    assert_string_equal(fx_meta(out, "resourceVersion"), "1");
+    assert_non_null(fx_meta(out, "uid"));
+    /* the caller's maps did not get the server's fields */
+    assert_null(fx_meta(in, "uid"));
+    assert_null(fx_meta(in, "resourceVersion"));
+    json_decref(out);
+    /* the same name again, or no name: refused, obj released */
+    assert_int_equal(store_create_take(f->s, KIND_LOCALQUEUE, NULL, in, NULL), CU_EEXIST);
+    assert_int_equal(store_create_take(f->s, KIND_LOCALQUEUE, "ns",
+                                       json_pack("{s:{}}", "metadata"), NULL),
+                     CU_EINVAL);
+    assert_int_equal(store_count(f->s, KIND_LOCALQUEUE), 1);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -164,6 +189,7 @@ int main(void)
         T(update_take_status_keeps_the_callers_status),
         T(update_take_checks_preconditions_and_input),
         T(update_take_main_and_all_match_store_update),
+        T(create_take_keeps_the_callers_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
