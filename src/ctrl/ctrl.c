@@ -211,7 +211,7 @@ int ctrl_find(struct ctrl *c, const char *name, void **self_out)
 
 static char *make_key(const char *ns, const char *name)
 {
-    return xasprintf("%s\x1f%s", ns ? ns : "", name ? name : "");
+    return xjoin(ns, '\x1f', name);
 }
 
 void ctrl_enqueue(struct ctrl *c, int rid, const char *ns, const char *name)

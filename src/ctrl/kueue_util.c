@@ -162,7 +162,7 @@ int64_t kq_quantity_value(const json_t *v, const char *resource)
 
 char *kq_key(const char *ns, const char *name)
 {
-    return xasprintf("%s/%s", ns ? ns : "", name ? name : "");
+    return xjoin(ns, '/', name);
 }
 
 /* ---- owner index ---- */

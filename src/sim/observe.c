@@ -458,7 +458,7 @@ static void wl_forget(struct sim *s, struct wl_state *w)
 void sim_obs_workload(struct sim *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
-    char *key = xasprintf("%s/%s", jx_or_empty(api_namespace(obj)), jx_or_empty(api_name(obj)));
+    char *key = xjoin(api_namespace(obj), '/', api_name(obj));
     struct wl_state *w;
     HASH_FIND(hh, s->obs->live, key, strlen(key), w);
     if (w && strcmp(w->uid, jx_or_empty(api_uid(obj)))) {

@@ -54,6 +54,18 @@ char *xstrdup(const char *s)
     return p;
 }
 
+char *xjoin(const char *a, char sep, const char *b)
+{
+    a = a ? a : "";
+    b = b ? b : "";
+    size_t na = strlen(a), nb = strlen(b);
+    char *p = xmalloc(na + nb + 2);
+    memcpy(p, a, na);
+    p[na] = sep;
+    memcpy(p + na + 1, b, nb + 1);
+    return p;
+}
+
 char *xstrndup(const char *s, size_t n)
 {
     size_t len = strnlen(s, n);

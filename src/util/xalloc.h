@@ -20,6 +20,9 @@ void *xreallocarray(void *p, size_t nmemb, size_t size);
 char *xstrdup(const char *s);
 /* Duplicate at most n bytes of s and NUL-terminate. */
 char *xstrndup(const char *s, size_t n);
+/* a, the character sep, then b, as a newly allocated string (NULL reads as
+ * ""): the "ns/name" keys of hot paths, without printf's cost. */
+char *xjoin(const char *a, char sep, const char *b);
 /* printf into a newly allocated string the caller frees with xfree(). */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Free p; NULL is a no-op. */
