@@ -439,12 +439,17 @@ static void resync_workload(struct ctrl *c, struct sched *s, const struct eng_wl
     json_decref(obj);
 }
 
+/* The status members the decision writes only replace or remove. */
+static const char *const REPLACED_ONLY[] = {"admission", "resourceRequests", NULL};
+
 /* The Workload a decision names, if it is still the same object (uid), as
  * a copy whose status may be changed (store_get_status_copy: the rest is
- * the stored document's and must not be). */
+ * the stored document's and must not be; so are admission and
+ * resourceRequests, which the decisions replace whole). */
 static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
 {
-    json_t *wl = store_get_status_copy(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name);
+    json_t *wl = store_get_status_copy(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name,
+                                       REPLACED_ONLY);
     if (wl && ref->uid && api_uid(wl) && strcmp(ref->uid, api_uid(wl))) {
         json_decref(wl);
         return NULL;

@@ -480,13 +480,17 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
         play_bare(s, w, obj);
 }
 
+/* Status members the recorder's writes only remove or leave alone. */
+static const char *const SHARED[] = {"admission", "resourceRequests", NULL};
+
 static int release_one(struct sim *s, struct wl_state *w)
 {
     w->needs_release = false;
     if (w->deleted)
         return 0;
-    /* a copy whose status may change (the rest is shared with the store) */
-    json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name);
+    /* a copy whose status may change (the rest is shared with the store;
+     * so is the admission, which is only removed) */
+    json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name, SHARED);
     int n = 0;
     if (obj && api_cond_is_true(obj, "Evicted") && api_cond_is_true(obj, "QuotaReserved") &&
         !api_cond_is_true(obj, "Finished")) {
@@ -529,8 +533,9 @@ int64_t sim_observer_next_deadline(struct sim *s)
 
 static int finish_one(struct sim *s, struct wl_state *w)
 {
-    /* a copy whose status may change (the rest is shared with the store) */
-    json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name);
+    /* a copy whose status may change (the rest is shared with the store;
+     * so is the admission, which is only removed) */
+    json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name, SHARED);
     int n = 0;
     if (obj && api_cond_is_true(obj, "Admitted") && !api_cond_is_true(obj, "Finished")) {
         char secs[SIM_SECONDS_LEN];

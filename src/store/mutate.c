@@ -431,7 +431,15 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
     return rc;
 }
 
-json_t *store_status_copy(const json_t *doc)
+static bool is_shared(const char *key, const char *const *shared)
+{
+    for (; shared && *shared; shared++)
+        if (!strcmp(key, *shared))
+            return true;
+    return false;
+}
+
+json_t *store_status_copy(const json_t *doc, const char *const *shared)
 {
     json_t *cp = copy_with_meta(doc);
     json_t *st = json_object_get(doc, "status");
@@ -447,20 +455,26 @@ json_t *store_status_copy(const json_t *doc)
     size_t klen;
     json_t *v;
     json_object_keylen_foreach(st, key, klen, v) {
-        bool conds = !strcmp(key, "conditions") && json_is_array(v);
-        json_object_setn_new_nocheck(out, key, klen, conds ? json_copy(v) : jx_deep_copy(v));
+        json_t *c;
+        if (!strcmp(key, "conditions") && json_is_array(v))
+            c = json_copy(v);
+        else if (is_shared(key, shared))
+            c = json_incref(v);
+        else
+            c = jx_deep_copy(v);
+        json_object_setn_new_nocheck(out, key, klen, c);
     }
     json_object_set_new(cp, "status", out);
     return cp;
 }
 
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
-                              const char *name)
+                              const char *name, const char *const *shared)
 {
     json_t *cur = store_get(s, kind, ns, name);
     if (!cur)
         return NULL;
-    json_t *cp = store_status_copy(cur);
+    json_t *cp = store_status_copy(cur, shared);
     json_decref(cur);
     return cp;
 }

@@ -122,19 +122,21 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
 
 /* The stored object prepared for a status write, without copying what the
  * write leaves alone: a new top-level object whose "status" is a copy the
- * caller may modify (status.conditions is a new array whose condition
- * objects are shared: change them only through api_cond_set and
- * api_cond_remove, which copy a shared condition first; every other status
- * member is a deep copy), whose "metadata" is a new map sharing its values
- * with the stored one (the caller may set or remove its keys, not change
- * the values in place), and whose other members are the stored document's
- * own (immutable: never modify them). NULL when absent. Caller decrefs, or
- * hands it to store_update_take(..., STORE_UPDATE_STATUS, ...). */
+ * caller may modify, whose "metadata" is a new map sharing its values with
+ * the stored one (the caller may set or remove its keys, not change the
+ * values in place), and whose other members are the stored document's own
+ * (immutable: never modify them). In the status, "conditions" is a new
+ * array whose condition objects are shared (change them only through
+ * api_cond_set and api_cond_remove, which copy a shared condition first);
+ * the members named in shared (NULL-terminated; NULL = none) are shared as
+ * well, for a caller that only replaces or removes them; every other
+ * status member is a deep copy. NULL when absent. Caller decrefs, or hands
+ * it to store_update_take(..., STORE_UPDATE_STATUS, ...). */
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
-                              const char *name);
+                              const char *name, const char *const *shared);
 /* The same copy of a stored document the caller already holds (doc is
  * borrowed). New reference. */
-json_t *store_status_copy(const json_t *doc);
+json_t *store_status_copy(const json_t *doc, const char *const *shared);
 
 /* Delete. If the object has finalizers it is only marked
  * (metadata.deletionTimestamp = now, deletionGracePeriodSeconds = 0,

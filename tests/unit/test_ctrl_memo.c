@@ -40,17 +40,17 @@ static void same_values_are_recognised_and_changes_are_not(void **state)
     assert_true(kq_memo_same(m, v1, &admitted));
     assert_false(admitted);
     /* a status write that changes only a message: the same inputs */
-    json_t *v2 = store_status_copy(v1);
+    json_t *v2 = store_status_copy(v1, NULL);
     api_cond_set(v2, "QuotaReserved", "False", "Pending", "still waiting", T0 + 1000);
     JX_SET_NEW(v2, json_string("x"), "status", "somethingElse");
     assert_true(kq_memo_same(m, v2, &admitted));
     /* a changed condition status, spec or label is a change */
-    json_t *v3 = store_status_copy(v1);
+    json_t *v3 = store_status_copy(v1, NULL);
     api_cond_set(v3, "QuotaReserved", "True", "QuotaReserved", "", T0 + 1000);
     assert_false(kq_memo_same(m, v3, &admitted));
     json_t *v4 = jx_deep_copy(v1);
     assert_false(kq_memo_same(m, v4, &admitted)); /* equal, but other values */
-    json_t *v5 = store_status_copy(v1);
+    json_t *v5 = store_status_copy(v1, NULL);
     JX_SET_NEW(v5, json_pack("{s:s}", "clusterQueue", "cq"), "status", "admission");
     assert_false(kq_memo_same(m, v5, &admitted));
     /* another Workload name is another entry */
@@ -82,7 +82,7 @@ static void requests_are_remembered_per_spec_value(void **state)
     json_t *got = kq_memo_requests(m, v1);
     assert_ptr_equal(got, rr);
     json_decref(got);
-    json_t *v2 = store_status_copy(v1); /* the same spec value */
+    json_t *v2 = store_status_copy(v1, NULL); /* the same spec value */
     got = kq_memo_requests(m, v2);
     assert_ptr_equal(got, rr);
     json_decref(got);

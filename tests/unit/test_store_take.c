@@ -24,7 +24,7 @@ static void status_copy_owns_only_status_and_metadata_map(void **state)
 {
     struct fx *f = *state;
     json_t *wl = make_wl(f);
-    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl");
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
     assert_non_null(cp);
     assert_ptr_not_equal(cp, wl);
     assert_true(json_equal(cp, wl));
@@ -44,14 +44,28 @@ static void status_copy_owns_only_status_and_metadata_map(void **state)
     json_decref(got);
     json_decref(cp);
     json_decref(wl);
-    assert_null(store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "missing"));
+    assert_null(store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "missing", NULL));
+    /* members named as shared are the stored document's own */
+    json_t *rr = json_pack("[{s:s}]", "name", "main");
+    json_t *in = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    JX_SET_NEW(in, rr, "status", "resourceRequests");
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", in, STORE_UPDATE_STATUS, NULL),
+                     0);
+    static const char *const shared[] = {"resourceRequests", NULL};
+    json_t *a = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", shared);
+    json_t *b = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    assert_ptr_equal(JX_GET(a, "status", "resourceRequests"), rr);
+    assert_ptr_not_equal(JX_GET(b, "status", "resourceRequests"), rr);
+    assert_true(json_equal(JX_GET(b, "status", "resourceRequests"), rr));
+    json_decref(a);
+    json_decref(b);
 }
 
 static void update_take_status_keeps_the_callers_status(void **state)
 {
     struct fx *f = *state;
     json_t *wl = make_wl(f);
-    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl");
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
     api_cond_set(cp, "QuotaReserved", "True", "QuotaReserved", "reserved", FX_START_MS);
     json_t *st = JX_GET(cp, "status");
     json_t *out = NULL;
@@ -72,7 +86,7 @@ static void update_take_status_keeps_the_callers_status(void **state)
     json_decref(cp);
 
     /* the same status again: no new version, no event */
-    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl");
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
     assert_int_equal(
         store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, NULL), 0);
     assert_int_equal(store_rv(f->s), 2);
@@ -83,7 +97,7 @@ static void update_take_checks_preconditions_and_input(void **state)
 {
     struct fx *f = *state;
     json_t *wl = make_wl(f);
-    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl");
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
     json_t *stale = json_deep_copy(cp);
     api_cond_set(cp, "Admitted", "True", "Admitted", "", FX_START_MS);
     assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, NULL),
