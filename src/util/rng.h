@@ -23,6 +23,9 @@ uint64_t rng_below(struct rng *r, uint64_t n);
 /* Write an RFC 4122 version-4 UUID ("xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx")
  * into out (37 bytes with the NUL). */
 void rng_uuid(struct rng *r, char out[37]);
+/* Advance r exactly as rng_uuid does, without formatting a UUID (a draw
+ * taken only to keep the sequence of later draws the same). */
+void rng_uuid_skip(struct rng *r);
 /* Write n random characters from Kubernetes' name-suffix alphabet
  * ("bcdfghjklmnpqrstvwxz2456789") plus a NUL into out (n+1 bytes). */
 void rng_suffix(struct rng *r, char *out, int n);
