@@ -523,7 +523,9 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char 
     const char *ns = api_namespace(obj);
     if (!ns || !ns[0])
         ns = "default";
-    char *key = xasprintf("%s|%s|%s", jx_or_empty(api_uid(obj)), reason, msg);
+    char *uid_reason = xjoin(api_uid(obj), '|', reason);
+    char *key = xjoin(uid_reason, '|', msg); /* uid|reason|message */
+    xfree(uid_reason);
     char ts[TIMEFMT_LEN] = "";
     if (c->cfg.record_events)
         timefmt_rfc3339(ctrl_now(c), false, ts);
