@@ -27,6 +27,24 @@ json_t *api_cond_get(const json_t *obj, const char *type)
     return cond_find(json_object_get(json_object_get(obj, "status"), "conditions"), type, &at);
 }
 
+void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
+                      const json_t **out)
+{
+    for (size_t k = 0; k < n; k++)
+        out[k] = NULL;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        for (size_t k = 0; t && k < n; k++) {
+            if (!out[k] && !strcmp(t, types[k])) {
+                out[k] = c;
+                break;
+            }
+        }
+    }
+}
+
 bool api_cond_is_true(const json_t *obj, const char *type)
 {
     const char *s = api_cond_status(obj, type);

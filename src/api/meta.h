@@ -12,6 +12,10 @@
 
 /* The condition of this type in obj.status.conditions, or NULL. Borrowed. */
 json_t *api_cond_get(const json_t *obj, const char *type);
+/* api_cond_get for n types in one pass over the conditions: out[i] is the
+ * (first) condition of types[i] or NULL. Borrowed. */
+void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
+                      const json_t **out);
 /* True when the condition exists with status "True". */
 bool api_cond_is_true(const json_t *obj, const char *type);
 /* The condition's status ("True"/"False"/"Unknown"), or NULL when absent. */

@@ -326,17 +326,30 @@ static int wl_admission(const json_t *status, struct api_workload *wl)
     return 0;
 }
 
+/* api_cond_time_ms of a condition in hand. */
+static int64_t cond_time_ms(const json_t *c)
+{
+    int64_t ms = 0;
+    if (!c || timefmt_parse(JX_STR(c, "lastTransitionTime"), &ms) < 0)
+        return 0;
+    return ms;
+}
+
 static void wl_conditions(const json_t *obj, struct api_workload *wl)
 {
-    wl->quota_reserved = api_cond_is_true(obj, "QuotaReserved");
-    wl->admitted = api_cond_is_true(obj, "Admitted");
-    wl->finished = api_cond_is_true(obj, "Finished");
-    wl->evicted = api_cond_is_true(obj, "Evicted");
-    wl->evicted_ms = wl->evicted ? api_cond_time_ms(obj, "Evicted") : 0;
-    const char *reason = JX_STR(api_cond_get(obj, "Evicted"), "reason");
+    static const char *const types[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
+                                        "Requeued"};
+    const json_t *c[5];
+    api_cond_get_all(obj, types, 5, c); /* one pass, as api_cond_get finds each */
+    wl->quota_reserved = is(JX_STR(c[0], "status"), "True");
+    wl->admitted = is(JX_STR(c[1], "status"), "True");
+    wl->finished = is(JX_STR(c[2], "status"), "True");
+    wl->evicted = is(JX_STR(c[3], "status"), "True");
+    wl->evicted_ms = wl->evicted ? cond_time_ms(c[3]) : 0;
+    const char *reason = JX_STR(c[3], "reason");
     wl->evicted_reason = wl->evicted && reason ? xstrdup(reason) : NULL;
-    wl->requeued_false = is(api_cond_status(obj, "Requeued"), "False");
-    wl->quota_reserved_ms = wl->quota_reserved ? api_cond_time_ms(obj, "QuotaReserved") : 0;
+    wl->requeued_false = is(JX_STR(c[4], "status"), "False");
+    wl->quota_reserved_ms = wl->quota_reserved ? cond_time_ms(c[0]) : 0;
 }
 
 static void wl_status_misc(const json_t *obj, struct api_workload *wl)

@@ -199,20 +199,14 @@ static void collect_conds(const json_t *obj, struct wl_conds *wc)
 {
     static const char *const types[] = {"Preempted", "Evicted", "Requeued", "QuotaReserved",
                                         "Admitted", "Finished"};
-    const json_t **slot[] = {&wc->preempted, &wc->evicted, &wc->requeued, &wc->quota_reserved,
-                             &wc->admitted, &wc->finished};
-    memset(wc, 0, sizeof(*wc));
-    size_t i;
-    json_t *c;
-    json_array_foreach(JX_GET(obj, "status", "conditions"), i, c) {
-        const char *t = JX_STR(c, "type");
-        for (size_t k = 0; t && k < sizeof(types) / sizeof(types[0]); k++) {
-            if (!*slot[k] && !strcmp(t, types[k])) {
-                *slot[k] = c;
-                break;
-            }
-        }
-    }
+    const json_t *c[6];
+    api_cond_get_all(obj, types, 6, c);
+    wc->preempted = c[0];
+    wc->evicted = c[1];
+    wc->requeued = c[2];
+    wc->quota_reserved = c[3];
+    wc->admitted = c[4];
+    wc->finished = c[5];
 }
 
 static bool cond_true(const json_t *cond)

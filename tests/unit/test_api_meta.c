@@ -82,11 +82,30 @@ static void shared_conditions_are_copied_before_a_change(void **state)
     json_decref(stored);
 }
 
+static void get_all_finds_the_first_of_each_type_in_one_pass(void **state)
+{
+    (void)state;
+    json_t *o = json_loads("{\"status\":{\"conditions\":[{\"type\":\"B\",\"status\":\"1\"},"
+                           "{\"type\":\"A\",\"status\":\"2\"},{\"type\":\"B\",\"status\":\"3\"}]}}",
+                           0, NULL);
+    static const char *const types[] = {"A", "B", "C"};
+    const json_t *c[3];
+    api_cond_get_all(o, types, 3, c);
+    assert_ptr_equal(c[0], api_cond_get(o, "A"));
+    assert_ptr_equal(c[1], api_cond_get(o, "B"));
+    assert_string_equal(JX_STR(c[1], "status"), "1");
+    assert_null(c[2]);
+    api_cond_get_all(NULL, types, 3, c);
+    assert_null(c[0]);
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(set_follows_set_status_condition),
         cmocka_unit_test(shared_conditions_are_copied_before_a_change),
+        cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
