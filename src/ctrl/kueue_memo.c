@@ -13,8 +13,8 @@
  * documents are immutable and share every value a write leaves alone
  * (store_status_copy, api_cond_set), so the same values mean the same
  * decoded Workload, and an upsert of it would be the no-op engine.h says it
- * is. The memo holds a reference to each value it remembers, so an address
- * is never reused while it is compared.
+ * is. The memo holds a reference to the document the values came from,
+ * which keeps them alive: an address is never reused while it is compared.
  */
 #include <string.h>
 #include <uthash.h>
@@ -38,7 +38,8 @@ static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished"
 struct memo_entry {
     char *key; /* ns NUL name */
     size_t keylen;
-    json_t *in[N_INPUTS]; /* references, NULL where absent */
+    json_t *doc;          /* the document last fed (reference) */
+    json_t *in[N_INPUTS]; /* its values (borrowed from doc), NULL where absent */
     bool admitted;
     json_t *rr_spec; /* the spec rr was computed for (reference) */
     json_t *rr;      /* status.resourceRequests for it (reference) */
@@ -47,14 +48,20 @@ struct memo_entry {
 
 struct kq_memo {
     struct memo_entry *entries;
+    /* the inputs a kq_memo_same that found a change read, for the
+     * kq_memo_store of the same document that follows it (every other call
+     * clears last_obj, so an address reused later never matches) */
+    const json_t *last_obj;
+    json_t *last_in[N_INPUTS];
+    bool last_complete; /* last_in holds the condition values too */
 };
 
 struct kq_memo *kq_memo_new(void) { return xcalloc(1, sizeof(struct kq_memo)); }
 
 static void entry_clear_inputs(struct memo_entry *m)
 {
-    for (size_t i = 0; i < N_INPUTS; i++)
-        json_decref(m->in[i]);
+    json_decref(m->doc);
+    m->doc = NULL;
     memset(m->in, 0, sizeof(m->in));
 }
 
@@ -157,16 +164,21 @@ static void inputs_of(const json_t *obj, json_t *out[N_INPUTS])
 
 bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
 {
+    memo->last_obj = NULL;
     struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
     if (!m)
         return false;
-    json_t *in[N_INPUTS];
+    json_t **in = memo->last_in;
+    memo->last_obj = obj;
+    memo->last_complete = false;
     plain_inputs(obj, in); /* the cheap ones first */
     if (memcmp(in, m->in, N_PLAIN * sizeof(in[0])) != 0)
         return false;
     cond_inputs(obj, in + N_PLAIN);
+    memo->last_complete = true;
     if (memcmp(in + N_PLAIN, m->in + N_PLAIN, (N_INPUTS - N_PLAIN) * sizeof(in[0])) != 0)
         return false;
+    memo->last_obj = NULL;
     *admitted = m->admitted;
     return true;
 }
@@ -174,17 +186,24 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
 void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
 {
     struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
-    json_t *in[N_INPUTS];
-    inputs_of(obj, in);
-    for (size_t i = 0; i < N_INPUTS; i++)
-        json_incref(in[i]);
+    json_t *doc = json_incref((json_t *)obj); /* before letting the old one go */
     entry_clear_inputs(m);
-    memcpy(m->in, in, sizeof(in));
+    m->doc = doc;
+    if (memo->last_obj == obj && memo->last_complete) {
+        memcpy(m->in, memo->last_in, sizeof(m->in));
+    } else if (memo->last_obj == obj) {
+        memcpy(m->in, memo->last_in, N_PLAIN * sizeof(m->in[0]));
+        cond_inputs(obj, m->in + N_PLAIN);
+    } else {
+        inputs_of(obj, m->in);
+    }
+    memo->last_obj = NULL;
     m->admitted = admitted;
 }
 
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 {
+    memo->last_obj = NULL;
     struct memo_entry *m = find(memo, ns, name);
     if (m) {
         HASH_DEL(memo->entries, m);
