@@ -43,24 +43,43 @@ struct wl_rec {
 };
 
 /* One reconcile. wl is what the steps read: the stored document until a
- * step must change something, then a private copy (wl_mut); orig keeps the
- * stored one alive meanwhile, so pointers read from it stay valid. Most
- * reconciles change nothing and copy nothing. */
+ * step must change something, then a copy whose status is private (wl_mut),
+ * or all of it (wl_mut_all); orig keeps the stored one alive meanwhile, so
+ * pointers read from it stay valid. Most reconciles change nothing and copy
+ * nothing. */
 struct wl_ctx {
     struct ctrl *c;
     struct wl_rec *r;
     json_t *wl;
     json_t *orig;
+    bool all; /* wl is private throughout (wl_mut_all) */
     bool dirty;
     int64_t now;
 };
 
-/* The Workload, made private (a deep copy) on the first call. */
+/* The Workload with a status the caller may change (store_status_copy on
+ * the first call: the rest is the stored document's). */
 static json_t *wl_mut(struct wl_ctx *x)
 {
     if (x->wl == x->orig)
-        x->wl = jx_deep_copy(x->orig);
+        x->wl = store_status_copy(x->orig, NULL);
     return x->wl;
+}
+
+/* The Workload, private throughout (spec and metadata too). */
+static json_t *wl_mut_all(struct wl_ctx *x)
+{
+    json_t *wl = wl_mut(x);
+    if (!x->all) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(wl, key, v) {
+            if (strcmp(key, "status") != 0)
+                json_object_set_new(wl, key, jx_deep_copy(v));
+        }
+        x->all = true;
+    }
+    return wl;
 }
 
 static const char *stop_policy(const json_t *obj)
@@ -210,7 +229,7 @@ static bool step_deactivation(struct wl_ctx *x)
     const json_t *dt = api_cond_get(wl, "DeactivationTarget");
     bool has_dt = api_cond_is_true(wl, "DeactivationTarget");
     if (has_dt && kq_wl_is_active(wl)) {
-        wl = wl_mut(x);
+        wl = wl_mut_all(x);
         JX_SET_NEW(wl, json_false(), "spec", "active");
         if (kq_update(x->c, KIND_WORKLOAD, wl, STORE_UPDATE_MAIN) != 0)
             return true; /* requeued by the event or the conflict */
@@ -444,10 +463,10 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
         json_decref(wl);
         return;
     }
-    struct wl_ctx x = {c, r, wl, wl, false, ctrl_now(c)};
+    struct wl_ctx x = {c, r, wl, wl, false, false, ctrl_now(c)};
     step_checks(&x);
     if (ctrl_cfg(c)->flavor_fallback)
-        x.dirty |= kq_fallback_step(c, r->rid, wl_mut(&x));
+        x.dirty |= kq_fallback_step(c, r->rid, wl_mut_all(&x));
     step_max_exec(&x);
     if (!step_deactivation(&x)) {
         step_stop(&x);
@@ -455,10 +474,15 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
         step_backoff(&x);
     }
     step_bare(&x);
-    if (x.dirty && kq_update(c, KIND_WORKLOAD, x.wl, STORE_UPDATE_STATUS) == CU_ECONFLICT)
-        ctrl_enqueue(c, r->rid, ns, name);
-    if (x.wl != x.orig)
+    if (x.dirty) {
+        /* the copy is not used after its write: the store takes it */
+        json_t *w = x.wl == x.orig ? json_incref(x.wl) : x.wl;
+        if (store_update_take(ctrl_store(c), KIND_WORKLOAD, ns, w, STORE_UPDATE_STATUS, NULL) ==
+            CU_ECONFLICT)
+            ctrl_enqueue(c, r->rid, ns, name);
+    } else if (x.wl != x.orig) {
         json_decref(x.wl);
+    }
     json_decref(x.orig);
 }
 
