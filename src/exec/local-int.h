@@ -5,34 +5,47 @@
  *                  thread that follows every pod's supervisor (pidfd,
  *                  inotify on the sandbox) and turns its status file and the
  *                  metrics file into reports
- *   local_sup.c    the per-pod supervisor process (`cueue __pod-supervisor
- *                  DIR`): runs the containers, writes the status file
- *   local_status.c the files the two sides share (spec, status) and the
- *                  process-identity helpers
+ *   local_spawn.c  the server side of starting a supervisor: finding its
+ *                  program, handing it the lock and the spec
+ *   local_sup.c    the per-pod supervisor (the program cueue-pod-supervisor,
+ *                  src/exec/supervisor/main.c): runs the containers, writes
+ *                  the status file
+ *   local_status.c what the two sides share (the spec text, the status
+ *                  file) and the process-identity helpers
  *   local_cmd.c    turning a Pod's containers into argv/envp/cwd, finding
  *                  programs
  *
+ * The supervisor is its own small program (libc and jansson only), not the
+ * cueue binary run again: a pod start then costs one exec of a small
+ * program instead of loading cueue and its ~40 shared libraries.
+ *
  * Files in a pod's directory <state_dir>/pods/<uid>/ (none ends in ".log",
  * so none can be taken for a container's log):
- *   supervisor.spec.json  what to run (the server writes it before spawning)
  *   supervisor.json       the status (the supervisor rewrites it, temp file
  *                         + rename, after every change; "seq" counts them)
  *   supervisor.lock       flock()ed by the supervisor for its whole life: a
  *                         held lock = a live supervisor, whoever asks
- *   supervisor.out        the supervisor's own stdout/stderr
+ *   supervisor.out        the supervisor's own messages (created only when
+ *                         it has one)
+ * The spec (what to run) travels in a memfd, never through the file system:
+ * only the supervisor ever reads it, once, as it starts.
  */
 #ifndef CUEUE_EXEC_LOCAL_INT_H
 #define CUEUE_EXEC_LOCAL_INT_H
 
+#include <spawn.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "exec/exec.h"
 
-/* argv[1] of a supervisor process: `<self> __pod-supervisor <pod dir>`. */
-#define LX_SUP_VERB "__pod-supervisor"
-#define LX_SPEC_FILE "supervisor.spec.json"
+/* The supervisor program, found next to the running program
+ * (/proc/self/exe): `cueue-pod-supervisor <pod dir>`, with the pod's lock
+ * on fd LX_LOCK_FD and its spec (lx_spec_dump's text) on fd LX_SPEC_FD. */
+#define LX_SUP_PROGRAM "cueue-pod-supervisor"
+#define LX_LOCK_FD 3
+#define LX_SPEC_FD 4
 #define LX_STATUS_FILE "supervisor.json"
 #define LX_LOCK_FILE "supervisor.lock"
 #define LX_OUT_FILE "supervisor.out"
@@ -78,7 +91,7 @@ char *lx_rewrite_mounts(const char *s, const struct exec_env *mounts, size_t n_m
  * in $PATH`. */
 char *lx_find_program(const char *argv0, char *const *envp, const char *cwd, char **err);
 
-/* ---- the supervisor's input: supervisor.spec.json ---- */
+/* ---- the supervisor's input: the spec ---- */
 
 enum lx_policy { LX_NEVER, LX_ON_FAILURE, LX_ALWAYS };
 
@@ -91,13 +104,15 @@ struct lx_spec {
     size_t n;
 };
 
-/* Write spec to path as JSON (mode 0600, temp file + rename). 0 or CU_EIO
- * with the reason in err. */
-int lx_spec_write(const char *path, const struct lx_spec *spec, char *err, size_t errlen);
-/* Read a spec written by lx_spec_write into *spec (release with
- * lx_spec_release). 0, CU_ENOTFOUND (no file) or CU_EINVAL (not a spec),
- * with the reason in err. */
-int lx_spec_read(const char *path, struct lx_spec *spec, char *err, size_t errlen);
+/* The spec as compact JSON text (caller frees): {"uid", "sandbox",
+ * "restartPolicy", "restartBackoffMs", "containers": [{"name", "init",
+ * "argv", "env", "cwd", "startError", "log"}]}. */
+char *lx_spec_dump(const struct lx_spec *spec);
+/* Parse text (len bytes, need not be NUL-terminated) written by
+ * lx_spec_dump into *spec (release with lx_spec_release; zeroed first).
+ * 0, or CU_EINVAL with the reason in err. */
+int lx_spec_parse(const char *text, size_t len, struct lx_spec *spec, char *err,
+                  size_t errlen);
 void lx_spec_release(struct lx_spec *spec);
 
 /* ---- the supervisor's output: supervisor.json ---- */
@@ -154,23 +169,34 @@ void lx_status_conclude(struct lx_status *st, int64_t now_ms);
 /* Start time of process pid (field 22 of /proc/<pid>/stat), 0 when it does
  * not exist. */
 uint64_t lx_proc_start(int pid);
+/* Spawn attributes of every process the executor starts (supervisors,
+ * containers): its own session, no blocked signals, every disposition back
+ * to the default. Destroy with posix_spawnattr_destroy. */
+void lx_spawn_attrs(posix_spawnattr_t *at);
 /* Signal the process group pid when its leader is still the process that
  * started at pid_start (never a reused pid). True when signalled. */
 bool lx_group_signal(int pid, uint64_t pid_start, int sig);
 /* True while a supervisor holds the lock file of pod directory dir. */
 bool lx_sup_is_locked(const char *dir);
 
-/* Start the supervisor of pod directory dir (whose spec file is written):
- * lock file taken here and handed over, own session, stdout/stderr to
- * supervisor.out, running this very program (/proc/self/exe) with
- * LX_SUP_VERB. Returns 0 with *pid, CU_EEXIST when a supervisor already
- * holds the pod's lock, or CU_EIO with the reason in err. */
-int lx_sup_spawn(const char *dir, int *pid, char *err, size_t errlen);
+/* The supervisor program in dir, NULL = next to the running program
+ * (dirname of /proc/self/exe): dir/LX_SUP_PROGRAM (caller frees). NULL
+ * when it is not there or not executable, with the reason in err ("the pod
+ * supervisor program /x/cueue-pod-supervisor is missing (No such file or
+ * directory): it is built and installed next to cueue ..."). */
+char *lx_sup_program(const char *dir, char *err, size_t errlen);
+/* Start the supervisor of pod directory dir: program (lx_sup_program) with
+ * the pod's lock file taken here and handed over on LX_LOCK_FD, spec_text
+ * in a memfd on LX_SPEC_FD, its own session, stdin/stdout/stderr
+ * /dev/null, cwd dir. Returns 0 with *pid, CU_EEXIST when a supervisor
+ * already holds the pod's lock, or CU_EIO with the reason in err. */
+int lx_sup_spawn(const char *program, const char *dir, const char *spec_text, int *pid,
+                 char *err, size_t errlen);
 /* The supervisor's whole life (single-threaded; returns its exit status):
- * read the spec, run the containers, rewrite the status file after every
- * change; SIGTERM stops the pod (grace = the signal's queued int in ms, or
- * LX_DEFAULT_GRACE_MS). Runs before main (a constructor in local_sup.c)
- * when argv[1] is LX_SUP_VERB. */
+ * read the spec from LX_SPEC_FD, run the containers, rewrite the status
+ * file after every change; SIGTERM stops the pod (grace = the signal's
+ * queued int in ms, or LX_DEFAULT_GRACE_MS). Expects LX_LOCK_FD to hold
+ * the pod's lock. The main of cueue-pod-supervisor. */
 int lx_sup_main(const char *dir);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * local: the executor of `cueue server` (see exec_local_new in exec.h).
  * Pods are real process trees on this machine, each run by its own
- * supervisor process (local_sup.c) that outlives the server. This side
- * writes the supervisor's spec, spawns it, and follows it without needing
+ * supervisor process (cueue-pod-supervisor, local_sup.c) that outlives the
+ * server. This side builds the supervisor's spec, spawns it
+ * (local_spawn.c), and follows it without needing
  * to be its parent: one watcher thread waits in one poll() on the
  * supervisors' pidfds, an eventfd (start/stop requests) and inotify on each
  * sandbox (the status file renamed in, the metrics file written), and turns
@@ -58,6 +59,7 @@ struct lx_pod {
     int pidfd;             /* -1 = none: lock rechecks instead */
     bool child;            /* spawned by this process: reap it */
     bool spawn_pending;    /* started; the supervisor is not spawned yet */
+    char *spec_text;       /* what the supervisor is to run, until spawned */
     bool gone;             /* the supervisor exited */
     bool stop_wanted, stop_sent, backstopped;
     int64_t stop_grace_ms, backstop_at_ms, recheck_at_ms;
@@ -76,6 +78,8 @@ struct lx_pod {
 struct exec_local {
     struct exec base;      /* first */
     char *state_dir;
+    char *sup_program;     /* cueue-pod-supervisor, NULL = missing */
+    char sup_error[512];   /* why it is missing */
     int64_t backoff_ms;
     bool stop_on_free;
     pthread_mutex_t mu;
@@ -96,18 +100,20 @@ static void wake(struct exec_local *l)
         log_warn("exec", "wakeup: %s", strerror(errno));
 }
 
+/* mkdir -p: the leaf first (the usual case, one call), its parents only
+ * when they are missing. */
 static void mkdir_p(const char *path)
 {
+    if (mkdir(path, 0755) == 0 || errno != ENOENT)
+        return;
     char *p = xstrdup(path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s == '/') {
-            *s = '\0';
-            mkdir(p, 0755);
-            *s = '/';
-        }
+    char *slash = strrchr(p, '/');
+    if (slash && slash != p) {
+        *slash = '\0';
+        mkdir_p(p);
     }
-    mkdir(p, 0755);
     xfree(p);
+    mkdir(path, 0755);
 }
 
 /* ---- supervisors ---- */
@@ -320,9 +326,15 @@ static bool spawn(struct exec_local *l, struct lx_pod *p)
         fail_unspawned(l, p, 143, "Error", "the pod was stopped before its containers started");
         return false;
     }
+    if (!l->sup_program) {
+        fail_unspawned(l, p, 128, "StartError", l->sup_error);
+        return false;
+    }
     char err[512];
     int pid = 0;
-    if (lx_sup_spawn(p->dir, &pid, err, sizeof(err)) != 0) {
+    int rc = lx_sup_spawn(l->sup_program, p->dir, p->spec_text, &pid, err, sizeof(err));
+    XFREE(p->spec_text);
+    if (rc != 0) {
         fail_unspawned(l, p, 128, "StartError", err);
         return false;
     }
@@ -401,6 +413,7 @@ static void pod_free(struct exec_local *l, struct lx_pod *p)
     xfree(p->status_path);
     xfree(p->metrics_path);
     xfree(p->metrics_text);
+    xfree(p->spec_text);
     json_decref(p->metrics);
     xfree(p);
 }
@@ -555,9 +568,8 @@ static struct lx_pod *pod_new(struct exec_local *l, const char *uid, const char 
     return p;
 }
 
-/* Write the supervisor's spec for pod into p->dir. */
-static int write_spec(struct exec_local *l, struct lx_pod *p, const struct exec_pod *pod,
-                      char *err, size_t errlen)
+/* The supervisor's spec for pod (lx_spec_dump's text; caller frees). */
+static char *spec_text(struct exec_local *l, struct lx_pod *p, const struct exec_pod *pod)
 {
     struct exec_pod copy = *pod;
     struct exec_env *env = env_with_metrics(pod, p->metrics_path, &copy.n_env);
@@ -568,12 +580,9 @@ static int write_spec(struct exec_local *l, struct lx_pod *p, const struct exec_
     xfree(env);
     for (size_t i = 0; i < spec.n; i++)
         spec.cmds[i].log_path = exec_log_path(l->state_dir, p->uid, spec.cmds[i].name);
-    char *path = xasprintf("%s/%s", p->dir, LX_SPEC_FILE);
-    unlink(p->status_path); /* a previous life's status is not this one's */
-    int rc = lx_spec_write(path, &spec, err, errlen);
-    xfree(path);
+    char *text = lx_spec_dump(&spec);
     lx_cmds_free(spec.cmds, spec.n);
-    return rc;
+    return text;
 }
 
 static int local_start(struct exec *x, const struct exec_pod *pod, char *err, size_t errlen)
@@ -596,12 +605,8 @@ static int local_start(struct exec *x, const struct exec_pod *pod, char *err, si
         return CU_EEXIST;
     }
     p = pod_new(l, pod->uid, pod->sandbox_dir);
-    int rc = write_spec(l, p, pod, err, errlen);
-    if (rc != 0) {
-        pod_free(l, p);
-        pthread_mutex_unlock(&l->mu);
-        return rc;
-    }
+    p->spec_text = spec_text(l, p, pod);
+    unlink(p->status_path); /* a previous life's status is not this one's */
     p->spawn_pending = true;
     HASH_ADD_KEYPTR(hh, l->pods, p->uid, strlen(p->uid), p);
     pthread_mutex_unlock(&l->mu);
@@ -768,6 +773,7 @@ static void local_free(struct exec *x)
     close(l->wake_fd);
     close(l->ino_fd);
     pthread_mutex_destroy(&l->mu);
+    xfree(l->sup_program);
     xfree(l->state_dir);
     xfree(l);
 }
@@ -788,6 +794,9 @@ struct exec *exec_local_new(const char *state_dir)
     l->base.ops = &local_ops;
     l->state_dir = xstrdup(state_dir ? state_dir : ".");
     l->backoff_ms = 10 * 1000;
+    l->sup_program = lx_sup_program(NULL, l->sup_error, sizeof(l->sup_error));
+    if (!l->sup_program)
+        log_error("exec", "%s; every pod will fail to start", l->sup_error);
     l->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     l->ino_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
     pthread_mutex_init(&l->mu, NULL);
@@ -799,6 +808,7 @@ struct exec *exec_local_new(const char *state_dir)
         if (l->ino_fd >= 0)
             close(l->ino_fd);
         pthread_mutex_destroy(&l->mu);
+        xfree(l->sup_program);
         xfree(l->state_dir);
         xfree(l);
         return NULL;

@@ -1,11 +1,13 @@
 /*
- * local_status: the two files a pod's supervisor shares with the server
- * (see local-int.h): the spec (what to run; the server writes it, the
- * supervisor reads it) and the status (what happened; the supervisor
- * rewrites it after every change, the server reads it, now or after a
- * restart). Both are JSON through jansson and replaced by rename, so a
- * reader never sees half a file. Also the process-identity helpers that
- * keep a restarted server from signalling a reused pid.
+ * local_status: what a pod's supervisor shares with the server (see
+ * local-int.h): the spec (what to run; the server dumps it into a memfd,
+ * the supervisor parses it) and the status file (what happened; the
+ * supervisor rewrites it after every change, the server reads it, now or
+ * after a restart). Both are JSON through jansson; the status file is
+ * written in one write() to a temp file and renamed, so a reader never
+ * sees half a file, and a watcher of the directory sees one change, not
+ * one per JSON token. Also the process-identity helpers that keep a
+ * restarted server from signalling a reused pid.
  *
  * Status file, times in ms since the epoch:
  *   {"pid", "pidStart", "seq", "mainsStarted", "stopping", "done",
@@ -19,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,22 +36,28 @@
 static const char *const policy_names[] = {"Never", "OnFailure", "Always"};
 static const char *const cstate_names[] = {"Waiting", "Running", "Terminated"};
 
-/* Write v to path through "<path>.tmp" and rename. */
+/* Write v to path through "<path>.tmp" (one write) and rename. */
 static int dump_atomic(const json_t *v, const char *path, int mode)
 {
+    char *text = jx_dumps(v);
     char *tmp = xasprintf("%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     int rc = CU_EIO;
     if (fd >= 0) {
         /* no fsync: the file describes processes, which a machine crash
          * ends anyway; rename alone keeps readers from half a file */
-        bool ok = json_dumpfd(v, fd, JSON_COMPACT) == 0;
+        size_t len = strlen(text);
+        bool ok = write(fd, text, len) == (ssize_t)len;
         ok &= close(fd) == 0;
+        fd = -1;
         if (ok && rename(tmp, path) == 0)
             rc = 0;
     }
+    if (fd >= 0)
+        close(fd);
     if (rc)
         unlink(tmp);
+    xfree(text);
     xfree(tmp);
     return rc;
 }
@@ -103,7 +112,7 @@ static int name_index(const char *const *names, size_t n, const char *s, int def
 
 /* ---- spec ---- */
 
-int lx_spec_write(const char *path, const struct lx_spec *spec, char *err, size_t errlen)
+char *lx_spec_dump(const struct lx_spec *spec)
 {
     json_t *ctrs = json_array();
     for (size_t i = 0; i < spec->n; i++) {
@@ -116,26 +125,23 @@ int lx_spec_write(const char *path, const struct lx_spec *spec, char *err, size_
     json_t *v = json_pack("{s:s,s:s,s:s,s:I,s:o}", "uid", spec->uid, "sandbox", spec->sandbox,
                           "restartPolicy", policy_names[spec->policy], "restartBackoffMs",
                           (json_int_t)spec->backoff_ms, "containers", ctrs);
-    int rc = dump_atomic(v, path, 0600);
+    char *text = jx_dumps(v);
     json_decref(v);
-    if (rc)
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-    return rc;
+    return text;
 }
 
-int lx_spec_read(const char *path, struct lx_spec *spec, char *err, size_t errlen)
+int lx_spec_parse(const char *text, size_t len, struct lx_spec *spec, char *err, size_t errlen)
 {
     memset(spec, 0, sizeof(*spec));
-    int rc;
-    json_t *v = load(path, &rc);
+    json_error_t je;
+    json_t *v = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     const json_t *ctrs = JX_GET(v, "containers");
-    if (!rc && (!JX_STR(v, "uid") || !JX_STR(v, "sandbox") || !json_is_array(ctrs)))
-        rc = CU_EINVAL;
-    if (rc) {
-        snprintf(err, errlen, "cannot read the pod spec %s: %s", path,
-                 rc == CU_ENOTFOUND ? "no such file" : "not a supervisor spec");
+    if (!json_is_object(v) || !JX_STR(v, "uid") || !JX_STR(v, "sandbox") ||
+        !json_is_array(ctrs)) {
+        snprintf(err, errlen, "not a pod supervisor spec: %s",
+                 v ? "uid, sandbox or containers missing" : je.text);
         json_decref(v);
-        return rc;
+        return CU_EINVAL;
     }
     spec->uid = xstrdup(JX_STR(v, "uid"));
     spec->sandbox = xstrdup(JX_STR(v, "sandbox"));
@@ -330,6 +336,18 @@ uint64_t lx_proc_start(int pid)
                             "%*s %*s %*s %llu", &start) != 1)
         return 0;
     return (uint64_t)start;
+}
+
+void lx_spawn_attrs(posix_spawnattr_t *at)
+{
+    posix_spawnattr_init(at);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(at, &none);
+    posix_spawnattr_setsigdefault(at, &all);
+    posix_spawnattr_setflags(at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                     POSIX_SPAWN_SETSIGDEF);
 }
 
 bool lx_group_signal(int pid, uint64_t pid_start, int sig)

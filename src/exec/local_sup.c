@@ -1,19 +1,27 @@
 /*
  * local_sup: the per-pod supervisor, the small process that makes a pod
  * outlive `cueue server` (as pods outlive a Kubernetes control-plane
- * restart). The local executor starts one per pod by running its own
- * program again, `<self> __pod-supervisor <pod dir>` (/proc/self/exe, so
- * it is the same build; the dispatch is a constructor below, which runs
- * before main in every program that links the local executor — cueue and
- * the executor's tests alike). The supervisor lives in its own session,
- * holds <pod dir>/supervisor.lock for its whole life, and runs the pod's
- * containers exactly as the executor always did: each container in its own
- * session/process group, stdin /dev/null, stdout+stderr appended to its
- * log, env and cwd from the spec; init containers one after another;
- * restartPolicy with the kubelet's backoff; when a container's main process
- * exits the rest of its group is killed. After every change it rewrites
- * <pod dir>/supervisor.json (local_status.c); the server follows that file
- * and the supervisor's pidfd, now or after a restart.
+ * restart). It is its own program, cueue-pod-supervisor
+ * (src/exec/supervisor/main.c calls lx_sup_main), linked against libc and
+ * jansson only, so starting one costs little; the server starts one per
+ * pod (local_spawn.c) with the pod's lock on LX_LOCK_FD and the spec on
+ * LX_SPEC_FD. The supervisor lives in its own session, holds <pod
+ * dir>/supervisor.lock for its whole life, and runs the pod's containers:
+ * each container in its own session/process group, stdin /dev/null,
+ * stdout+stderr appended to its log, env and cwd from the spec; init
+ * containers one after another; restartPolicy with the kubelet's backoff;
+ * when a container's main process exits the rest of its group is killed.
+ * After every change it rewrites <pod dir>/supervisor.json
+ * (local_status.c); the server follows that file and the supervisor's
+ * pidfd, now or after a restart. Its own messages go to <pod
+ * dir>/supervisor.out, created only when there is one.
+ *
+ * Status writes: one per change that matters, never one before the first
+ * containers start (nothing to tell yet: the server knows the pid it
+ * spawned, and a restarted server finds a live supervisor by its lock).
+ * A trivial pod writes the file twice: its containers running, its end.
+ * No fsync: the file describes processes, which a machine crash ends
+ * anyway, and rename keeps readers from half a file.
  *
  * Stop: SIGTERM. The grace period is the int queued with the signal
  * (pidfd_send_signal / sigqueue with SI_QUEUE, in ms), LX_DEFAULT_GRACE_MS
@@ -30,10 +38,10 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -45,10 +53,7 @@
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
-extern char **environ;
-
 #define RESTART_BACKOFF_MAX_MS (300 * 1000)
-#define LOCK_FD 3 /* the lock file, handed over by lx_sup_spawn */
 
 struct sup {
     const char *dir;
@@ -69,30 +74,40 @@ static void set_str(char **dst, const char *v)
     *dst = v ? xstrdup(v) : NULL;
 }
 
+/* A message to <dir>/supervisor.out, which becomes stderr the first time
+ * (stderr is /dev/null until then, so a pod with nothing to say creates no
+ * file). */
+static void say(const struct sup *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const struct sup *s, const char *fmt, ...)
+{
+    static bool opened;
+    if (!opened) {
+        opened = true;
+        char *path = xasprintf("%s/%s", s->dir, LX_OUT_FILE);
+        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        xfree(path);
+        if (fd >= 0 && fd != 2) {
+            dup2(fd, 2); /* without O_CLOEXEC: containers get their own */
+            close(fd);
+        }
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("cueue-pod-supervisor: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
 static void write_status(struct sup *s)
 {
     s->st.seq++;
     if (lx_status_write(s->status_path, &s->st) != 0)
-        fprintf(stderr, "cueue pod supervisor: cannot write %s: %s\n", s->status_path,
-                strerror(errno));
+        say(s, "cannot write %s: %s", s->status_path, strerror(errno));
     s->dirty = false;
 }
 
 /* ---- containers ---- */
-
-/* Spawn attributes of every process started here: its own session, no
- * blocked signals, every disposition back to the default. */
-static void spawn_attrs(posix_spawnattr_t *at)
-{
-    posix_spawnattr_init(at);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(at, &none);
-    posix_spawnattr_setsigdefault(at, &all);
-    posix_spawnattr_setflags(at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                     POSIX_SPAWN_SETSIGDEF);
-}
 
 static int spawn_proc(const char *path, const struct lx_cmd *cmd, pid_t *pid)
 {
@@ -107,7 +122,7 @@ static int spawn_proc(const char *path, const struct lx_cmd *cmd, pid_t *pid)
     posix_spawn_file_actions_adddup2(&fa, logfd, 2);
     posix_spawn_file_actions_addchdir_np(&fa, cmd->cwd);
     posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    spawn_attrs(&at);
+    lx_spawn_attrs(&at);
     int rc = posix_spawn(pid, path, &fa, &at, cmd->argv, cmd->envp);
     posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
@@ -374,19 +389,42 @@ static void init_status(struct sup *s)
     }
 }
 
+/* The spec from LX_SPEC_FD (a memfd: read from its start), then the fd
+ * closed. 0 or an error with the reason in err. */
+static int read_spec(struct lx_spec *spec, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (fstat(LX_SPEC_FD, &sb) != 0) {
+        snprintf(err, errlen, "no spec on fd %d: %s", LX_SPEC_FD, strerror(errno));
+        return CU_EINVAL;
+    }
+    size_t len = (size_t)sb.st_size, got = 0;
+    char *text = xmalloc(len + 1);
+    while (got < len) {
+        ssize_t n = pread(LX_SPEC_FD, text + got, len - got, (off_t)got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(LX_SPEC_FD);
+    int rc = got == len ? lx_spec_parse(text, len, spec, err, errlen) : CU_EINVAL;
+    if (got != len)
+        snprintf(err, errlen, "cannot read the spec: %s", strerror(errno));
+    xfree(text);
+    return rc;
+}
+
 int lx_sup_main(const char *dir)
 {
     struct sup s = {.dir = dir};
-    fcntl(LOCK_FD, F_SETFD, FD_CLOEXEC); /* held by us, never by a container */
+    fcntl(LX_LOCK_FD, F_SETFD, FD_CLOEXEC); /* held by us, never by a container */
     s.status_path = xasprintf("%s/%s", dir, LX_STATUS_FILE);
-    char *spec_path = xasprintf("%s/%s", dir, LX_SPEC_FILE);
     char err[1024] = "";
     int sfd = setup_signals();
-    int rc = lx_spec_read(spec_path, &s.spec, err, sizeof(err));
-    xfree(spec_path);
+    int rc = read_spec(&s.spec, err, sizeof(err));
     init_status(&s);
     if (rc != 0 || sfd < 0) {
-        fprintf(stderr, "cueue pod supervisor: %s\n", rc ? err : strerror(errno));
+        say(&s, "%s", rc ? err : strerror(errno));
         s.st.done = true;
         s.st.result = EXEC_FAILED;
         s.st.exit_code = 128;
@@ -394,8 +432,8 @@ int lx_sup_main(const char *dir)
         s.st.message = xasprintf("the pod supervisor could not start: %s",
                                  rc ? err : "no signalfd");
         s.st.finished_ms = now_ms();
+        write_status(&s);
     }
-    write_status(&s);
     while (!s.st.done) {
         int64_t now = now_ms();
         bool over = advance(&s, now);
@@ -414,54 +452,4 @@ int lx_sup_main(const char *dir)
     lx_status_release(&s.st);
     xfree(s.status_path);
     return status;
-}
-
-/* `<self> __pod-supervisor DIR` runs the supervisor instead of main. glibc
- * passes (argc, argv, envp) to constructors. */
-__attribute__((constructor)) static void sup_dispatch(int argc, char **argv, char **envp)
-{
-    (void)envp;
-    if (argc == 3 && argv && argv[1] && !strcmp(argv[1], LX_SUP_VERB))
-        exit(lx_sup_main(argv[2]));
-}
-
-/* ---- the server's side: starting one ---- */
-
-int lx_sup_spawn(const char *dir, int *pid_out, char *err, size_t errlen)
-{
-    char *lock = xasprintf("%s/%s", dir, LX_LOCK_FILE);
-    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    xfree(lock);
-    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        snprintf(err, errlen, "cannot start the pod supervisor: %s",
-                 e == EWOULDBLOCK ? "one already runs for this pod" : strerror(e));
-        return e == EWOULDBLOCK ? CU_EEXIST : CU_EIO;
-    }
-    char *out = xasprintf("%s/%s", dir, LX_OUT_FILE);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_APPEND | O_CREAT, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    posix_spawn_file_actions_adddup2(&fa, fd, LOCK_FD);
-    posix_spawn_file_actions_addchdir_np(&fa, dir);
-    posix_spawn_file_actions_addclosefrom_np(&fa, LOCK_FD + 1);
-    spawn_attrs(&at);
-    char *argv[] = {"cueue", LX_SUP_VERB, (char *)dir, NULL};
-    pid_t pid = 0;
-    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, &at, argv, environ);
-    posix_spawnattr_destroy(&at);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd); /* the supervisor holds the lock from here */
-    xfree(out);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot start the pod supervisor: %s", strerror(rc));
-        return CU_EIO;
-    }
-    *pid_out = (int)pid;
-    return 0;
 }

@@ -1,13 +1,17 @@
 /*
- * Unit tests: pods outlive the local executor. The supervisor's files
- * (spec and status: round trips, atomic replacement, bad input, the pod's
- * outcome), adopting a running pod after a "restart" (fx_reopen: the
+ * Unit tests: pods outlive the local executor. What the supervisor shares
+ * with the server (spec text and status file: round trips, atomic
+ * replacement, bad input, the pod's outcome), adopting a running pod after a "restart" (fx_reopen: the
  * executor goes, leaving its pods, a new one comes up on the same state
  * directory), an exit that happened while no executor watched, restart
  * counts that survive, stop through an adopted supervisor, a supervisor
  * that dies, and stop-on-free leaving nothing behind.
  */
+#include <dirent.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "test_exec_local_fixture.h"
@@ -192,9 +196,9 @@ static void test_outcome_follows_the_kubelet(void **state)
     xfree(st.message);
 }
 
-static void test_spec_file_round_trip(void **state)
+static void test_spec_text_round_trip_and_bad_input(void **state)
 {
-    struct fx *f = *state;
+    (void)state;
     struct lx_cmd cmds[2] = {
         {.name = "prep", .init = true, .argv = (char *[]){"/bin/true", NULL},
          .envp = (char *[]){"A=1", "B=x y", NULL}, .cwd = "/tmp", .log_path = "/l/prep.log"},
@@ -203,14 +207,14 @@ static void test_spec_file_round_trip(void **state)
     };
     struct lx_spec spec = {.uid = "u", .sandbox = "/sb", .policy = LX_ON_FAILURE,
                            .backoff_ms = 20, .cmds = cmds, .n = 2};
-    char *path = xasprintf("%s/spec.json", f->dir);
+    char *text = lx_spec_dump(&spec);
     char err[256];
-    assert_int_equal(lx_spec_write(path, &spec, err, sizeof(err)), 0);
-    struct stat sb;
-    assert_int_equal(stat(path, &sb), 0);
-    assert_int_equal(sb.st_mode & 0777, 0600); /* env values stay private */
     struct lx_spec got;
-    assert_int_equal(lx_spec_read(path, &got, err, sizeof(err)), 0);
+    /* not NUL-terminated: the supervisor parses what it read from the memfd */
+    size_t len = strlen(text);
+    char *copy = xmalloc(len);
+    memcpy(copy, text, len);
+    assert_int_equal(lx_spec_parse(copy, len, &got, err, sizeof(err)), 0);
     assert_string_equal(got.uid, "u");
     assert_string_equal(got.sandbox, "/sb");
     assert_int_equal(got.policy, LX_ON_FAILURE);
@@ -220,16 +224,132 @@ static void test_spec_file_round_trip(void **state)
     assert_string_equal(got.cmds[0].argv[0], "/bin/true");
     assert_null(got.cmds[0].argv[1]);
     assert_string_equal(got.cmds[0].envp[1], "B=x y");
+    assert_string_equal(got.cmds[0].cwd, "/tmp");
     assert_string_equal(got.cmds[0].log_path, "/l/prep.log");
     assert_null(got.cmds[0].error);
     assert_null(got.cmds[1].argv);
     assert_string_equal(got.cmds[1].error, "container app has no command");
     lx_spec_release(&got);
-    char *missing = xasprintf("%s/none.json", f->dir);
-    assert_int_equal(lx_spec_read(missing, &got, err, sizeof(err)), CU_ENOTFOUND);
-    assert_non_null(strstr(err, "no such file"));
-    xfree(missing);
-    xfree(path);
+    /* bad input: a clear error, nothing half-filled */
+    assert_int_equal(lx_spec_parse(copy, len / 2, &got, err, sizeof(err)), CU_EINVAL);
+    assert_non_null(strstr(err, "not a pod supervisor spec"));
+    assert_null(got.uid);
+    const char *no_uid = "{\"sandbox\":\"/sb\",\"containers\":[]}";
+    assert_int_equal(lx_spec_parse(no_uid, strlen(no_uid), &got, err, sizeof(err)), CU_EINVAL);
+    assert_non_null(strstr(err, "uid"));
+    xfree(copy);
+    xfree(text);
+}
+
+/* ---- the supervisor program ---- */
+
+/* The names in dir, sorted, joined with commas (caller frees). */
+static char *dir_names(const char *dir)
+{
+    struct dirent **ents;
+    int n = scandir(dir, &ents, NULL, alphasort);
+    assert_true(n >= 0);
+    char *out = xstrdup("");
+    for (int i = 0; i < n; i++) {
+        if (strcmp(ents[i]->d_name, ".") && strcmp(ents[i]->d_name, "..")) {
+            char *next = xasprintf("%s%s%s", out, out[0] ? "," : "", ents[i]->d_name);
+            xfree(out);
+            out = next;
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    return out;
+}
+
+static void test_a_trivial_pod_writes_few_files(void **state)
+{
+    struct fx *f = *state;
+    json_t *pod = probe_pod(f, "Never", json_pack("[s,s]", "out", "hi"));
+    assert_int_equal(start(f, "small", pod, NULL, 0, NULL, 0), 0);
+    const struct exec_report *r = wait_report(f, "small", -1);
+    assert_non_null(r);
+    assert_int_equal(r->state, EXEC_SUCCEEDED);
+    char *dir = pod_dir(f, "small");
+    assert_true(wait_for(unlocked, dir));
+    /* no spec file (it travels in a memfd), no supervisor.out (nothing to
+     * say), no temp file left */
+    char *names = dir_names(dir);
+    assert_string_equal(names, "main.log,supervisor.json,supervisor.lock");
+    struct lx_status st;
+    assert_int_equal(read_status(f, "small", &st), 0);
+    assert_int_equal(st.seq, 2); /* written as it ran and as it ended, not before */
+    assert_true(st.done);
+    lx_status_release(&st);
+    xfree(names);
+    xfree(dir);
+    json_decref(pod);
+}
+
+/* Run the supervisor program by hand on pod directory dir with spec text
+ * on its spec fd and the lock on its lock fd; its exit status. */
+static int run_supervisor(const char *program, const char *dir, const char *spec)
+{
+    char *lock = xasprintf("%s/%s", dir, LX_LOCK_FILE);
+    int lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(lock_fd > LX_SPEC_FD);
+    assert_int_equal(flock(lock_fd, LOCK_EX | LOCK_NB), 0);
+    int spec_fd = memfd_create("spec", MFD_CLOEXEC);
+    assert_true(spec_fd > LX_SPEC_FD);
+    assert_int_equal(write(spec_fd, spec, strlen(spec)), (ssize_t)strlen(spec));
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, lock_fd, LX_LOCK_FD);
+    posix_spawn_file_actions_adddup2(&fa, spec_fd, LX_SPEC_FD);
+    char *argv[] = {(char *)program, (char *)dir, NULL};
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, program, &fa, NULL, argv, NULL), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(lock_fd);
+    close(spec_fd);
+    int wst;
+    assert_int_equal(waitpid(pid, &wst, 0), pid);
+    xfree(lock);
+    return WIFEXITED(wst) ? WEXITSTATUS(wst) : -1;
+}
+
+static void test_supervisor_program_refuses_a_bad_spec(void **state)
+{
+    struct fx *f = *state;
+    char err[512];
+    char *program = lx_sup_program(NULL, err, sizeof(err)); /* next to this test */
+    assert_non_null(program);
+    char *dir = pod_dir(f, "bad-spec");
+    char *pods = xasprintf("%s/pods", f->dir);
+    mkdir(pods, 0755);
+    xfree(pods);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(run_supervisor(program, dir, "{\"uid\": 1"), 1);
+    struct lx_status st;
+    assert_int_equal(read_status(f, "bad-spec", &st), 0);
+    assert_true(st.done);
+    assert_int_equal(st.result, EXEC_FAILED);
+    assert_string_equal(st.reason, "StartError");
+    assert_non_null(strstr(st.message, "the pod supervisor could not start: not a pod "
+                                       "supervisor spec"));
+    char *out_path = xasprintf("%s/%s", dir, LX_OUT_FILE);
+    char *out = read_file(out_path);
+    assert_non_null(strstr(out, "cueue-pod-supervisor: not a pod supervisor spec"));
+    lx_status_release(&st);
+    xfree(out);
+    xfree(out_path);
+    xfree(dir);
+    xfree(program);
+}
+
+static void test_missing_supervisor_program_is_named(void **state)
+{
+    (void)state;
+    char err[512];
+    assert_null(lx_sup_program("/nonexistent", err, sizeof(err)));
+    assert_string_equal(err, "the pod supervisor program /nonexistent/cueue-pod-supervisor is "
+                             "missing (No such file or directory): it is built and installed "
+                             "next to cueue (build target cueue-pod-supervisor)");
 }
 
 /* ---- adoption ---- */
@@ -424,7 +544,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_status_file_round_trip_and_bad_input, setup,
                                         teardown),
         cmocka_unit_test(test_outcome_follows_the_kubelet),
-        cmocka_unit_test_setup_teardown(test_spec_file_round_trip, setup, teardown),
+        cmocka_unit_test(test_spec_text_round_trip_and_bad_input),
+        cmocka_unit_test_setup_teardown(test_a_trivial_pod_writes_few_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_supervisor_program_refuses_a_bad_spec, setup,
+                                        teardown),
+        cmocka_unit_test(test_missing_supervisor_program_is_named),
         cmocka_unit_test_setup_teardown(test_running_pod_is_adopted_after_restart, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_exit_while_unwatched_is_picked_up, setup,

@@ -1,0 +1,27 @@
+/*
+ * cueue-pod-supervisor: the per-pod supervisor program of the local
+ * executor (src/exec/local_sup.c holds all of it; local-int.h says what it
+ * is handed). Its own small program, linked against libc and jansson only,
+ * so that starting a pod does not load the whole of cueue. Started by
+ * `cueue server` (local_spawn.c) as
+ *   cueue-pod-supervisor <pod dir>
+ * with the pod's lock on fd 3 and its spec on fd 4; not meant to be run by
+ * hand.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "exec/local-int.h"
+
+int main(int argc, char **argv)
+{
+    if (argc != 2 || !argv[1][0]) {
+        fprintf(stderr,
+                "usage: %s POD_DIR\n"
+                "the local executor's per-pod supervisor, started by `cueue server` with the "
+                "pod's lock on fd %d and its spec on fd %d; not meant to be run by hand\n",
+                argc > 0 ? argv[0] : LX_SUP_PROGRAM, LX_LOCK_FD, LX_SPEC_FD);
+        return 2;
+    }
+    return lx_sup_main(argv[1]);
+}
