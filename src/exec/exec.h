@@ -152,10 +152,13 @@ char *exec_log_path(const char *state_dir, const char *pod_uid, const char *cont
 /* ---- the local executor (`cueue server`) ---- */
 
 /* Real processes on this machine, each pod under its own supervisor
- * process (`<this program> __pod-supervisor <state_dir>/pods/<uid>`, own
- * session) that outlives the executor: it runs the containers and records
- * their state in <state_dir>/pods/<uid>/supervisor.json, and a new executor
- * on the same state_dir adopts it (ops->adopt). Each container's
+ * process (the program cueue-pod-supervisor, found next to the running
+ * program, own session; forked by that program's fork server, or executed
+ * when the fork server cannot serve) that outlives the executor: it runs
+ * the containers and records their state in
+ * <state_dir>/pods/<uid>/supervisor.json, and a new executor on the same
+ * state_dir adopts it (ops->adopt). A missing supervisor program is logged
+ * here and fails every pod with StartError naming it. Each container's
  * command+args runs in its own session/process group with env = the
  * server's environment, the container's env (valueFrom already resolved by
  * the node agent; $(VAR) references expanded as the kubelet does) and

@@ -10,6 +10,8 @@
  *   local_sup.c    the per-pod supervisor (the program cueue-pod-supervisor,
  *                  src/exec/supervisor/main.c): runs the containers, writes
  *                  the status file
+ *   local_forksrv.c the same program's fork server: one per executor,
+ *                  forking a supervisor per pod without an exec
  *   local_status.c what the two sides share (the spec text, the status
  *                  file) and the process-identity helpers
  *   local_cmd.c    turning a Pod's containers into argv/envp/cwd, finding
@@ -46,6 +48,10 @@
 #define LX_SUP_PROGRAM "cueue-pod-supervisor"
 #define LX_LOCK_FD 3
 #define LX_SPEC_FD 4
+/* `cueue-pod-supervisor --fork-server`: the fork server, its socket on
+ * LX_FORKSRV_FD (local_forksrv.c). */
+#define LX_FORKSRV_ARG "--fork-server"
+#define LX_FORKSRV_FD 3
 #define LX_STATUS_FILE "supervisor.json"
 #define LX_LOCK_FILE "supervisor.lock"
 #define LX_OUT_FILE "supervisor.out"
@@ -192,6 +198,43 @@ char *lx_sup_program(const char *dir, char *err, size_t errlen);
  * already holds the pod's lock, or CU_EIO with the reason in err. */
 int lx_sup_spawn(const char *program, const char *dir, const char *spec_text, int *pid,
                  char *err, size_t errlen);
+/* The fork server's answer to one request: pid > 0 (the supervisor,
+ * its pidfd attached) or err (an errno value). */
+struct lx_forksrv_reply {
+    int32_t pid;
+    int32_t err;
+};
+
+/* The server's handle on its fork server. */
+struct lx_forksrv {
+    int sock; /* -1 = none running */
+    int pid;
+};
+
+/* Start the fork server: program (lx_sup_program) with LX_FORKSRV_ARG and
+ * one end of a SOCK_SEQPACKET socket pair on LX_FORKSRV_FD, in its own
+ * session, stdio /dev/null. 0, or CU_EIO with the reason in err. */
+int lx_forksrv_start(struct lx_forksrv *fs, const char *program, char *err, size_t errlen);
+/* Have the fork server start the supervisor of pod directory dir: the
+ * pod's lock taken here and handed over with spec_text in a memfd, as
+ * lx_sup_spawn does. Waits for the answer (bounded: a fork server silent
+ * for 5 s is stopped). Returns 0 with *pid and *pidfd (caller closes; -1
+ * when the kernel gave none), CU_EEXIST when a supervisor already holds
+ * the lock, CU_EIO when the fork server failed (it is stopped then; the
+ * caller may start a new one or spawn directly), with the reason in err. */
+int lx_forksrv_spawn(struct lx_forksrv *fs, const char *dir, const char *spec_text, int *pid,
+                     int *pidfd, char *err, size_t errlen);
+/* Stop the fork server (close its socket: it exits once idle; the
+ * supervisors it started carry on) and reap it. No-op when none runs. */
+void lx_forksrv_stop(struct lx_forksrv *fs);
+/* Whether the local executor x starts supervisors through its fork server
+ * (true, the default: cheap) or executes the supervisor program for each
+ * pod (false: tests cover both ways). For pods started from now on. */
+void lx_set_fork_server(struct exec *x, bool on);
+/* The fork server's whole life (single-threaded; serves requests on sock
+ * until it is closed; returns its exit status). local_forksrv.c. */
+int lx_forksrv_main(int sock);
+
 /* The supervisor's whole life (single-threaded; returns its exit status):
  * read the spec from LX_SPEC_FD, run the containers, rewrite the status
  * file after every change; SIGTERM stops the pod (grace = the signal's

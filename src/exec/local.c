@@ -48,6 +48,7 @@ extern char **environ;
 #define STOP_BACKSTOP_MS 5000   /* after grace: kill what the supervisor did not */
 #define FREE_WAIT_MS 10000      /* stop-on-free: wait this long for supervisors */
 #define METRICS_TAIL_BYTES (1 << 20)
+#define FORKSRV_MAX_FAILURES 3  /* then supervisors are executed one by one */
 
 struct lx_pod {
     char *uid;
@@ -80,6 +81,9 @@ struct exec_local {
     char *state_dir;
     char *sup_program;     /* cueue-pod-supervisor, NULL = missing */
     char sup_error[512];   /* why it is missing */
+    bool use_forksrv;      /* start supervisors through the fork server */
+    struct lx_forksrv forksrv; /* sock -1 = not running */
+    int forksrv_failures;
     int64_t backoff_ms;
     bool stop_on_free;
     pthread_mutex_t mu;
@@ -319,6 +323,32 @@ static void fail_unspawned(struct exec_local *l, struct lx_pod *p, int code,
 
 /* ---- the watcher's pod state machine ---- */
 
+/* Start p's supervisor through the fork server (started on first use):
+ * 0 (followed from here), CU_EEXIST, or CU_EIO when the fork server cannot
+ * serve (off, failed too often, or just failed: it is stopped then), with
+ * the reason in err. */
+static int spawn_forked(struct exec_local *l, struct lx_pod *p, char *err, size_t errlen)
+{
+    if (!l->use_forksrv || l->forksrv_failures >= FORKSRV_MAX_FAILURES) {
+        snprintf(err, errlen, "no pod fork server");
+        return CU_EIO;
+    }
+    if (l->forksrv.sock < 0 && lx_forksrv_start(&l->forksrv, l->sup_program, err, errlen)) {
+        log_warn("exec", "%s; starting supervisors one program at a time", err);
+        l->forksrv_failures = FORKSRV_MAX_FAILURES;
+        return CU_EIO;
+    }
+    int pid = 0, pidfd = -1;
+    int rc = lx_forksrv_spawn(&l->forksrv, p->dir, p->spec_text, &pid, &pidfd, err, errlen);
+    if (rc == CU_EIO && l->forksrv.sock < 0 && ++l->forksrv_failures >= FORKSRV_MAX_FAILURES)
+        log_warn("exec", "%s; no longer using the pod fork server", err);
+    if (rc == 0) {
+        p->pidfd = pidfd; /* from the parent, so it names this very process */
+        follow(p, pid);
+    }
+    return rc;
+}
+
 static bool spawn(struct exec_local *l, struct lx_pod *p)
 {
     p->spawn_pending = false;
@@ -331,15 +361,24 @@ static bool spawn(struct exec_local *l, struct lx_pod *p)
         return false;
     }
     char err[512];
-    int pid = 0;
-    int rc = lx_sup_spawn(l->sup_program, p->dir, p->spec_text, &pid, err, sizeof(err));
+    int rc = spawn_forked(l, p, err, sizeof(err));
+    if (rc == CU_EIO) { /* no fork server: the supervisor program, executed */
+        int pid = 0;
+        bool lost = l->forksrv.sock < 0; /* it may have started this one */
+        rc = lx_sup_spawn(l->sup_program, p->dir, p->spec_text, &pid, err, sizeof(err));
+        if (rc == 0) {
+            p->child = true;
+            follow(p, pid);
+        } else if (rc == CU_EEXIST && lost) {
+            rc = 0; /* it did: follow the supervisor by its lock and status */
+            p->recheck_at_ms = now_ms();
+        }
+    }
     XFREE(p->spec_text);
     if (rc != 0) {
         fail_unspawned(l, p, 128, "StartError", err);
         return false;
     }
-    p->child = true;
-    follow(p, pid);
     return true;
 }
 
@@ -764,6 +803,7 @@ static void local_free(struct exec *x)
     pthread_join(l->thread, NULL);
     if (l->stop_on_free)
         stop_all_and_wait(l);
+    lx_forksrv_stop(&l->forksrv); /* the supervisors it started carry on */
     struct lx_pod *p = NULL, *tmp = NULL;
     HASH_ITER(hh, l->pods, p, tmp) {
         HASH_DEL(l->pods, p);
@@ -795,6 +835,8 @@ struct exec *exec_local_new(const char *state_dir)
     l->state_dir = xstrdup(state_dir ? state_dir : ".");
     l->backoff_ms = 10 * 1000;
     l->sup_program = lx_sup_program(NULL, l->sup_error, sizeof(l->sup_error));
+    l->use_forksrv = true;
+    l->forksrv.sock = -1;
     if (!l->sup_program)
         log_error("exec", "%s; every pod will fail to start", l->sup_error);
     l->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -821,6 +863,14 @@ void exec_local_set_restart_backoff(struct exec *x, int64_t base_ms)
     struct exec_local *l = to_local(x);
     pthread_mutex_lock(&l->mu);
     l->backoff_ms = base_ms > 0 ? base_ms : 1;
+    pthread_mutex_unlock(&l->mu);
+}
+
+void lx_set_fork_server(struct exec *x, bool on)
+{
+    struct exec_local *l = to_local(x);
+    pthread_mutex_lock(&l->mu);
+    l->use_forksrv = on;
     pthread_mutex_unlock(&l->mu);
 }
 

@@ -342,6 +342,82 @@ static void test_supervisor_program_refuses_a_bad_spec(void **state)
     xfree(program);
 }
 
+/* The pid of this process's child running the fork server, or 0. */
+static int fork_server_pid(void)
+{
+    DIR *d = opendir("/proc");
+    int found = 0;
+    struct dirent *e;
+    while (d && !found && (e = readdir(d))) {
+        int pid = atoi(e->d_name);
+        if (pid <= 0)
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+        FILE *fp = fopen(path, "r");
+        if (!fp)
+            continue;
+        size_t n = fread(buf, 1, sizeof(buf) - 1, fp);
+        fclose(fp);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')');
+        int ppid = 0;
+        if (!p || sscanf(p + 2, "%*c %d", &ppid) != 1 || ppid != (int)getpid())
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+        fp = fopen(path, "r");
+        if (!fp)
+            continue;
+        n = fread(buf, 1, sizeof(buf) - 1, fp);
+        fclose(fp);
+        buf[n] = '\0';
+        const char *arg = buf + strlen(buf) + 1; /* argv[1] */
+        if (arg < buf + n && !strcmp(arg, LX_FORKSRV_ARG))
+            found = pid;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
+static void run_small(struct fx *f, const char *uid)
+{
+    json_t *pod = probe_pod(f, "Never", json_pack("[s,s,s,s]", "out", "hi", "exit", "4"));
+    assert_int_equal(start(f, uid, pod, NULL, 0, NULL, 0), 0);
+    const struct exec_report *r = wait_report(f, uid, -1);
+    assert_non_null(r);
+    assert_int_equal(r->state, EXEC_FAILED);
+    assert_int_equal(r->exit_code, 4);
+    char *log = log_of(f, uid, "main");
+    assert_string_equal(log, "hi\n");
+    xfree(log);
+    json_decref(pod);
+}
+
+static void test_supervisors_come_from_the_fork_server_or_not(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(fork_server_pid(), 0); /* started on first use */
+    run_small(f, "forked");
+    assert_int_not_equal(fork_server_pid(), 0);
+    lx_set_fork_server(f->x, false); /* the supervisor program, executed */
+    run_small(f, "executed");
+}
+
+static void test_a_dead_fork_server_is_replaced(void **state)
+{
+    struct fx *f = *state;
+    run_small(f, "first");
+    int fs = fork_server_pid();
+    assert_int_not_equal(fs, 0);
+    kill(fs, SIGKILL);
+    run_small(f, "second"); /* executed directly, the dead one reaped */
+    run_small(f, "third");  /* through a new fork server */
+    int again = fork_server_pid();
+    assert_int_not_equal(again, 0);
+    assert_int_not_equal(again, fs);
+}
+
 static void test_missing_supervisor_program_is_named(void **state)
 {
     (void)state;
@@ -549,6 +625,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_supervisor_program_refuses_a_bad_spec, setup,
                                         teardown),
         cmocka_unit_test(test_missing_supervisor_program_is_named),
+        cmocka_unit_test_setup_teardown(test_supervisors_come_from_the_fork_server_or_not, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_a_dead_fork_server_is_replaced, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_pod_is_adopted_after_restart, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_exit_while_unwatched_is_picked_up, setup,
