@@ -301,7 +301,8 @@ static void conclude_lost(struct lx_pod *p, int64_t now)
 static void finish(struct exec_local *l, struct lx_pod *p)
 {
     int64_t now = now_ms();
-    refresh_status(p);
+    if (!p->st.done) /* a concluded status is the supervisor's last write */
+        refresh_status(p);
     refresh_metrics(p);
     if (!p->st.done)
         conclude_lost(p, now);
@@ -596,7 +597,9 @@ static struct lx_pod *pod_new(struct exec_local *l, const char *uid, const char 
     p->pidfd = -1;
     mkdir_p(p->dir);
     mkdir_p(p->sandbox);
-    uint32_t mask = IN_CLOSE_WRITE | IN_MODIFY | IN_MOVED_TO;
+    /* the status file is renamed in; the metrics file is written (or
+     * renamed in); closes and the temp file's writes need no wakeup */
+    uint32_t mask = IN_MODIFY | IN_MOVED_TO;
     p->wd = inotify_add_watch(l->ino_fd, p->dir, mask);
     p->wd2 = strcmp(p->dir, p->sandbox) ? inotify_add_watch(l->ino_fd, p->sandbox, mask) : -1;
     p->unwatched = p->wd < 0 || (p->wd2 < 0 && strcmp(p->dir, p->sandbox));
@@ -644,6 +647,7 @@ static int local_start(struct exec *x, const struct exec_pod *pod, char *err, si
         return CU_EEXIST;
     }
     p = pod_new(l, pod->uid, pod->sandbox_dir);
+    p->check_status = p->check_metrics = false; /* nothing there yet: inotify says when */
     p->spec_text = spec_text(l, p, pod);
     unlink(p->status_path); /* a previous life's status is not this one's */
     p->spawn_pending = true;

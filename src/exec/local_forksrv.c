@@ -22,6 +22,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -139,6 +140,9 @@ int lx_forksrv_main(int sock)
     signal(SIGHUP, SIG_IGN);
     int sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
     fcntl(sock, F_SETFD, FD_CLOEXEC);
+    /* jansson seeds its hash function from /dev/urandom on first use: once
+     * here, not in every supervisor */
+    json_object_seed(0);
     for (bool open = true; open;) {
         struct pollfd p[2] = {{sock, POLLIN, 0}, {sfd, POLLIN, 0}};
         if (poll(p, sfd >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
