@@ -27,7 +27,6 @@
  */
 #include <curl/curl.h>
 #include <jansson.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,6 +34,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_stats.h"
 #include "util/jsonx.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
@@ -307,23 +307,10 @@ static bool wait_job(int i, double deadline_ms)
     return true;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile p (0..100) of n sorted values. */
-static double pct(const double *v, int n, double p)
-{
-    int rank = (int)ceil(p / 100.0 * n);
-    return v[rank < 1 ? 0 : rank - 1];
-}
-
 static void print_dist(const char *key, double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof(*v), cmp_double);
-    printf("%s_p50_ms=%.2f %s_p99_ms=%.2f ", key, pct(v, n, 50), key, pct(v, n, 99));
+    bench_sort(v, n);
+    printf("%s_p50_ms=%.2f %s_p99_ms=%.2f ", key, bench_pct(v, n, 50), key, bench_pct(v, n, 99));
 }
 
 static int run_latency(int n)

@@ -23,8 +23,11 @@
  *
  * Files in a pod's directory <state_dir>/pods/<uid>/ (none ends in ".log",
  * so none can be taken for a container's log):
- *   supervisor.json       the status (the supervisor rewrites it, temp file
- *                         + rename, after every change; "seq" counts them)
+ *   supervisor.json       the status (the supervisor rewrites it after every
+ *                         change; "seq" counts them)
+ *   supervisor.json.tmp   the status before the last one: rewritten with the
+ *                         next one and swapped with supervisor.json
+ *                         (RENAME_EXCHANGE), so updates delete no inodes
  *   supervisor.lock       flock()ed by the supervisor for its whole life: a
  *                         held lock = a live supervisor, whoever asks
  *   supervisor.out        the supervisor's own messages (created only when
@@ -155,8 +158,9 @@ struct lx_status {
     size_t n;
 };
 
-/* Write st to path as JSON: to "<path>.tmp" then rename, so a reader sees
- * the old or the new file, never half of one. 0 or CU_EIO. */
+/* Write st to path as JSON: to "<path>.tmp" then swapped with path
+ * (renamed when path does not exist), so a reader sees the old or the new
+ * file, never half of one; "<path>.tmp" keeps the old one. 0 or CU_EIO. */
 int lx_status_write(const char *path, const struct lx_status *st);
 /* Read a status file into *st (release with lx_status_release; *st is
  * zeroed first). 0, CU_ENOTFOUND (no file), CU_EINVAL (not a status). */

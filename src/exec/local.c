@@ -165,7 +165,9 @@ static bool refresh_status(struct lx_pod *p)
     struct lx_status st;
     if (lx_status_read(p->status_path, &st) != 0)
         return false;
-    if (p->have_st && st.seq == p->st.seq && st.pid == p->st.pid) {
+    /* an older status of the same supervisor (read through a file that was
+     * swapped out as it was opened) changes nothing */
+    if (p->have_st && st.seq <= p->st.seq && st.pid == p->st.pid) {
         lx_status_release(&st);
         return false;
     }

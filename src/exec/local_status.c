@@ -4,9 +4,10 @@
  * the supervisor parses it) and the status file (what happened; the
  * supervisor rewrites it after every change, the server reads it, now or
  * after a restart). Both are JSON through jansson; the status file is
- * written in one write() to a temp file and renamed, so a reader never
- * sees half a file, and a watcher of the directory sees one change, not
- * one per JSON token. Also the process-identity helpers that keep a
+ * written in one write() to "<file>.tmp" and swapped into place, so a
+ * reader never sees half a file, a watcher of the directory sees one
+ * change, not one per JSON token, and the swaps create and delete no
+ * inodes (see dump_atomic). Also the process-identity helpers that keep a
  * restarted server from signalling a reused pid.
  *
  * Status file, times in ms since the epoch:
@@ -36,7 +37,23 @@
 static const char *const policy_names[] = {"Never", "OnFailure", "Always"};
 static const char *const cstate_names[] = {"Waiting", "Running", "Terminated"};
 
-/* Write v to path through "<path>.tmp" (one write) and rename. */
+/* Put tmp in place of path: swapped with the file there (RENAME_EXCHANGE:
+ * tmp keeps the old file, to be rewritten next time), renamed when there is
+ * none (or the file system cannot swap). */
+static int replace(const char *tmp, const char *path)
+{
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_EXCHANGE) == 0)
+        return 0;
+    return errno == ENOENT || errno == EINVAL || errno == ENOSYS ? rename(tmp, path) : -1;
+}
+
+/* Write v to path: into "<path>.tmp" (one write, O_TRUNC: after the first
+ * two writes an existing file) and swapped into place. A reader sees the
+ * old file or the new one, never half of one (an empty file at worst, when
+ * it opened the old one just before it was rewritten: a later change
+ * follows). No file is created or deleted after the first two writes,
+ * which on ext4 without a journal keeps every other file creation on the
+ * disk from skipping recently deleted inodes one by one. */
 static int dump_atomic(const json_t *v, const char *path, int mode)
 {
     char *text = jx_dumps(v);
@@ -45,18 +62,13 @@ static int dump_atomic(const json_t *v, const char *path, int mode)
     int rc = CU_EIO;
     if (fd >= 0) {
         /* no fsync: the file describes processes, which a machine crash
-         * ends anyway; rename alone keeps readers from half a file */
+         * ends anyway */
         size_t len = strlen(text);
         bool ok = write(fd, text, len) == (ssize_t)len;
         ok &= close(fd) == 0;
-        fd = -1;
-        if (ok && rename(tmp, path) == 0)
+        if (ok && replace(tmp, path) == 0)
             rc = 0;
     }
-    if (fd >= 0)
-        close(fd);
-    if (rc)
-        unlink(tmp);
     xfree(text);
     xfree(tmp);
     return rc;

@@ -143,6 +143,25 @@ static void test_status_file_round_trip_and_bad_input(void **state)
     assert_string_equal(got.c[1].message, "quote \" and\nnewline");
     lx_status_release(&got);
 
+    /* later writes swap the file with the previous one: no inode is created
+     * or deleted from the third write on */
+    struct stat first, second, third;
+    assert_int_equal(stat(path, &first), 0);
+    st.seq = 10;
+    assert_int_equal(lx_status_write(path, &st), 0);
+    assert_int_equal(stat(path, &second), 0);
+    assert_int_equal(lx_status_read(tmp, &got), 0); /* the previous one, whole */
+    assert_int_equal(got.seq, 9);
+    lx_status_release(&got);
+    st.seq = 11;
+    assert_int_equal(lx_status_write(path, &st), 0);
+    assert_int_equal(lx_status_read(path, &got), 0);
+    assert_int_equal(got.seq, 11);
+    lx_status_release(&got);
+    assert_int_equal(stat(path, &third), 0);
+    assert_int_equal(third.st_ino, first.st_ino); /* the two files take turns */
+    assert_int_not_equal(second.st_ino, first.st_ino);
+
     char *missing = xasprintf("%s/none.json", f->dir);
     assert_int_equal(lx_status_read(missing, &got), CU_ENOTFOUND);
     FILE *fp = fopen(path, "w");
@@ -273,9 +292,9 @@ static void test_a_trivial_pod_writes_few_files(void **state)
     char *dir = pod_dir(f, "small");
     assert_true(wait_for(unlocked, dir));
     /* no spec file (it travels in a memfd), no supervisor.out (nothing to
-     * say), no temp file left */
+     * say); supervisor.json.tmp holds the status before the last */
     char *names = dir_names(dir);
-    assert_string_equal(names, "main.log,supervisor.json,supervisor.lock");
+    assert_string_equal(names, "main.log,supervisor.json,supervisor.json.tmp,supervisor.lock");
     struct lx_status st;
     assert_int_equal(read_status(f, "small", &st), 0);
     assert_int_equal(st.seq, 2); /* written as it ran and as it ended, not before */
