@@ -130,23 +130,38 @@ cpu_ticks() {
     fi
 }
 
+# CPU ticks the whole machine spent busy so far (/proc/stat), and seconds
+# since boot: "BUSY UPTIME"
+machine_ticks() {
+    echo "$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat) $(cut -d' ' -f1 /proc/uptime)"
+}
+
 # measure VAR MODE N QUEUE|- : one latency run on a fresh server; its line in
-# VAR, with load=LOAD1 and, for throughput, server_cpu_ms= and pods_cpu_ms=
-# per Job
+# VAR, with load=LOAD1, elsewhere=CPUS (the CPUs, on average, busy with
+# anything but this server, its pods and the client while it ran) and, for
+# throughput, server_cpu_ms= and pods_cpu_ms= per Job
 measure() {
-    local line load c0 c1
+    local line load c0 c1 m0 m1 client
     start_server
     load=$(cut -d' ' -f1 /proc/loadavg)
     c0=$(cpu_ticks)
-    line=$("$build/latency" "$url" "$2" "$3" "$4" "$submitters") || { echo "latency $2 $4 failed" >&2; exit 1; }
+    m0=$(machine_ticks)
+    local TIMEFORMAT='%U %S'
+    { time line=$("$build/latency" "$url" "$2" "$3" "$4" "$submitters" 2>"$work/latency.err"); } 2>"$work/latency.time" ||
+        { cat "$work/latency.err" >&2; echo "latency $2 $4 failed" >&2; exit 1; }
     sleep 0.2 # the last supervisors reaped
     c1=$(cpu_ticks)
+    m1=$(machine_ticks)
+    client=$(cat "$work/latency.time")
     line+=" load=$load"
-    if [[ $2 == throughput ]]; then
-        line+=$(awk -v a="$c0" -v b="$c1" -v n="$3" -v hz="$(getconf CLK_TCK)" 'BEGIN {
-            split(a, x, " "); split(b, y, " ");
-            printf " server_cpu_ms=%.2f pods_cpu_ms=%.2f", (y[1] - x[1]) * 1000 / hz / n, (y[2] - x[2]) * 1000 / hz / n }')
-    fi
+    line+=$(awk -v a="$c0" -v b="$c1" -v ma="$m0" -v mb="$m1" -v cl="$client" -v n="$3" \
+        -v hz="$(getconf CLK_TCK)" -v tp="$([[ $2 == throughput ]] && echo 1)" 'BEGIN {
+            split(a, x, " "); split(b, y, " "); split(ma, p, " "); split(mb, q, " "); split(cl, c, " ");
+            ours = (y[1] - x[1]) + (y[2] - x[2]) + (c[1] + c[2]) * hz;
+            printf " elsewhere=%.2f", (q[1] - p[1] - ours) / hz / (q[2] - p[2]);
+            if (tp)
+                printf " server_cpu_ms=%.2f pods_cpu_ms=%.2f", (y[1] - x[1]) * 1000 / hz / n,
+                    (y[2] - x[2]) * 1000 / hz / n }')
     stop_server
     printf -v "$1" '%s' "$line"
 }
@@ -196,9 +211,11 @@ row "  CPU per job: the server (ms)" "$(val "$tq" server_cpu_ms)" "$(val "$tb" s
     "$(ratio "$(val "$tq" server_cpu_ms)" "$(val "$tb" server_cpu_ms)")" ""
 row "  CPU per job: its pods (ms)" "$(val "$tq" pods_cpu_ms)" "$(val "$tb" pods_cpu_ms)" \
     "$(ratio "$(val "$tq" pods_cpu_ms)" "$(val "$tb" pods_cpu_ms)")" ""
-echo "(latency: $(val "$lq" jobs) Jobs after 5 warm-up, one at a time, at load $(val "$lq" load) / $(val "$lb" load);"
-echo " throughput: median of $runs runs (queued $(val "$tq" runs), baseline $(val "$tb" runs) jobs/s),"
-echo " $submitters submitting threads, load $(val "$tq" load) / $(val "$tb" load) as each median run began;"
+echo "(latency: $(val "$lq" jobs) Jobs after 5 warm-up, one at a time; throughput: the median of"
+echo " $runs runs (queued $(val "$tq" runs), baseline $(val "$tb" runs) jobs/s), $submitters submitting threads."
+echo " CPUs busy with other work while each ran (queued / baseline): latency $(val "$lq" elsewhere) / $(val "$lb" elsewhere),"
+echo " throughput $(val "$tq" elsewhere) / $(val "$tb" elsewhere) of $(nproc); 1-minute load average as each began (it"
+echo " counts this benchmark's previous runs too): $(val "$lq" load) / $(val "$lb" load), $(val "$tq" load) / $(val "$tb" load);"
 echo " pods = the supervisors, their fork server and the containers (\`sh -c true\`))"
 }
 
