@@ -58,6 +58,7 @@ static bool partial(struct eng *e, struct eng__entry *en)
     struct eng__targets bt = {0};
     while (lo < hi) {
         int64_t k = lo + (hi - lo) / 2;
+        eng__pmemo_reset(e);
         for (int i = 0; i < wl->n_ps; i++) {
             const struct eng__ps *ps = &wl->ps[i];
             int64_t d = ps->min_count > 0 && ps->count > ps->min_count ? ps->count - ps->min_count : 0;
@@ -103,6 +104,7 @@ static bool partial(struct eng *e, struct eng__entry *en)
 /* Kueue getInitialAssignments. */
 static void get_assignments(struct eng *e, struct eng__entry *en)
 {
+    eng__pmemo_reset(e);
     en->old = replaced_slice(e, en->wl, en->cq);
     eng__assign(e, en->cq, en->wl, NULL, en->old, &en->a);
     int m = eng__asg_mode(&en->a);
@@ -343,6 +345,7 @@ static size_t issue_preemptions(struct eng *e, struct eng__entry *en)
         if (v->evicted || v->preempted)
             continue;
         v->preempted = true;
+        e->usage_epoch++;
         e->hard_progress++;
         struct eng_decision *d = eng__decision_new(e, ENG_PREEMPT, v, v->rcq_name);
         eng__wl_ref_set(&d->preemptor, en->wl);
@@ -439,7 +442,7 @@ static void bulk_move(struct eng *e, struct eng__cq *cq, uint64_t hash, const ch
     for (size_t i = 0; i < n; i++) {
         eng__wl_park(e, cq, m[i]);
         m[i]->bypassed = true;
-        eng__emit_pending_interned(e, m[i], eng__istr_get(e, ir), eng__istr_get(e, im));
+        eng__emit_pending_interned(e, m[i], eng__istr_ref(ir), eng__istr_ref(im));
     }
     eng__istr_put(e, ir);
     eng__istr_put(e, im);

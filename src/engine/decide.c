@@ -40,6 +40,12 @@ const char *eng__istr_get(struct eng *e, const char *s)
     return i->s;
 }
 
+const char *eng__istr_ref(const char *s)
+{
+    ((struct eng__istr *)(s - offsetof(struct eng__istr, s)))->refs++;
+    return s;
+}
+
 void eng__istr_put(struct eng *e, const char *s)
 {
     if (!s)

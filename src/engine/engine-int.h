@@ -56,6 +56,8 @@ struct eng__istr {
 };
 /* The interned copy of s (a reference the caller must put back). */
 const char *eng__istr_get(struct eng *e, const char *s);
+/* One more reference to s, itself interned (no lookup); returns s. */
+const char *eng__istr_ref(const char *s);
 /* Drop a reference; NULL is a no-op. */
 void eng__istr_put(struct eng *e, const char *s);
 
@@ -303,6 +305,7 @@ struct eng__wl {
 };
 
 struct eng__fp;
+struct eng__pscratch;
 
 struct eng__undo {
     struct eng__node *node;
@@ -344,6 +347,8 @@ struct eng {
     uint64_t hard_progress;       /* admissions, preemptions, parking */
     struct eng_result *out;
     size_t max_decisions, n_decided;
+    uint64_t usage_epoch;         /* bumped on every usage or quota-holder change */
+    struct eng__pscratch *pre;    /* preemption search buffers and memo (preempt.c) */
     struct eng__entry *cyc;       /* cycle entries, reused */
     size_t cap_cyc;
     bool *cyc_done;
@@ -598,6 +603,10 @@ void eng__get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
  * returns ENG__PM_NOCAND/PREEMPT/RECLAIM and sets *borrow. */
 int eng__oracle(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, int fr, int64_t val,
                 int *borrow);
+/* Free the preemption search buffers. */
+void eng__pscratch_free(struct eng *e);
+/* Forget the last oracle search (a new nomination starts). */
+void eng__pmemo_reset(struct eng *e);
 /* Temporarily remove / re-add a workload's usage (simulation). */
 void eng__sim_remove(struct eng *e, struct eng__wl *wl);
 /* Re-add a workload's usage after eng__sim_remove. */
