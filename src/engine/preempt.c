@@ -31,10 +31,16 @@ static const char *variant_reason(enum variant v)
     }
 }
 
+/* A candidate with its order key precomputed (Kueue CandidatesOrdering):
+ * k1 = group << 36 | biased priority << 3 | variant, where the group puts
+ * evicted candidates first and keeps Kueue's lists apart, and the variant
+ * (a function of group and priority) never decides; k2 = when the quota was
+ * reserved (later first); uid and namespace/name break ties. */
 struct cand {
+    uint64_t k1;
+    int64_t k2;
     struct eng__wl *wl;
     struct eng__node *lca;
-    enum variant v;
 };
 
 struct cands {
@@ -42,10 +48,65 @@ struct cands {
     size_t n, cap;
 };
 
-static void cands_push(struct cands *c, struct eng__wl *wl, struct eng__node *lca, enum variant v)
+static enum variant cand_variant(const struct cand *c) { return (enum variant)(c->k1 & 7); }
+
+static bool is_evicted(const struct eng__wl *w) { return w->evicted || w->preempted; }
+
+static int64_t reserved_at(const struct eng *e, const struct eng__wl *w)
+{
+    return w->quota_reserved_ms ? w->quota_reserved_ms : e->now_ms;
+}
+
+static struct cand cand_make(const struct eng *e, struct eng__wl *wl, struct eng__node *lca,
+                             enum variant v, unsigned group)
+{
+    uint64_t prio = (uint64_t)((int64_t)wl->priority - INT32_MIN);
+    return (struct cand){(uint64_t)group << 36 | prio << 3 | (uint64_t)v, reserved_at(e, wl), wl, lca};
+}
+
+static void cands_add(struct cands *c, struct cand x)
 {
     XGROW(c->v, c->cap, c->n + 1);
-    c->v[c->n++] = (struct cand){wl, lca, v};
+    c->v[c->n++] = x;
+}
+
+/* Buffers reused across searches, and the last oracle search (its targets
+ * serve the nomination that follows when nothing changed in between). */
+struct eng__pscratch {
+    struct cands all;
+    int64_t *rem;
+    size_t cap_rem;
+    bool memo_ok;
+    uint64_t memo_epoch;
+    int64_t memo_now_ms;
+    const struct eng__cq *memo_cq;
+    const struct eng__wl *memo_wl;
+    int memo_fr;
+    int64_t memo_val;
+    struct eng__targets memo_t;
+};
+
+static struct eng__pscratch *scratch(struct eng *e)
+{
+    if (!e->pre)
+        e->pre = xcalloc(1, sizeof(*e->pre));
+    return e->pre;
+}
+
+void eng__pscratch_free(struct eng *e)
+{
+    if (!e->pre)
+        return;
+    xfree(e->pre->all.v);
+    xfree(e->pre->rem);
+    xfree(e->pre->memo_t.v);
+    XFREE(e->pre);
+}
+
+void eng__pmemo_reset(struct eng *e)
+{
+    if (e->pre)
+        e->pre->memo_ok = false;
 }
 
 /* What one preemption search needs. */
@@ -130,14 +191,22 @@ static enum variant classify(const struct pctx *p, const struct eng__wl *cand, b
     return V_RECLAIM_BORROW;
 }
 
-static void from_cq(const struct pctx *p, struct eng__cq *cq, struct eng__node *lca, bool adv,
-                    struct cands *out)
+/* Classical lists (groups): hierarchical reclaim, other ClusterQueues,
+ * the preemptor's own; evicted candidates come before all three. */
+enum { L_HIER, L_PRIO, L_SAME, L_N };
+
+static size_t from_cq(const struct pctx *p, struct eng__cq *cq, struct eng__node *lca, bool adv,
+                      unsigned list, struct cands *out)
 {
+    size_t n = 0;
     for (struct eng__wl *w = cq->holders; w; w = w->hnext) {
         enum variant v = classify(p, w, adv);
-        if (v != V_NEVER)
-            cands_push(out, w, lca, v);
+        if (v == V_NEVER)
+            continue;
+        cands_add(out, cand_make(p->e, w, lca, v, is_evicted(w) ? list : list + L_N));
+        n++;
     }
+    return n;
 }
 
 static bool within_nominal(const struct pctx *p, const struct eng__node *n)
@@ -145,21 +214,23 @@ static bool within_nominal(const struct pctx *p, const struct eng__node *n)
     return eng__node_within_nominal(n, p->frs, p->n_frs);
 }
 
-static void in_subtree(const struct pctx *p, struct eng__node *cur, struct eng__node *root,
-                       struct eng__node *skip, bool adv, struct cands *out)
+static size_t in_subtree(const struct pctx *p, struct eng__node *cur, struct eng__node *root,
+                         struct eng__node *skip, bool adv, struct cands *out)
 {
+    size_t n = 0;
     for (size_t k = 0; k < cur->n_kids; k++) {
         struct eng__node *kid = cur->kids[k];
         if (kid->is_cq || kid == skip || within_nominal(p, kid))
             continue;
-        in_subtree(p, kid, root, skip, adv, out);
+        n += in_subtree(p, kid, root, skip, adv, out);
     }
     for (size_t k = 0; k < cur->n_kids; k++) {
         struct eng__node *kid = cur->kids[k];
         if (!kid->is_cq || kid == &p->cq->node || within_nominal(p, kid))
             continue;
-        from_cq(p, node_cq(kid), root, adv, out);
+        n += from_cq(p, node_cq(kid), root, adv, adv ? L_HIER : L_PRIO, out);
     }
+    return n;
 }
 
 /* Kueue QuantitiesFitInQuota over the requests still to place (rem). */
@@ -177,59 +248,48 @@ static bool fits_in_quota(const struct pctx *p, const struct eng__node *n, int64
     return fits;
 }
 
-static void hierarchical(const struct pctx *p, struct cands *hier, struct cands *prio)
+/* Candidates of the other ClusterQueues of the tree, level by level up
+ * from the preemptor's parent; counts what went to each list. Levels
+ * without the hierarchical advantage are skipped when `prio` is NULL (their
+ * candidates could not be used). */
+static void hierarchical(const struct pctx *p, struct cands *out, size_t *hier, size_t *prio)
 {
     if (!p->cq->node.parent || p->cq->reclaim == PP_NEVER)
         return;
-    int64_t *rem = xcalloc((size_t)p->n_use + 1, sizeof(int64_t));
+    struct eng__pscratch *sc = scratch(p->e);
+    XGROW(sc->rem, sc->cap_rem, (size_t)p->n_use + 1);
+    int64_t *rem = sc->rem;
     if (p->n_use)
         memcpy(rem, p->use_amt, sizeof(int64_t) * (size_t)p->n_use);
     bool adv = fits_in_quota(p, &p->cq->node, rem);
     struct eng__node *prev = NULL;
     for (struct eng__node *n = p->cq->node.parent; n; n = n->parent) {
-        in_subtree(p, n, n, prev, adv, adv ? hier : prio);
+        if (adv)
+            *hier += in_subtree(p, n, n, prev, adv, out);
+        else if (prio)
+            *prio += in_subtree(p, n, n, prev, adv, out);
         adv = fits_in_quota(p, n, rem) || adv;
         prev = n;
     }
-    xfree(rem);
 }
 
 /* ---- ordering (Kueue CandidatesOrdering) ---- */
 
-static bool is_evicted(const struct eng__wl *w) { return w->evicted || w->preempted; }
-
-static int64_t reserved_at(const struct eng *e, const struct eng__wl *w)
+static int cand_cmp(const void *x, const void *y)
 {
-    return w->quota_reserved_ms ? w->quota_reserved_ms : e->now_ms;
+    const struct cand *a = x, *b = y;
+    if (a->k1 != b->k1)
+        return a->k1 < b->k1 ? -1 : 1;
+    if (a->k2 != b->k2)
+        return a->k2 > b->k2 ? -1 : 1;
+    int c = strcmp(a->wl->uid, b->wl->uid);
+    return c ? c : strcmp(a->wl->key, b->wl->key);
 }
 
-static int cand_cmp(const void *x, const void *y, void *ctx)
+static void cands_sort(struct cands *c)
 {
-    const struct pctx *p = ctx;
-    const struct eng__wl *a = ((const struct cand *)x)->wl, *b = ((const struct cand *)y)->wl;
-    if (is_evicted(a) != is_evicted(b))
-        return is_evicted(a) ? -1 : 1;
-    bool ain = a->rcq == p->cq, bin = b->rcq == p->cq;
-    if (ain != bin)
-        return ain ? 1 : -1;
-    if (a->priority != b->priority)
-        return a->priority < b->priority ? -1 : 1;
-    int64_t ta = reserved_at(p->e, a), tb = reserved_at(p->e, b);
-    if (ta != tb)
-        return ta > tb ? -1 : 1;
-    int c = strcmp(a->uid, b->uid);
-    return c ? c : strcmp(a->key, b->key);
-}
-
-/* Sort and append: the evicted ones of `src` go to `ev`, others to `rest`. */
-static void sort_split(const struct pctx *p, struct cands *src, struct cands *ev, struct cands *rest)
-{
-    if (src->n)
-        qsort_r(src->v, src->n, sizeof(*src->v), cand_cmp, (void *)p);
-    for (size_t i = 0; i < src->n; i++) {
-        struct cands *dst = is_evicted(src->v[i].wl) ? ev : rest;
-        cands_push(dst, src->v[i].wl, src->v[i].lca, src->v[i].v);
-    }
+    if (c->n > 1)
+        qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
 }
 
 /* ---- the search ---- */
@@ -238,7 +298,7 @@ static bool cand_valid(const struct pctx *p, const struct cand *c, bool borrow)
 {
     if (c->wl->rcq == p->cq)
         return true;
-    if (borrow && c->v == V_RECLAIM_NO_BORROW)
+    if (borrow && cand_variant(c) == V_RECLAIM_NO_BORROW)
         return false;
     if (within_nominal(p, &c->wl->rcq->node))
         return false;
@@ -309,7 +369,7 @@ static bool attempt(const struct pctx *p, const struct cands *all, bool borrow, 
         if (!cand_valid(p, &all->v[i], borrow))
             continue;
         eng__sim_remove(p->e, all->v[i].wl);
-        targets_push(&t, all->v[i].wl, variant_reason(all->v[i].v));
+        targets_push(&t, all->v[i].wl, variant_reason(cand_variant(&all->v[i])));
         fits = wl_fits(p, borrow);
     }
     if (fits)
@@ -323,24 +383,29 @@ static bool attempt(const struct pctx *p, const struct cands *all, bool borrow, 
     return true;
 }
 
+/* Kueue classical preemption: one ordered list (evicted first; then the
+ * hierarchical, other-ClusterQueue and own lists, each in candidate order)
+ * tried with and/or without borrowing. When the preemptor may not borrow
+ * while preempting and is not under nominal, the only attempt allows
+ * borrowing, where candidates reclaimed without borrowing are never valid:
+ * they are not even collected. */
 static void classical(const struct pctx *p, struct eng__targets *out)
 {
-    struct cands same = {0}, hier = {0}, prio = {0}, all = {0}, rest = {0};
-    if (p->cq->within_cq != PP_NEVER)
-        from_cq(p, p->cq, NULL, false, &same);
-    hierarchical(p, &hier, &prio);
-    sort_split(p, &hier, &all, &rest);
-    sort_split(p, &prio, &all, &rest);
-    sort_split(p, &same, &all, &rest);
-    for (size_t i = 0; i < rest.n; i++)
-        cands_push(&all, rest.v[i].wl, rest.v[i].lca, rest.v[i].v);
+    struct cands *all = &scratch(p->e)->all;
+    size_t hier = 0, prio = 0;
     bool forbidden = p->cq->borrow_within == PP_NEVER;
+    bool borrow_only = forbidden && !under_nominal(p);
+    all->n = 0;
+    if (p->cq->within_cq != PP_NEVER)
+        from_cq(p, p->cq, NULL, false, L_SAME, all);
+    hierarchical(p, all, &hier, borrow_only ? NULL : &prio);
+    cands_sort(all);
     bool opts[2];
     int n_opts;
-    if ((hier.n == 0 && prio.n == 0) || (forbidden && !under_nominal(p))) {
+    if ((hier == 0 && prio == 0) || borrow_only) {
         opts[0] = true;
         n_opts = 1;
-    } else if (forbidden && hier.n == 0) {
+    } else if (forbidden && hier == 0) {
         opts[0] = false;
         opts[1] = true;
         n_opts = 2;
@@ -350,13 +415,8 @@ static void classical(const struct pctx *p, struct eng__targets *out)
         n_opts = 2;
     }
     for (int o = 0; o < n_opts; o++)
-        if (attempt(p, &all, opts[o], out))
+        if (attempt(p, all, opts[o], out))
             break;
-    xfree(same.v);
-    xfree(hier.v);
-    xfree(prio.v);
-    xfree(all.v);
-    xfree(rest.v);
 }
 
 /* ---- fair sharing preemption (Kueue fairPreemptions, §2.8) ---- */
@@ -402,7 +462,7 @@ static void fpool_build(const struct pctx *p, const struct cands *all, struct fp
             k++;
         if (k == fp->n)
             fp->cq[fp->n++] = all->v[i].wl->rcq;
-        cands_push(&fp->c[k], all->v[i].wl, NULL, all->v[i].v);
+        cands_add(&fp->c[k], all->v[i]);
     }
     (void)p;
 }
@@ -557,7 +617,7 @@ static bool fair_first(const struct pctx *p, struct fpool *fp, enum eng_fair_str
                 break;
             }
             eng__sim_add(p->e, w);
-            cands_push(retry, w, NULL, V_RECLAIM_NO_BORROW);
+            cands_add(retry, cand_make(p->e, w, NULL, V_RECLAIM_NO_BORROW, 0));
         }
     }
     return false;
@@ -589,10 +649,21 @@ static bool fair_second(const struct pctx *p, const struct cands *retry, struct 
     return fits;
 }
 
+/* Fair-sharing candidates: evicted first, other ClusterQueues before the
+ * preemptor's own (groups 0-3), then candidate order. */
+static void fair_from_cq(const struct pctx *p, struct eng__cq *cq, struct cands *out)
+{
+    for (struct eng__wl *w = cq->holders; w; w = w->hnext) {
+        enum variant v = classify(p, w, false);
+        if (v != V_NEVER)
+            cands_add(out, cand_make(p->e, w, NULL, v, (is_evicted(w) ? 0 : 2) + (cq == p->cq)));
+    }
+}
+
 static void fair_candidates(const struct pctx *p, struct cands *all)
 {
     if (p->cq->within_cq != PP_NEVER)
-        from_cq(p, p->cq, NULL, false, all);
+        fair_from_cq(p, p->cq, all);
     if (!p->cq->node.parent || p->cq->reclaim == PP_NEVER)
         return;
     for (size_t k = 0; k < p->e->n_cq_sorted; k++) {
@@ -603,7 +674,7 @@ static void fair_candidates(const struct pctx *p, struct cands *all)
         for (int f = 0; f < p->n_frs; f++)
             borrowing = borrowing || eng__cq_borrowing(cq, p->frs[f]);
         if (borrowing)
-            from_cq(p, cq, NULL, false, all);
+            fair_from_cq(p, cq, all);
     }
 }
 
@@ -615,7 +686,7 @@ static void fair_preemption(const struct pctx *p, struct eng__targets *out)
         xfree(all.v);
         return;
     }
-    qsort_r(all.v, all.n, sizeof(*all.v), cand_cmp, (void *)p);
+    cands_sort(&all);
     const struct eng_config *cfg = &p->e->cfg;
     enum eng_fair_strategy s1 = cfg->n_fs_strategies ? cfg->fs_strategies[0] : FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
     bool second = cfg->n_fs_strategies ? cfg->n_fs_strategies > 1 : true;
@@ -665,6 +736,39 @@ static void get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, c
         classical(&p, out);
 }
 
+/* The oracle's last search answers this one: same preemptor, one FR
+ * needing preemption that is also the only one used, same amount, nothing
+ * changed since (usage epoch, clock). */
+static bool memo_hit(struct eng *e, const struct eng__cq *cq, const struct eng__wl *wl, int fr,
+                     const struct eng__asg *a, struct eng__targets *out)
+{
+    struct eng__pscratch *sc = e->pre;
+    if (!sc || !sc->memo_ok || sc->memo_epoch != e->usage_epoch || sc->memo_now_ms != e->now_ms ||
+        e->tree_dirty || sc->memo_cq != cq || sc->memo_wl != wl || sc->memo_fr != fr ||
+        a->n_use != 1 || a->use_fr[0] != fr || a->use_amt[0] != sc->memo_val)
+        return false;
+    memset(out, 0, sizeof(*out));
+    for (size_t i = 0; i < sc->memo_t.n; i++)
+        targets_push(out, sc->memo_t.v[i].wl, sc->memo_t.v[i].reason);
+    return true;
+}
+
+static void memo_store(struct eng *e, const struct eng__cq *cq, const struct eng__wl *wl, int fr,
+                       int64_t val, const struct eng__targets *t)
+{
+    struct eng__pscratch *sc = scratch(e);
+    sc->memo_ok = !e->tree_dirty;
+    sc->memo_epoch = e->usage_epoch;
+    sc->memo_now_ms = e->now_ms;
+    sc->memo_cq = cq;
+    sc->memo_wl = wl;
+    sc->memo_fr = fr;
+    sc->memo_val = val;
+    sc->memo_t.n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        targets_push(&sc->memo_t, t->v[i].wl, t->v[i].reason);
+}
+
 void eng__get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
                       const struct eng__asg *a, struct eng__targets *out)
 {
@@ -680,7 +784,8 @@ void eng__get_targets(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
             if (!dup && n < a->n_use)
                 frs[n++] = ra->fr;
         }
-    get_targets(e, cq, wl, frs, n, a->use_fr, a->use_amt, a->n_use, out);
+    if (n != 1 || !memo_hit(e, cq, wl, frs[0], a, out))
+        get_targets(e, cq, wl, frs, n, a->use_fr, a->use_amt, a->n_use, out);
     xfree(frs);
 }
 
@@ -691,6 +796,8 @@ int eng__oracle(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, int fr, i
     bool may_reclaim;
     get_targets(e, cq, wl, &fr, 1, &fr, &val, 1, &t);
     if (!t.n) {
+        memo_store(e, cq, wl, fr, val, &t);
+        eng__targets_free(&t);
         *borrow = eng__lowest_fitting_height(cq, fr, val, &may_reclaim);
         return ENG__PM_NOCAND;
     }
@@ -702,6 +809,7 @@ int eng__oracle(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, int fr, i
     *borrow = eng__lowest_fitting_height(cq, fr, val, &may_reclaim);
     for (size_t i = 0; i < t.n; i++)
         eng__sim_add(e, t.v[i].wl);
+    memo_store(e, cq, wl, fr, val, &t);
     eng__targets_free(&t);
     return own ? ENG__PM_PREEMPT : ENG__PM_RECLAIM;
 }

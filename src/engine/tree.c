@@ -383,6 +383,7 @@ static void undo_log(struct eng *e, struct eng__node *n, int i, int64_t delta)
 
 void eng__node_add_usage(struct eng *e, struct eng__node *n, int i, int64_t delta)
 {
+    e->usage_epoch++;
     while (n && delta) {
         int64_t lq = eng__local_quota(n, i);
         int64_t before = max64(0, eng__amt_sub(n->usage[i], lq));
@@ -423,6 +424,7 @@ void eng__wl_charge(struct eng *e, struct eng__wl *wl, int sign)
         int i = eng__node_idx(&cq->node, wl->use_fr[u]);
         if (i < 0) {
             e->tree_dirty = true; /* a new FR: the rebuild recounts everything */
+            e->usage_epoch++;
             return;
         }
     }

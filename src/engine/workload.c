@@ -335,6 +335,7 @@ void eng__holder_add(struct eng *e, struct eng__wl *wl)
     if (!cq)
         return;
     DL_APPEND2(cq->holders, wl, hprev, hnext);
+    e->usage_epoch++;
     cq->n_reserving++;
     if (wl->admitted)
         cq->n_admitted++;
@@ -349,6 +350,7 @@ void eng__holder_remove(struct eng *e, struct eng__wl *wl, bool freed)
         return;
     eng__wl_charge(e, wl, -1);
     DL_DELETE2(cq->holders, wl, hprev, hnext);
+    e->usage_epoch++;
     cq->n_reserving--;
     if (wl->admitted)
         cq->n_admitted--;
