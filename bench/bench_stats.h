@@ -1,6 +1,6 @@
 /*
- * bench_stats: the order statistics the benchmark programs print (header
- * only, bench/ only): sorting samples and the nearest-rank percentile.
+ * bench_stats: what the benchmark programs share (header only, bench/
+ * only): sorting samples, the nearest-rank percentile, count arguments.
  */
 #ifndef CUEUE_BENCH_STATS_H
 #define CUEUE_BENCH_STATS_H
@@ -25,6 +25,14 @@ static inline double bench_pct(const double *v, int n, double p)
 {
     int rank = (int)ceil(p / 100.0 * n);
     return v[rank < 1 ? 0 : rank - 1];
+}
+
+/* A count argument: a whole decimal number, or -1 when s is not one. */
+static inline long bench_count_arg(const char *s)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *s && !*end ? v : -1;
 }
 
 #endif

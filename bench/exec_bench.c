@@ -183,7 +183,7 @@ static int run_throughput(const char *dir, int n)
 
 int main(int argc, char **argv)
 {
-    int n_lat = argc > 1 ? atoi(argv[1]) : 100, n_tput = argc > 2 ? atoi(argv[2]) : 1000;
+    long n_lat = argc > 1 ? bench_count_arg(argv[1]) : 100, n_tput = argc > 2 ? bench_count_arg(argv[2]) : 1000;
     if (n_lat < 1 || n_tput < 1 || n_lat > 100000 || n_tput > 100000) {
         fprintf(stderr, "usage: exec_bench [LATENCY_PODS [THROUGHPUT_PODS]] (1..100000 each)\n");
         return 2;
@@ -194,9 +194,9 @@ int main(int argc, char **argv)
         perror("exec_bench");
         return 1;
     }
-    int rc = run_latency(dir, n_lat);
+    int rc = run_latency(dir, (int)n_lat);
     if (!rc)
-        rc = run_throughput(dir, n_tput);
+        rc = run_throughput(dir, (int)n_tput);
     printf("\n");
     char *rm = xasprintf("rm -rf '%s'", dir);
     if (system(rm) != 0) {}

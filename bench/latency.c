@@ -407,9 +407,10 @@ int main(int argc, char **argv)
         return 2;
     }
     bool lat = !strcmp(argv[2], "latency");
-    int n = atoi(argv[3]);
-    if (n < 1 || n > 1000000) {
-        fprintf(stderr, "latency: N must be 1..1000000\n");
+    long n_arg = bench_count_arg(argv[3]), subs = argc > 5 ? bench_count_arg(argv[5]) : 4;
+    int n = n_arg > 0 && n_arg <= 1000000 ? (int)n_arg : 0;
+    if (n < 1 || n > 1000000 || subs < 1 || subs > 64) {
+        fprintf(stderr, "latency: N must be 1..1000000 and SUBMITTERS 1..64\n");
         return 2;
     }
     B.url = argv[1];
@@ -425,7 +426,7 @@ int main(int argc, char **argv)
      * the server must send while it is measured) */
     int nw = lat ? 2 : 1;
     start_watches(w, lat ? 0 : 2, nw);
-    int rc = lat ? run_latency(B.n) : run_throughput(n, argc > 5 ? atoi(argv[5]) : 4);
+    int rc = lat ? run_latency(B.n) : run_throughput(n, (int)subs);
     stop_watches(w, nw);
     xfree(B.t);
     curl_global_cleanup();

@@ -64,7 +64,7 @@ char *lx_sup_program(const char *dir, char *err, size_t errlen)
     return path;
 }
 
-/* fd moved above the fds the supervisor gets (so the dup2s below cannot
+/* fd moved above the fds handed to the supervisor (so the dup2s below cannot
  * overwrite one another), close-on-exec; fd itself when already there. */
 static int above_handover(int fd)
 {
