@@ -208,43 +208,55 @@ static int entry_cmp(const void *x, const void *y)
 
 /* ---- processing ---- */
 
+/* The victims of this cycle's preemptions so far; membership is the
+ * workload's victim_cycle mark. */
 struct victims {
     struct eng__wl **v;
     size_t n, cap;
 };
 
-static bool victims_has(const struct victims *vs, const struct eng__wl *wl)
+static bool victims_has(const struct eng *e, const struct eng__wl *wl)
 {
-    for (size_t i = 0; i < vs->n; i++)
-        if (vs->v[i] == wl)
-            return true;
-    return false;
+    return wl->victim_cycle == e->cycle;
 }
 
-static void victims_add(struct victims *vs, struct eng__wl *wl)
+static void victims_add(struct eng *e, struct victims *vs, struct eng__wl *wl)
 {
-    if (victims_has(vs, wl))
+    if (victims_has(e, wl))
         return;
+    wl->victim_cycle = e->cycle;
     XGROW(vs->v, vs->cap, vs->n + 1);
     vs->v[vs->n++] = wl;
+}
+
+/* Only usage in cq's own cohort tree matters to what fits in cq. */
+static bool in_tree(const struct eng__wl *v, const struct eng__node *root)
+{
+    return v->rcq && eng__node_root(&v->rcq->node) == root;
+}
+
+/* Simulate the removal (sign -1) or return (+1) of the earlier victims in
+ * cq's tree and of the entry's own targets that are not among them. */
+static void sim_victims(struct eng *e, const struct eng__entry *en, const struct victims *vs,
+                        bool own, int sign)
+{
+    const struct eng__node *root = eng__node_root(&en->cq->node);
+    for (size_t i = 0; i < vs->n; i++)
+        if (in_tree(vs->v[i], root))
+            eng__wl_charge(e, vs->v[i], sign);
+    for (size_t i = 0; own && i < en->t.n; i++)
+        if (!victims_has(e, en->t.v[i].wl) && in_tree(en->t.v[i].wl, root))
+            eng__wl_charge(e, en->t.v[i].wl, sign);
 }
 
 /* cq.Fits(usage) with earlier victims and own targets simulated away. */
 static bool fits_now(struct eng *e, struct eng__entry *en, const struct victims *vs)
 {
-    struct victims all = {0};
-    for (size_t i = 0; i < vs->n; i++)
-        victims_add(&all, vs->v[i]);
-    for (size_t i = 0; i < en->t.n; i++)
-        victims_add(&all, en->t.v[i].wl);
-    for (size_t i = 0; i < all.n; i++)
-        eng__sim_remove(e, all.v[i]);
+    sim_victims(e, en, vs, true, -1);
     bool ok = true;
     for (int u = 0; u < en->a.n_use && ok; u++)
         ok = en->a.use_amt[u] <= eng__cq_available(en->cq, en->a.use_fr[u]);
-    for (size_t i = 0; i < all.n; i++)
-        eng__sim_add(e, all.v[i]);
-    xfree(all.v);
+    sim_victims(e, en, vs, true, +1);
     return ok;
 }
 
@@ -255,15 +267,13 @@ static bool deferred_fit(struct eng *e, struct eng__entry *en, const struct vict
     int32_t *counts = xcalloc((size_t)en->a.n_ps + 1, sizeof(int32_t));
     for (int i = 0; i < en->a.n_ps; i++)
         counts[i] = en->a.ps[i].count;
-    for (size_t i = 0; i < vs->n; i++)
-        eng__sim_remove(e, vs->v[i]);
+    sim_victims(e, en, vs, false, -1);
     clear_last(en->wl); /* the recomputation starts from the first flavor */
     en->keep_scan = false;
     struct eng__asg b;
     eng__assign_pinned(e, en->cq, en->wl, en->a.n_ps == en->wl->n_ps ? counts : NULL, en->old, &en->a, &b);
     bool fit = eng__asg_mode(&b) == ENG__FIT;
-    for (size_t i = 0; i < vs->n; i++)
-        eng__sim_add(e, vs->v[i]);
+    sim_victims(e, en, vs, false, +1);
     xfree(counts);
     if (fit) {
         for (int u = 0; u < b.n_use; u++)
@@ -380,7 +390,7 @@ static void process(struct eng *e, struct eng__entry *en, struct victims *vs)
     }
     bool overlap = false;
     for (size_t i = 0; i < en->t.n; i++)
-        overlap = overlap || victims_has(vs, en->t.v[i].wl);
+        overlap = overlap || victims_has(e, en->t.v[i].wl);
     if (overlap && deferred_fit(e, en, vs))
         return;
     if (overlap || !fits_now(e, en, vs)) {
@@ -394,7 +404,7 @@ static void process(struct eng *e, struct eng__entry *en, struct victims *vs)
         return;
     }
     for (size_t i = 0; i < en->t.n; i++)
-        victims_add(vs, en->t.v[i].wl);
+        victims_add(e, vs, en->t.v[i].wl);
     if (mode == ENG__PREEMPT) {
         for (int u = 0; u < en->a.n_use; u++)
             eng__cq_add_usage(e, en->cq, en->a.use_fr[u], en->a.use_amt[u]);

@@ -283,6 +283,7 @@ struct eng__wl {
     int64_t *use_amt;
     struct eng__wl *hprev, *hnext;
     bool preempted;           /* the engine issued its preemption */
+    uint64_t victim_cycle;    /* e->cycle of the cycle that made it a victim */
     int64_t expected_end_ms;
     /* queue state */
     enum eng__wlq q;
