@@ -7,6 +7,7 @@
  * outcome callback, which reads a pod's runtime from its own annotations or
  * its owners'.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,16 +35,24 @@ struct sim_runtimes {
 void sim_warn(struct sim *s, const char *fmt, ...)
 {
     s->n_warnings++;
-    if (s->opt.quiet_warnings)
+    if (s->opt.quiet_warnings && !s->opt.keep_records)
         return;
-    char t[SIM_SECONDS_LEN];
-    sim_format_seconds(clk_now(&s->clock.clk) - s->sc->start_ms, t);
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "cueue sim: warning at %ss: ", t);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    sbuf_vaddf(&sb, fmt, ap);
     va_end(ap);
+    char *text = sbuf_take(&sb);
+    sbuf_release(&sb);
+    if (s->opt.keep_records)
+        json_array_append_new(s->warnings, json_string(text));
+    if (!s->opt.quiet_warnings) {
+        char t[SIM_SECONDS_LEN];
+        sim_format_seconds(clk_now(&s->clock.clk) - s->sc->start_ms, t);
+        fprintf(stderr, "cueue sim: warning at %ss: %s\n", t, text);
+    }
+    xfree(text);
 }
 
 static char *rt_key(const char *kind, const char *ns, const char *name)
@@ -94,18 +103,47 @@ void sim_runtimes_free(struct sim_runtimes *rt)
     xfree(rt);
 }
 
+/* Warn once per object and key that its annotation or label `key` holds
+ * `value`, which breaks `rule`, so the simulator ignores it. */
+static void warn_ignored(struct sim *s, const json_t *obj, const char *key, const char *value,
+                         const char *rule)
+{
+    if (!s)
+        return;
+    char *id = xasprintf("%s\x1f%s\x1f%s\x1f%s", key, jx_or_empty(JX_STR(obj, "kind")),
+                         jx_or_empty(api_namespace(obj)), jx_or_empty(api_name(obj)));
+    if (!s->warned)
+        s->warned = json_object();
+    if (!json_object_get(s->warned, id)) {
+        json_object_set_new(s->warned, id, json_true());
+        const char *ns = api_namespace(obj);
+        sim_warn(s, "%s %s%s%s: %s \"%s\" %s; ignored", jx_or_empty(JX_STR(obj, "kind")),
+                 ns ? ns : "", ns ? "/" : "", jx_or_empty(api_name(obj)), key, value, rule);
+    }
+    xfree(id);
+}
+
 int64_t sim_object_runtime(struct sim *s, const json_t *obj)
 {
     int64_t ms;
     const char *a = api_annotation(obj, SIM_ANN_RUNTIME);
-    if (a && !sim_duration_parse(a, &ms))
-        return ms;
+    if (a) {
+        int rc = sim_duration_parse(a, &ms);
+        if (!rc)
+            return ms;
+        warn_ignored(s, obj, SIM_ANN_RUNTIME, a,
+                     rc == CU_ELIMIT ? "is longer than " SIM_MAX_DURATION_TEXT
+                                     : "is not a duration (such as 90s, 10m, 1h30m)");
+    }
     const char *l = api_label(obj, SIM_LABEL_KUEUE_RUNTIME);
     if (l) {
         char *end;
+        errno = 0;
         long long v = strtoll(l, &end, 10);
-        if (end != l && !*end && v >= 0)
+        if (end != l && !*end && v >= 0 && !errno && v <= SIM_MAX_DURATION_MS)
             return v;
+        warn_ignored(s, obj, SIM_LABEL_KUEUE_RUNTIME, l,
+                     "is not a number of milliseconds from 0 to 3153600000000 (36500d)");
     }
     return sim_runtime_lookup(s, jx_or_empty(JX_STR(obj, "kind")), api_namespace(obj),
                               api_name(obj));
@@ -129,15 +167,19 @@ json_t *sim_controller_owner(struct sim *s, const json_t *obj)
     return NULL;
 }
 
-/* An exit code annotation (0..255), or -1 when absent or not a number. */
-static int exit_code_of(const json_t *obj)
+/* An exit code annotation (0..255), or -1 when absent or not such a
+ * number (said once). */
+static int exit_code_of(struct sim *s, const json_t *obj)
 {
     const char *v = api_annotation(obj, SIM_ANN_EXIT_CODE);
     if (!v)
         return -1;
     char *end;
     long code = strtol(v, &end, 10);
-    return end != v && !*end && code >= 0 && code <= 255 ? (int)code : -1;
+    if (end != v && !*end && code >= 0 && code <= 255)
+        return (int)code;
+    warn_ignored(s, obj, SIM_ANN_EXIT_CODE, v, "is not an exit code from 0 to 255");
+    return -1;
 }
 
 void sim_pod_outcome(void *ctx, const json_t *pod, struct exec_sim_outcome *out)
@@ -146,7 +188,7 @@ void sim_pod_outcome(void *ctx, const json_t *pod, struct exec_sim_outcome *out)
     bool have_code = false, have_runtime = false;
     json_t *cur = json_incref((json_t *)pod);
     for (int depth = 0; cur && depth < 5 && !(have_code && have_runtime); depth++) {
-        int code = exit_code_of(cur);
+        int code = exit_code_of(s, cur);
         if (!have_code && code >= 0) {
             out->exit_code = code;
             have_code = true;
@@ -202,7 +244,8 @@ static int ensure_namespace(struct sim *s, const char *ns, const char *where, ch
  * src/server/write.c does): drop server-owned metadata, fill generateName,
  * assign the uid (Job selectors are generated from it), label Namespaces
  * with their name. */
-static void prepare_create(struct sim *s, const struct api_kind *k, json_t *obj)
+static void prepare_create_with(const struct api_kind *k, json_t *obj, const char *suffix,
+                                const char *uid)
 {
     json_t *md = JX_OBJ(obj, "metadata");
     static const char *const keys[] = {"uid", "resourceVersion", "creationTimestamp",
@@ -211,18 +254,37 @@ static void prepare_create(struct sim *s, const struct api_kind *k, json_t *obj)
     for (const char *const *kk = keys; *kk; kk++)
         json_object_del(md, *kk);
     const char *gen = JX_STR(obj, "metadata", "generateName");
-    if (!api_name(obj) && gen) {
-        char sfx[6];
-        rng_suffix(&s->rng, sfx, 5);
-        char *name = xasprintf("%s%s", gen, sfx);
+    if (!api_name(obj) && gen && suffix) {
+        char *name = xasprintf("%s%s", gen, suffix);
         JX_SET_NEW(obj, json_string(name), "metadata", "name");
         xfree(name);
     }
-    char uid[37];
-    rng_uuid(&s->rng, uid);
     JX_SET_NEW(obj, json_string(uid), "metadata", "uid");
     if (k->id == KIND_NAMESPACE && api_name(obj))
         api_set_label(obj, "kubernetes.io/metadata.name", api_name(obj));
+}
+
+static void prepare_create(struct sim *s, const struct api_kind *k, json_t *obj)
+{
+    char sfx[6];
+    bool gen = !api_name(obj) && JX_STR(obj, "metadata", "generateName");
+    if (gen)
+        rng_suffix(&s->rng, sfx, 5);
+    char uid[37];
+    rng_uuid(&s->rng, uid);
+    prepare_create_with(k, obj, gen ? sfx : NULL, uid);
+}
+
+int sim_apply_precheck(const json_t *manifest, struct diag *d)
+{
+    const struct api_kind *k = api_doc_kind(manifest, d);
+    if (!k)
+        return CU_EBADREQ;
+    json_t *o = sim_subst_index(manifest, 0);
+    prepare_create_with(k, o, "aaaaa", "00000000-0000-4000-8000-000000000000");
+    int rc = api_admit(k, o, NULL, object_ns(k, o), d);
+    json_decref(o);
+    return rc;
 }
 
 /* The API server's namespace strategy: a new Namespace is Active. */
@@ -384,6 +446,17 @@ static int update_object(struct sim *s, const struct api_kind *k, const char *ns
     return rc;
 }
 
+/* Where an action's error happened: "spec.actions[2] (at 90s)", with the
+ * occurrence for repeated ones: "spec.actions[2] (i=3, at 90.3s)". */
+static char *action_where(struct sim *s, const struct sim_action *a, int32_t occ)
+{
+    char t[SIM_SECONDS_LEN];
+    sim_format_seconds(clk_now(&s->clock.clk) - s->sc->start_ms, t);
+    if (a->repeat > 1)
+        return xasprintf("%s (i=%d, at %ss)", a->where, (int)occ, t);
+    return xasprintf("%s (at %ss)", a->where, t);
+}
+
 /* The array element whose "name" is group (or the first when NULL). */
 static json_t *named_element(json_t *arr, const char *group)
 {
@@ -396,7 +469,7 @@ static json_t *named_element(json_t *arr, const char *group)
     return NULL;
 }
 
-static int scale_object(struct sim *s, const struct sim_action *a, json_t *obj, char **err)
+static int scale_object(const struct sim_action *a, const char *where, json_t *obj, char **err)
 {
     json_t *target = NULL;
     const char *field = NULL;
@@ -412,7 +485,7 @@ static int scale_object(struct sim *s, const struct sim_action *a, json_t *obj, 
         field = "count";
     }
     if (!target) {
-        *err = xasprintf("%s: %s \"%s\" has no %s \"%s\"", a->where, a->kind->kind,
+        *err = xasprintf("%s: %s \"%s\" has no %s \"%s\"", where, a->kind->kind,
                          jx_or_empty(api_name(obj)),
                          a->kind->id == KIND_RAYJOB ? "worker group" : "pod set",
                          a->group ? a->group : "(first)");
@@ -422,12 +495,54 @@ static int scale_object(struct sim *s, const struct sim_action *a, json_t *obj, 
     return 0;
 }
 
+/* A later apply action that creates (kind, ns, name), compared as written
+ * (before ${i}), or NULL. */
+static const struct sim_action *later_apply(struct sim *s, const struct sim_action *a,
+                                            const char *name)
+{
+    int64_t now_rel = clk_now(&s->clock.clk) - s->sc->start_ms;
+    for (size_t i = 0; i < s->sc->n_actions; i++) {
+        const struct sim_action *b = &s->sc->actions[i];
+        if (b->type != SIM_ACT_APPLY || b->at_rel + (b->repeat - 1) * b->every_ms <= now_rel)
+            continue;
+        const json_t *m = b->manifest;
+        const struct api_kind *k = api_kind_by_gvk(jx_or_empty(JX_STR(m, "apiVersion")),
+                                                   jx_or_empty(JX_STR(m, "kind")));
+        const char *n = api_name(m);
+        const char *ns = k && k->namespaced ? object_ns(k, m) : NULL;
+        if (k == a->kind && n && (!strcmp(n, a->name) || !strcmp(n, name)) &&
+            (!ns || !strcmp(ns, a->ns)))
+            return b;
+    }
+    return NULL;
+}
+
+/* A delete, patch or scale whose target does not exist (yet): a warning,
+ * with a hint when a later action creates it (actions run in time order,
+ * not in file order). */
+static void warn_not_found(struct sim *s, const struct sim_action *a, const char *name,
+                           const char *done)
+{
+    const struct sim_action *b = later_apply(s, a, name);
+    if (!b) {
+        sim_warn(s, "%s: %s \"%s\" not found, nothing %s", a->where, a->kind->kind, name, done);
+        return;
+    }
+    char t[SIM_SECONDS_LEN];
+    sim_warn(s, "%s: %s \"%s\" not found, nothing %s (%s creates it at %ss: actions run in "
+                "time order, not file order)", a->where, a->kind->kind, name, done, b->where,
+             sim_format_seconds(b->at_rel, t));
+}
+
 int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err)
 {
     *err = NULL;
     if (a->type == SIM_ACT_APPLY) {
         /* a fresh copy of the manifest: applied as it is */
-        return apply_owned(s, sim_subst_index(a->manifest, occ), a->run_for_ms, a->where, err);
+        char *where = action_where(s, a, occ);
+        int rc = apply_owned(s, sim_subst_index(a->manifest, occ), a->run_for_ms, where, err);
+        xfree(where);
+        return rc;
     }
     char *name = subst_str(a->name, occ);
     if (!name)
@@ -435,28 +550,28 @@ int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char 
     int rc = 0;
     if (a->type == SIM_ACT_DELETE) {
         if (store_delete(s->store, a->kind->id, a->ns, name, NULL, NULL) == CU_ENOTFOUND)
-            sim_warn(s, "%s: %s \"%s\" not found, nothing deleted", a->where, a->kind->kind,
-                     name);
+            warn_not_found(s, a, name, "deleted");
         xfree(name);
         return 0;
     }
     json_t *cur = store_get(s->store, a->kind->id, a->ns, name);
     if (!cur) {
-        sim_warn(s, "%s: %s \"%s\" not found, nothing %s", a->where, a->kind->kind, name,
-                 a->type == SIM_ACT_PATCH ? "patched" : "scaled");
+        warn_not_found(s, a, name, a->type == SIM_ACT_PATCH ? "patched" : "scaled");
         xfree(name);
         return 0;
     }
     json_t *obj = jx_deep_copy(cur);
+    char *where = action_where(s, a, occ);
     if (a->type == SIM_ACT_PATCH) {
         json_t *p = sim_subst_index(a->manifest, occ);
         sim_merge_patch(obj, p);
         json_decref(p);
     } else {
-        rc = scale_object(s, a, obj, err);
+        rc = scale_object(a, where, obj, err);
     }
     if (!rc)
-        rc = update_object(s, a->kind, a->ns, obj, cur, a->where, err);
+        rc = update_object(s, a->kind, a->ns, obj, cur, where, err);
+    xfree(where);
     json_decref(obj);
     json_decref(cur);
     xfree(name);

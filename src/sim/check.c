@@ -10,7 +10,10 @@
  * next positive fact's match (the end of the trace when none follows). A
  * key ending in "~" ("workload~: default/job-a-*") matches the record's key
  * without the "~" against a glob pattern (fnmatch), for names and messages
- * that carry generated parts (hash suffixes, UIDs). A
+ * that carry generated parts (hash suffixes, UIDs). Facts about the run's
+ * warnings stand apart from the trace order: {warning: W} ({warning~: G})
+ * holds when some warning of the run is W (matches G), {notWarning: W}
+ * ({notWarning~: G}) when none is. A
  * failed fact is reported with the records about the same workload (or
  * request, or pool) so the difference is readable; later facts are still
  * checked, from where the last match left off.
@@ -51,6 +54,17 @@ static bool value_match(const json_t *want, const json_t *got)
 }
 
 static bool is_negative(const json_t *fact) { return json_object_get(fact, "notEvent") != NULL; }
+
+/* The one key of a warning fact ("warning", "warning~", "notWarning",
+ * "notWarning~"), or NULL for a trace fact. */
+static const char *warning_key(const json_t *fact)
+{
+    static const char *const keys[] = {"warning", "warning~", "notWarning", "notWarning~", NULL};
+    for (size_t i = 0; keys[i]; i++)
+        if (json_object_get(fact, keys[i]))
+            return keys[i];
+    return NULL;
+}
 
 /* "workload~" -> "workload" (caller frees), or NULL when k is no glob key. */
 static char *glob_key(const char *k)
@@ -151,15 +165,53 @@ static int validate(const json_t *expect, FILE *out)
     size_t i;
     json_t *f;
     json_array_foreach(expect, i, f) {
+        const char *wk = json_is_object(f) ? warning_key(f) : NULL;
+        if (wk) {
+            if (json_object_size(f) != 1 || !json_is_string(json_object_get(f, wk))) {
+                fprintf(out, "malformed expect[%zu]: a warning fact has one string key: "
+                             "warning, warning~, notWarning or notWarning~\n", i);
+                return -1;
+            }
+            continue;
+        }
         bool pos = json_is_string(json_object_get(f, "event"));
         bool neg = json_is_string(json_object_get(f, "notEvent"));
         if (!json_is_object(f) || pos == neg) {
             fprintf(out, "malformed expect[%zu]: each fact is an object with a string `event` "
-                         "or a string `notEvent` (not both)\n", i);
+                         "or a string `notEvent` (not both), or a warning fact\n", i);
             return -1;
         }
     }
     return 0;
+}
+
+/* A warning fact against the run's warnings. Returns 1 when it fails. */
+static int check_warning(const json_t *fact, size_t i, const json_t *warnings, FILE *out)
+{
+    const char *key = warning_key(fact);
+    const json_t *want = json_object_get(fact, key);
+    bool glob = key[strlen(key) - 1] == '~';
+    bool negative = key[0] == 'n';
+    const json_t *found = NULL;
+    size_t j;
+    json_t *w;
+    json_array_foreach(warnings, j, w) {
+        if (glob ? glob_match(want, w) : jx_equal(want, w)) {
+            found = w;
+            break;
+        }
+    }
+    if ((found != NULL) != negative)
+        return 0; /* held */
+    print_fact(out, negative ? "FAIL: a warning matches" : "FAIL: no warning matches", i, fact);
+    if (negative)
+        fprintf(out, "  warning: %s\n", json_string_value(found));
+    else if (!json_array_size(warnings))
+        fprintf(out, "  the run gave no warning\n");
+    json_array_foreach(warnings, j, w)
+        if (!negative && j < NEAR_RECORDS_MAX)
+            fprintf(out, "  warning: %s\n", json_string_value(w));
+    return 1;
 }
 
 /* Negative facts pending[0..n) must not match records [from, to). */
@@ -181,7 +233,7 @@ static int check_negatives(const json_t *expect, const size_t *pending, size_t n
     return failed;
 }
 
-int sim_check(const json_t *expect, const json_t *records, FILE *out)
+int sim_check(const json_t *expect, const json_t *records, const json_t *warnings, FILE *out)
 {
     if (!json_is_array(expect) || !json_array_size(expect)) {
         fprintf(out, "the scenario has no `expect` facts\n");
@@ -191,10 +243,15 @@ int sim_check(const json_t *expect, const json_t *records, FILE *out)
         return -1;
     size_t n_fact = json_array_size(expect), n_rec = json_array_size(records);
     size_t *pending = xcalloc(n_fact + 1, sizeof(*pending));
-    size_t n_pending = 0, pos = 0, window_from = 0, matched = 0;
+    size_t n_pending = 0, pos = 0, window_from = 0, matched = 0, n_warning_facts = 0;
     int failed = 0;
     for (size_t i = 0; i < n_fact; i++) {
         const json_t *fact = json_array_get(expect, i);
+        if (warning_key(fact)) {
+            failed += check_warning(fact, i, warnings, out);
+            n_warning_facts++;
+            continue;
+        }
         if (is_negative(fact)) {
             pending[n_pending++] = i;
             continue;
@@ -217,7 +274,11 @@ int sim_check(const json_t *expect, const json_t *records, FILE *out)
         window_from = pos;
     }
     failed += check_negatives(expect, pending, n_pending, records, window_from, n_rec, out);
-    if (!failed)
+    if (!failed && n_warning_facts)
+        fprintf(out, "ok: %zu facts hold (%zu matched in order, %zu trace records; %zu about "
+                     "%zu warnings)\n", n_fact, matched, n_rec, n_warning_facts,
+                json_array_size(warnings));
+    else if (!failed)
         fprintf(out, "ok: %zu facts hold (%zu matched in order, %zu trace records)\n", n_fact,
                 matched, n_rec);
     xfree(pending);

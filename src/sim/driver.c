@@ -7,10 +7,15 @@
  *   (repeated while the recorder itself wrote something)
  * then the clock jumps to the earliest of: the next action, the control
  * plane's next timer (its executor's included), the provider's next
- * revocation, the next bare-Workload completion. It stops when nothing is
- * scheduled, at --until (30 simulated days when not given, with a
- * warning), or after IDLE_LIMIT wakeups that changed nothing (timers that
- * keep firing without effect).
+ * revocation, the next bare-Workload completion. Without --until it stops
+ * at completion: no action or revocation left and nothing the recorder
+ * sees can move by itself (every Workload finished or deactivated, every
+ * Pod done), however far the remaining timers are; or, busy, after 30
+ * simulated days (with a warning). With --until it runs every timer up to
+ * that time. Either way it stops when nothing is scheduled, or after
+ * IDLE_LIMIT wakeups that changed nothing (timers that keep firing without
+ * effect). simulatedSeconds is then the last instant something happened
+ * (an action, a trace record, a store write), or the --until / limit.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -128,6 +133,7 @@ int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct
     s->obs = sim_observer_new(s);
     sbuf_init(&s->line, 0);
     s->records = json_array();
+    s->warnings = json_array();
     s->event_counts = json_object();
     *out = s;
     return 0;
@@ -148,7 +154,23 @@ void sim_free(struct sim *s)
     sbuf_release(&s->line);
     json_decref(s->records);
     json_decref(s->event_counts);
+    json_decref(s->warned);
+    json_decref(s->warnings);
     xfree(s);
+}
+
+/* spec.defaultPool: the NodePool `cueue server` creates on its first start
+ * (src/server/server_main.c, seed_first_start): default-pool, three
+ * n2-standard-16 nodes, no autoscaling. */
+static int create_default_pool(struct sim *s, char **err)
+{
+    json_t *pool = json_pack("{s:s, s:s, s:{s:s}, s:{s:{s:s}, s:i, s:{s:b}}}", "apiVersion",
+                             "cueue.dev/v1alpha1", "kind", "NodePool", "metadata", "name",
+                             "default-pool", "spec", "config", "machineType", "n2-standard-16",
+                             "initialNodeCount", 3, "autoscaling", "enabled", 0);
+    int rc = sim_apply(s, pool, -1, "spec.defaultPool", err);
+    json_decref(pool);
+    return rc;
 }
 
 static int create_objects(struct sim *s, char **err)
@@ -157,6 +179,8 @@ static int create_objects(struct sim *s, char **err)
                            "metadata", "name", "default");
     int rc = sim_apply(s, ns, -1, "the default namespace", err);
     json_decref(ns);
+    if (!rc && s->sc->default_pool)
+        rc = create_default_pool(s, err);
     for (size_t i = 0; !rc && i < s->sc->n_objects; i++)
         rc = sim_apply(s, s->sc->objects[i].obj, -1, s->sc->objects[i].where, err);
     return rc;
@@ -222,14 +246,36 @@ static int settle(struct sim *s)
     return work;
 }
 
+/* Something is left that will happen by itself: an action, a scenario
+ * capacity revocation, or work the recorder sees going on (a Workload
+ * neither finished nor deactivated, a Pod not done). Timers alone (a
+ * ProvisioningRequest's 7-day limit, scale-down of idle nodes) are not. */
+static bool busy(struct sim *s, struct due_tree *t)
+{
+    return RB_MIN(due_tree, t) || s->prov->ops->next_deadline(s->prov) != PROV_NEVER ||
+           sim_observer_busy(s);
+}
+
+/* The run ends at `at` (the clock is left there: the summary's
+ * simulatedSeconds) for `why`. */
+static int stop(struct sim *s, int64_t at, const char *why)
+{
+    clk_virtual_set(&s->clock, at); /* forward only: an --until with nothing to do */
+    s->end_ms = at;
+    s->stopped_by = why;
+    return 0;
+}
+
 static int loop(struct sim *s, struct due_tree *t, char **err)
 {
     int idle = 0;
     bool limit = s->opt.until_rel < 0;
     int64_t until = s->sc->start_ms + (limit ? DEFAULT_LIMIT_MS : s->opt.until_rel);
+    int64_t last_change = s->sc->start_ms; /* the last instant something happened */
     for (;;) {
         int64_t now = clk_now(&s->clock.clk);
         size_t records = s->n_records;
+        uint64_t rv = store_rv(s->store);
         s->n_wakeups++;
         int acted = run_due(s, t, err);
         if (acted < 0)
@@ -238,23 +284,24 @@ static int loop(struct sim *s, struct due_tree *t, char **err)
         int work = settle(s);
         bool active = acted > 0 || s->n_records != records;
         idle = active ? 0 : idle + 1;
+        if (active || store_rv(s->store) != rv)
+            last_change = now;
+        /* without --until the run is over once nothing can move by itself,
+         * whatever far timers remain */
+        if (limit && !busy(s, t))
+            return stop(s, last_change, "completion");
         int64_t next = next_time(s, t);
-        if (next == INT64_MAX) {
-            s->stopped_by = "completion";
-            return 0;
-        }
+        if (next == INT64_MAX)
+            return stop(s, last_change, "completion");
         if (next > until) {
-            clk_virtual_set(&s->clock, until);
-            s->stopped_by = limit ? "limit" : "until";
+            stop(s, until, limit ? "limit" : "until");
             if (limit)
                 sim_warn(s, "still busy after 30 simulated days; stopped (use --until)");
             return 0;
         }
         if (idle > IDLE_LIMIT && !RB_MIN(due_tree, t) &&
-            sim_observer_next_deadline(s) == INT64_MAX) {
-            s->stopped_by = "idle";
-            return 0;
-        }
+            sim_observer_next_deadline(s) == INT64_MAX)
+            return stop(s, last_change, "idle");
         if (next <= now && !active && work == 0)
             next = now + 1; /* a deadline nobody consumes: do not spin */
         clk_virtual_set(&s->clock, next);
@@ -272,12 +319,20 @@ int sim_run(struct sim *s, char **err)
         schedule_action(&t, s->sc, i, 0, xcalloc(1, sizeof(struct due)));
     if (!rc)
         rc = loop(s, &t, err);
+    if (!rc) {
+        sim_observer_finish(s);
+    } else if (*err) { /* "document 3: ...", "spec.actions[2] (at 90s): ..." */
+        char *e = xasprintf("%s: %s", s->sc->source, *err);
+        xfree(*err);
+        *err = e;
+    }
     struct due *d, *nd;
     RB_FOREACH_SAFE(d, due_tree, &t, nd) {
         RB_REMOVE(due_tree, &t, d);
         xfree(d);
     }
-    s->end_ms = clk_now(&s->clock.clk);
+    if (!s->stopped_by)
+        s->end_ms = clk_now(&s->clock.clk); /* stopped by an error */
     s->wall_ms = clk_now(clk_real()) - wall0;
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "sim/sim-int.h"
@@ -31,7 +32,9 @@ static int unit_ms(const char **p, double *mult)
     return CU_EINVAL;
 }
 
-static int number(const char **p, double *out)
+/* A number at *p: plain decimal digits, or (lenient) anything strtod reads
+ * such as 1e300, which only serves to tell "too large" from "malformed". */
+static int number(const char **p, double *out, bool lenient)
 {
     const char *s = *p;
     if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1])))
@@ -41,21 +44,21 @@ static int number(const char **p, double *out)
     if (end == s)
         return CU_EINVAL;
     /* strtod also reads exponents and hex; a duration number is plain */
-    for (const char *q = s; q < end; q++)
+    for (const char *q = s; q < end && !lenient; q++)
         if (!isdigit((unsigned char)*q) && *q != '.')
             return CU_EINVAL;
     *p = end;
     return 0;
 }
 
-int sim_duration_parse(const char *text, int64_t *ms)
+static int parse(const char *text, double *total_ms, bool lenient)
 {
     if (!text || !*text)
         return CU_EINVAL;
     const char *p = text;
     double total = 0;
     double v;
-    if (number(&p, &v))
+    if (number(&p, &v, lenient))
         return CU_EINVAL;
     if (!*p) { /* plain seconds */
         total = v * 1000;
@@ -67,30 +70,57 @@ int sim_duration_parse(const char *text, int64_t *ms)
             total += v * mult;
             if (!*p)
                 break;
-            if (number(&p, &v))
+            if (number(&p, &v, lenient))
                 return CU_EINVAL;
         }
     }
-    if (!isfinite(total) || total > 9.0e15)
-        return CU_EINVAL;
+    *total_ms = total;
+    return 0;
+}
+
+int sim_duration_parse(const char *text, int64_t *ms)
+{
+    double total;
+    if (parse(text, &total, false)) {
+        /* malformed, unless it is a number far too large in another notation */
+        return !parse(text, &total, true) && !(total <= (double)SIM_MAX_DURATION_MS)
+                   ? CU_ELIMIT
+                   : CU_EINVAL;
+    }
+    if (!isfinite(total) || total > (double)SIM_MAX_DURATION_MS)
+        return CU_ELIMIT;
     *ms = (int64_t)llround(total);
     return 0;
 }
 
 int sim_duration_json(const json_t *v, const char *field, int64_t *ms, struct diag *d)
 {
+    int rc = CU_EINVAL;
+    bool negative = false;
     if (json_is_number(v)) {
         double secs = json_number_value(v);
-        if (secs >= 0 && isfinite(secs) && secs * 1000 <= 9.0e15) {
+        negative = secs < 0;
+        if (!negative && isfinite(secs) && secs * 1000 <= (double)SIM_MAX_DURATION_MS) {
             *ms = (int64_t)llround(secs * 1000);
             return 0;
         }
-    } else if (json_is_string(v) && !sim_duration_parse(json_string_value(v), ms)) {
-        return 0;
+        rc = negative ? CU_EINVAL : CU_ELIMIT;
+    } else if (json_is_string(v)) {
+        const char *t = json_string_value(v);
+        rc = sim_duration_parse(t, ms);
+        if (!rc)
+            return 0;
+        negative = t[strspn(t, " ")] == '-';
     }
-    diag_addj(d, DIAG_INVALID, field, v,
-              "must be a duration such as 200ms, 1.5s, 10m, 1h30m or 2d, or a number of "
-              "seconds, not negative");
+    if (negative)
+        diag_addj(d, DIAG_INVALID, field, v, "must not be negative");
+    else if (rc == CU_ELIMIT)
+        diag_addj(d, DIAG_INVALID, field, v, "too large: at most %s (100 years)",
+                  SIM_MAX_DURATION_TEXT);
+    else
+        diag_addj(d, DIAG_INVALID, field, v,
+                  "must be a duration such as 200ms, 1.5s, 10m, 1h30m or 2d (plain decimal "
+                  "numbers), or a number of seconds");
     return CU_EINVAL;
 }
 

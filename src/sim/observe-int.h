@@ -50,6 +50,7 @@ struct wl_state {
     int32_t evictions;
     bool bare;
     bool deleted;
+    bool progressing; /* counted in n_progressing: live, unfinished, active */
     /* last state seen */
     bool active, reserved, admitted, finished, evicted, preempted;
     char *requeued; /* status \x1f reason */
@@ -69,6 +70,8 @@ struct wl_state {
 
 struct pr_state;
 struct pool_count;
+struct pod_state;  /* observe_pods.c */
+struct pod_group;
 
 /* Consecutive node additions (dir +1) or removals (-1) in one pool. */
 struct node_run {
@@ -95,11 +98,30 @@ struct sim_observer {
     struct node_run run;
     struct sim_usage *usage;
     int64_t last_finish_ms;
+    /* completion (sim_observer_busy) */
+    size_t n_progressing;  /* live Workloads neither finished nor deactivated */
+    struct pod_state *pods; /* live Pods by uid */
+    size_t n_running_pods;  /* live Pods not Succeeded/Failed */
+    struct pod_group *pod_groups; /* (owner, nodeSelector) -> placement */
+    json_t *unplaced;       /* the end-of-run report (sim_observer_finish) */
 };
 
 /* observe.c */
 void sim_obs_emit(struct sim *s, const char *event, json_t *fields);
 void sim_obs_workload(struct sim *s, const struct store_event *ev);
+/* Forget the live Workloads that are not in list (the store's current
+ * Workloads): deleted while the recorder was not looking. */
+void sim_obs_workloads_prune(struct sim *s, const json_t *list);
+
+/* observe_pods.c */
+/* A Pod was added, changed or deleted: liveness and placement. */
+void sim_obs_pod(struct sim *s, const struct store_event *ev);
+/* Warn about each group of pods none of which ever got a node, and return
+ * them as the summary's `unschedulablePods` array (new reference). */
+json_t *sim_obs_pods_report(struct sim *s);
+/* Drop every live pod (their groups stay): before a resync replays them. */
+void sim_obs_pods_forget_all(struct sim_observer *o);
+void sim_obs_pods_free(struct sim_observer *o);
 
 /* observe_objects.c */
 /* Consume store events since the cursor. Returns 0 (writes happen later). */

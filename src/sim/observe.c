@@ -90,6 +90,7 @@ void sim_observer_free(struct sim_observer *o)
         xfree(f);
     }
     sim_obs_objects_free(o);
+    sim_obs_pods_free(o);
     xfree(o->release);
     sim_usage_free(o->usage);
     xfree(o);
@@ -437,6 +438,16 @@ static struct wl_state *wl_new(struct sim *s, const json_t *obj, const char *key
     return w;
 }
 
+/* Keep n_progressing in step with w: live, not finished, not deactivated
+ * (a deactivated Workload waits for someone to reactivate it). */
+static void recount(struct sim_observer *o, struct wl_state *w)
+{
+    bool now = !w->deleted && !w->finished && w->active;
+    if (now != w->progressing)
+        o->n_progressing += now ? 1 : (size_t)-1;
+    w->progressing = now;
+}
+
 static void wl_forget(struct sim *s, struct wl_state *w)
 {
     int64_t now = clk_now(&s->clock.clk);
@@ -447,6 +458,7 @@ static void wl_forget(struct sim *s, struct wl_state *w)
     HASH_DELETE(hh, s->obs->live, w);
     HASH_DELETE(hh_uid, s->obs->by_uid, w);
     w->deleted = true;
+    recount(s->obs, w);
 }
 
 void sim_obs_workload(struct sim *s, const struct store_event *ev)
@@ -469,9 +481,24 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
         w = wl_new(s, obj, key);
     xfree(key);
     diff_workload(s, w, obj);
+    recount(s->obs, w);
     update_usage(s, w, obj, false);
     if (w->bare)
         play_bare(s, w, obj);
+}
+
+void sim_obs_workloads_prune(struct sim *s, const json_t *list)
+{
+    json_t *uids = json_object();
+    size_t i;
+    json_t *obj;
+    json_array_foreach(list, i, obj)
+        json_object_set_new(uids, jx_or_empty(api_uid(obj)), json_true());
+    struct wl_state *w, *t;
+    HASH_ITER(hh, s->obs->live, w, t)
+        if (!json_object_get(uids, w->uid))
+            wl_forget(s, w);
+    json_decref(uids);
 }
 
 /* Status members the recorder's writes only remove or leave alone. */
@@ -559,6 +586,19 @@ int sim_observer_fire(struct sim *s)
         n += finish_one(s, w);
     }
     return n;
+}
+
+bool sim_observer_busy(struct sim *s)
+{
+    const struct sim_observer *o = s->obs;
+    return o->n_progressing > 0 || o->n_running_pods > 0 || RB_MIN(sim_finish_tree,
+                                                                  &s->obs->finishes);
+}
+
+void sim_observer_finish(struct sim *s)
+{
+    json_decref(s->obs->unplaced);
+    s->obs->unplaced = sim_obs_pods_report(s);
 }
 
 size_t sim_observer_unfinished(struct sim *s)

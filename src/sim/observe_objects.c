@@ -220,6 +220,9 @@ static void dispatch(struct sim *s, const struct store_event *ev)
     case KIND_NODE:
         on_node(s, ev);
         break;
+    case KIND_POD:
+        sim_obs_pod(s, ev);
+        break;
     case KIND_CLUSTERQUEUE:
         if (ev->type != STORE_DELETED)
             sim_usage_cq_upsert(s->obs->usage, ev->obj, s->sc->class_label,
@@ -231,16 +234,20 @@ static void dispatch(struct sim *s, const struct store_event *ev)
 }
 
 /* The log no longer reaches back to the cursor: replay current objects
- * (transitions in between are lost; said once on stderr). */
+ * (transitions in between are lost; said once on stderr). Workloads and
+ * Pods deleted in the gap are forgotten. */
 static void resync(struct sim *s)
 {
     static const enum api_kind_id kinds[] = {KIND_CLUSTERQUEUE, KIND_WORKLOAD,
-                                             KIND_PROVISIONINGREQUEST};
+                                             KIND_PROVISIONINGREQUEST, KIND_POD};
     uint64_t rv = store_rv(s->store);
     sim_warn(s, "the store's event history was exceeded; some transitions are missing "
                 "from the trace");
+    sim_obs_pods_forget_all(s->obs);
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         json_t *list = store_list(s->store, kinds[k], NULL, NULL);
+        if (kinds[k] == KIND_WORKLOAD)
+            sim_obs_workloads_prune(s, list);
         size_t i;
         json_t *obj;
         json_array_foreach(list, i, obj) {

@@ -146,6 +146,8 @@ json_t *sim_observer_summary(struct sim *s)
     json_object_update(sum, usage);
     json_decref(usage);
     json_object_set(sum, "events", s->event_counts);
+    json_object_set_new(sum, "unschedulablePods",
+                        o->unplaced ? json_incref(o->unplaced) : json_array());
     json_object_set_new(sum, "warnings", json_integer((json_int_t)s->n_warnings));
     json_object_set_new(sum, "wakeups", json_integer((json_int_t)s->n_wakeups));
     json_object_set_new(sum, "steps", json_integer((json_int_t)s->n_steps));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "api/decode.h"
 #include "api/object.h"
@@ -429,7 +430,7 @@ static void decode_action_body(const json_t *act, const char *base, struct sim_a
             a->manifest = json_deep_copy(v);
             struct diag kd;
             diag_init(&kd);
-            if (!api_doc_kind(v, &kd))
+            if (sim_apply_precheck(v, &kd))
                 merge_prefixed(f, &kd, d);
             diag_release(&kd);
         } else if (a->type == SIM_ACT_DELETE) {
@@ -484,13 +485,19 @@ static void decode_action(const json_t *act, const char *base, struct sim_action
         static const char *const rkeys[] = {"count", "every", NULL};
         only_keys(rep, f, rkeys, d);
         int64_t cnt = 1;
-        if (!int_member(rep, f, "count", 1, 10000000, &cnt, d) && !json_object_get(rep, "count")) {
+        if (!int_member(rep, f, "count", 1, SIM_MAX_SCENARIO_SIZE, &cnt, d) &&
+            !json_object_get(rep, "count")) {
             char *cf = path_key(f, "count");
             diag_add(d, DIAG_REQUIRED, cf, NULL, NULL);
             xfree(cf);
         }
         a->repeat = (int32_t)cnt;
         duration_member(rep, f, "every", &a->every_ms, d);
+        /* both at most SIM_MAX_DURATION_MS and count 1e6: no overflow */
+        if (a->at_rel + (a->repeat - 1) * a->every_ms > SIM_MAX_DURATION_MS)
+            diag_add(d, DIAG_INVALID, f, NULL,
+                     "the last occurrence (at + (count - 1) * every) is later than %s",
+                     SIM_MAX_DURATION_TEXT);
         xfree(f);
     }
 }
@@ -559,6 +566,7 @@ static void decode_spec_basics(const json_t *spec, struct sim_scenario *sc, stru
     }
     duration_member(spec, "spec", "defaultRuntime", &sc->default_runtime_ms, d);
     bool_member(spec, "spec", "honorTerminationGrace", &sc->honor_grace, d);
+    bool_member(spec, "spec", "defaultPool", &sc->default_pool, d);
     duration_member(spec, "spec", "until", &sc->until_rel, d);
 }
 
@@ -579,8 +587,8 @@ static void decode_scenario_doc(const json_t *doc, struct sim_scenario *sc, stru
     if (!spec)
         return;
     static const char *const keys[] = {"seed", "start", "classLabel", "defaultRuntime",
-                                       "honorTerminationGrace", "until", "controller",
-                                       "capacity", "objects", "actions", NULL};
+                                       "honorTerminationGrace", "until", "defaultPool",
+                                       "controller", "capacity", "objects", "actions", NULL};
     only_keys(spec, "spec", keys, d);
     decode_spec_basics(spec, sc, d);
     json_t *v;
@@ -617,7 +625,8 @@ static char *diag_report(const char *source, const char *what, const struct diag
     sbuf_init(&sb, 0);
     for (size_t i = 0; i < d->n; i++) {
         char *m = diag_cause_string(&d->items[i]);
-        sbuf_addf(&sb, "%s%s: %s%s%s", i ? "\n" : "", source, what, what[0] ? ": " : "", m);
+        sbuf_addf(&sb, "%s%s%s%s%s%s", i ? "\n" : "", source ? source : "", source ? ": " : "",
+                  what, what[0] ? ": " : "", m);
         xfree(m);
     }
     char *s = sbuf_take(&sb);
@@ -647,19 +656,29 @@ int sim_scenario_parse(const char *text, size_t len, const char *source,
     json_t *docs = NULL;
     int rc = api_parse_documents(text, len, source, &docs, &d);
     if (rc) {
-        *err = diag_report(source, "", &d);
+        *err = diag_report(NULL, "", &d); /* the causes start with the source */
         goto fail;
     }
-    size_t i, n_scen = 0;
+    if (json_array_size(docs) == 0) {
+        *err = xasprintf("%s: no documents: a scenario is a Scenario document "
+                         "(apiVersion: %s) and/or the manifests to create", source,
+                         SCENARIO_API_VERSION);
+        rc = CU_EINVAL;
+        goto fail;
+    }
+    size_t i, first = 0;
     json_t *doc;
     json_array_foreach(docs, i, doc) {
-        if (is_scenario_doc(doc)) {
-            if (n_scen++)
-                diag_add(&d, DIAG_DUPLICATE, "kind", "\"Scenario\"",
-                         "document %zu: a file holds at most one Scenario", i + 1);
-            else
-                decode_scenario_doc(doc, out, &d);
+        if (!is_scenario_doc(doc))
+            continue;
+        if (first) {
+            *err = xasprintf("%s: document %zu: a second Scenario document (the first is "
+                             "document %zu); a file holds at most one", source, i + 1, first);
+            rc = CU_EINVAL;
+            goto fail;
         }
+        first = i + 1;
+        decode_scenario_doc(doc, out, &d);
     }
     if (diag_has_errors(&d)) {
         *err = diag_report(source, "Scenario", &d);
@@ -678,6 +697,16 @@ int sim_scenario_parse(const char *text, size_t len, const char *source,
         rc = CU_EINVAL;
         goto fail;
     }
+    if (sim_scenario_size(out) > SIM_MAX_SCENARIO_SIZE) {
+        uint64_t total = sim_scenario_size(out);
+        *err = xasprintf("%s: too large: %zu objects at time 0 and %llu action occurrences "
+                         "(the sum of spec.actions[].repeat.count) make %llu; a scenario may "
+                         "ask for at most %llu", source, out->n_objects,
+                         (unsigned long long)(total - out->n_objects), (unsigned long long)total,
+                         (unsigned long long)SIM_MAX_SCENARIO_SIZE);
+        rc = CU_ELIMIT;
+        goto fail;
+    }
     json_decref(docs);
     diag_release(&d);
     return 0;
@@ -688,11 +717,26 @@ fail:
     return rc ? rc : CU_EINVAL;
 }
 
+uint64_t sim_scenario_size(const struct sim_scenario *sc)
+{
+    uint64_t n = sc->n_objects;
+    for (size_t i = 0; i < sc->n_actions; i++)
+        n += (uint64_t)sc->actions[i].repeat;
+    return n;
+}
+
 static int read_all(const char *path, char **text, size_t *len, char **err)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    bool is_stdin = !strcmp(path, "-");
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
         *err = xasprintf("%s: %s", path, strerror(errno));
+        return CU_EIO;
+    }
+    struct stat st;
+    if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        *err = xasprintf("%s: is a directory (a scenario is one YAML file)", path);
+        fclose(f);
         return CU_EIO;
     }
     struct sbuf sb;
@@ -708,10 +752,10 @@ static int read_all(const char *path, char **text, size_t *len, char **err)
         }
     }
     if (!rc && ferror(f)) {
-        *err = xasprintf("%s: read error", path);
+        *err = xasprintf("%s: cannot read: %s", path, strerror(errno));
         rc = CU_EIO;
     }
-    if (f != stdin)
+    if (!is_stdin)
         fclose(f);
     *len = sb.len;
     *text = sbuf_take(&sb);

@@ -44,13 +44,20 @@
 
 /* ---- duration.c ---- */
 
+/* The longest duration, and so the latest time, a scenario may name: 100
+ * years (times stay far inside int64 ms after adding the start). */
+#define SIM_MAX_DURATION_MS (36500LL * 86400 * 1000)
+#define SIM_MAX_DURATION_TEXT "36500d"
 /* Parse a duration: a sequence of <number><unit> with units ms, s, m, h, d
  * ("200ms", "1.5s", "1h30m"), or a plain number of seconds ("30", "0.5").
- * Negative values are rejected. Returns 0 and *ms (rounded to the nearest
- * ms), or CU_EINVAL. */
+ * Returns 0 and *ms (rounded to the nearest ms), CU_ELIMIT when longer than
+ * SIM_MAX_DURATION_MS, or CU_EINVAL (not a duration; negative values
+ * included). */
 int sim_duration_parse(const char *text, int64_t *ms);
 /* A duration from JSON: a number (seconds) or a string as above. On error
- * records a DIAG_INVALID cause at field and returns CU_EINVAL. */
+ * records a DIAG_INVALID cause at field saying which rule failed (not a
+ * duration, negative, longer than SIM_MAX_DURATION_TEXT) and returns
+ * CU_EINVAL. */
 int sim_duration_json(const json_t *v, const char *field, int64_t *ms, struct diag *d);
 #define SIM_SECONDS_LEN 32
 /* ms as seconds with at most 3 decimals and no trailing zeros: 12500 ->
@@ -108,6 +115,7 @@ struct sim_scenario {
     char *class_label;
     int64_t default_runtime_ms;
     bool honor_grace;
+    bool default_pool;     /* spec.defaultPool: the server's first-start NodePool */
     int64_t until_rel;     /* -1 = none */
     struct ctrl_config cfg;
     struct sim_object *objects;
@@ -119,6 +127,13 @@ struct sim_scenario {
     json_t *expect;        /* the `expect` list or NULL */
 };
 
+/* The most objects plus action occurrences a scenario may ask for
+ * (sim_scenario_size), checked before anything is created: every one is at
+ * least one stored object, and the store keeps each version (about 40 KB
+ * per bare Workload over its life). */
+#define SIM_MAX_SCENARIO_SIZE 1000000
+/* Objects created at time 0 plus every action occurrence (Σ repeat.count). */
+uint64_t sim_scenario_size(const struct sim_scenario *sc);
 /* Decode a scenario from text (YAML, one or more documents). Returns 0, or
  * a negative code with a message naming the file, document and field in
  * *err (caller frees). out is released on failure. */
@@ -157,10 +172,13 @@ struct sim {
     size_t n_records;
     json_t *event_counts;  /* event -> count (object) */
     /* progress */
-    int64_t end_ms;        /* clock when the run stopped */
-    const char *stopped_by; /* "completion", "until", "idle" */
+    int64_t end_ms;        /* when the run stopped: the last instant something
+                              happened, or the --until / 30-day limit */
+    const char *stopped_by; /* "completion", "until", "limit", "idle" */
     int64_t wall_ms;
     size_t n_warnings;
+    json_t *warned;   /* keys of the warnings given once (apply.c) */
+    json_t *warnings; /* every warning's text (opt.keep_records: --check) */
     size_t n_wakeups; /* distinct instants the loop visited */
     size_t n_steps;   /* ctrl_step calls */
 };
@@ -173,6 +191,13 @@ struct sim {
  * in *err (caller frees) that names `where`. */
 int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *where,
               char **err);
+/* Admit an apply action's manifest (its first occurrence, ${i} = 0) as a
+ * new object, without a store: strict decoding, defaults and validation,
+ * so a scenario with an object the API would reject fails before the run
+ * starts. Causes go to d (fields as in the manifest). Returns 0, CU_EBADREQ
+ * or CU_EINVAL. Checks that need the cluster (the namespace exists, an
+ * update keeps immutable fields) still happen when the action runs. */
+int sim_apply_precheck(const json_t *manifest, struct diag *d);
 /* Run occurrence `occ` of an action at the current time. Missing targets of
  * delete/patch/scale are warnings (return 0); invalid results are errors. */
 int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err);
@@ -225,6 +250,14 @@ int sim_observe(struct sim *s);
 int64_t sim_observer_next_deadline(struct sim *s);
 /* Finish the bare Workloads whose runtime is over. Returns writes made. */
 int sim_observer_fire(struct sim *s);
+/* True while the run has something left that can move on by itself: a
+ * Workload neither finished nor deactivated, a Pod not done, or a bare
+ * Workload's pending completion. Without --until the run completes when
+ * this is false and no action or capacity revocation remains. */
+bool sim_observer_busy(struct sim *s);
+/* At the end of the run: warn about pods that never found a node (kept for
+ * the summary's `unschedulablePods`). */
+void sim_observer_finish(struct sim *s);
 /* Number of unfinished workloads seen (pending or running). */
 size_t sim_observer_unfinished(struct sim *s);
 /* Build the summary object (see summary.c) at the end of the run. */
@@ -258,10 +291,11 @@ char *sim_summary_text(const json_t *summary);
 /* ---- check.c ---- */
 
 /* Match the scenario's expect facts against records (array of trace
- * objects with numeric "time"). Writes a report to out; returns the number
- * of failed facts (0 = pass) or a negative code when the facts are
- * malformed (message in the report). */
-int sim_check(const json_t *expect, const json_t *records, FILE *out);
+ * objects with numeric "time") and warnings (array of the run's warning
+ * texts, for warning facts; may be NULL). Writes a report to out; returns
+ * the number of failed facts (0 = pass) or a negative code when the facts
+ * are malformed (message in the report). */
+int sim_check(const json_t *expect, const json_t *records, const json_t *warnings, FILE *out);
 
 /* ---- driver.c ---- */
 

@@ -11,6 +11,7 @@
 
 #include "sim/sim-int.h"
 #include "sim/sim.h"
+#include "util/err.h"
 #include "util/xalloc.h"
 
 static const char usage_text[] =
@@ -55,18 +56,28 @@ static int parse_args(int argc, char **argv, struct args *a)
     };
     memset(a, 0, sizeof(*a));
     a->until_rel = -1;
-    optind = 1;
+    optind = 0; /* glibc: a full re-initialisation (the CLI may have parsed before) */
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "+o:qh", longopts, NULL)) != -1) {
+    int n_files = 0;
+    const char *extra = NULL;
+    /* flags may follow the SCENARIO (getopt permutes argv); `--` ends them */
+    while ((c = getopt_long(argc, argv, "-:o:qh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'u':
-            if (sim_duration_parse(optarg, &a->until_rel)) {
+        case 'u': {
+            int rc = sim_duration_parse(optarg, &a->until_rel);
+            if (rc == CU_ELIMIT) {
+                fprintf(stderr, "cueue sim: --until: \"%s\" is too large (at most %s)\n",
+                        optarg, SIM_MAX_DURATION_TEXT);
+                return 2;
+            }
+            if (rc) {
                 fprintf(stderr, "cueue sim: --until: invalid duration \"%s\" (e.g. 90s, 10m, "
                                 "2h, 1d)\n", optarg);
                 return 2;
             }
             break;
+        }
         case 't': a->trace_path = optarg; break;
         case 's': a->summary_only = true; break;
         case 'c': a->check = true; break;
@@ -79,19 +90,36 @@ static int parse_args(int argc, char **argv, struct args *a)
             a->json = !strcmp(optarg, "json");
             break;
         case 'h': fputs(usage_text, stdout); return 0;
-        default:
-            fprintf(stderr, "cueue sim: unknown or incomplete flag '%s'\n%s", argv[optind - 1],
+        case 1: /* a SCENARIO before or between flags */
+            if (n_files++)
+                extra = extra ? extra : optarg;
+            else
+                a->path = optarg;
+            break;
+        case ':':
+            fprintf(stderr, "cueue sim: flag '%s' needs a value\n%s", argv[optind - 1],
                     usage_text);
+            return 2;
+        default:
+            fprintf(stderr, "cueue sim: unknown flag '%s'\n%s", argv[optind - 1], usage_text);
             return 2;
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "cueue sim: %s\n%s",
-                optind >= argc ? "a SCENARIO file is required" : "one SCENARIO file only",
-                usage_text);
+    for (; optind < argc; optind++) { /* after `--` */
+        if (n_files++)
+            extra = extra ? extra : argv[optind];
+        else
+            a->path = argv[optind];
+    }
+    if (!n_files) {
+        fprintf(stderr, "cueue sim: a SCENARIO file is required\n%s", usage_text);
         return 2;
     }
-    a->path = argv[optind];
+    if (extra) {
+        fprintf(stderr, "cueue sim: one SCENARIO file only (\"%s\", then \"%s\")\n%s", a->path,
+                extra, usage_text);
+        return 2;
+    }
     return -1;
 }
 
@@ -138,7 +166,7 @@ static int run(const struct args *a, const struct sim_scenario *sc, FILE *trace)
         fprintf(stderr, "cueue sim: %s\n", err ? err : "failed");
         status = 2;
     } else if (a->check) {
-        int failed = sim_check(sc->expect, s->records, stdout);
+        int failed = sim_check(sc->expect, s->records, s->warnings, stdout);
         status = failed < 0 ? 2 : failed > 0;
     } else {
         print_summary(s, a);

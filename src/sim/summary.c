@@ -56,6 +56,22 @@ static void header(struct sbuf *sb, const json_t *sum)
               (long long)JX_INT(w, 0, "evictions"));
 }
 
+/* Pods none of whose group ever got a node (right after the header: the
+ * usual reason a run never finishes). */
+static void unschedulable(struct sbuf *sb, const json_t *sum)
+{
+    const json_t *u = json_object_get(sum, "unschedulablePods");
+    if (!json_array_size(u))
+        return;
+    sbuf_adds(sb, "\npods that never found a node\n");
+    size_t i;
+    json_t *e;
+    json_array_foreach(u, i, e) {
+        sbuf_addf(sb, "  %s (%lld pods): %s\n", jx_or_empty(JX_STR(e, "owner")),
+                  (long long)JX_INT(e, 0, "pods"), jx_or_empty(JX_STR(e, "reason")));
+    }
+}
+
 static void classes(struct sbuf *sb, const json_t *sum)
 {
     static const char *const stats[] = {"meanWaitSeconds", "p50WaitSeconds", "p90WaitSeconds",
@@ -159,6 +175,7 @@ char *sim_summary_text(const json_t *sum)
     struct sbuf sb;
     sbuf_init(&sb, 0);
     header(&sb, sum);
+    unschedulable(&sb, sum);
     classes(&sb, sum);
     usage(&sb, sum);
     sbuf_adds(&sb, "\ntrace events\n");

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -43,6 +44,44 @@ static void test_bad_durations_are_rejected(void **state)
         assert_int_equal(sim_duration_parse(bad[i], &ms), CU_EINVAL);
         assert_int_equal(ms, 7);
     }
+}
+
+/* Regression: durations past the limit were reported as malformed or
+ * negative; now CU_ELIMIT, in any notation. */
+static void test_durations_past_the_limit_are_too_large(void **state)
+{
+    (void)state;
+    assert_int_equal(dur("36500d"), SIM_MAX_DURATION_MS);
+    static const char *const big[] = {"36500d1ms", "99999999999d", "1e300s", "1e999",
+                                      "3153600000001ms"};
+    for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++) {
+        int64_t ms = 7;
+        assert_int_equal(sim_duration_parse(big[i], &ms), CU_ELIMIT);
+        assert_int_equal(ms, 7);
+    }
+    /* an exponent that stays small is still malformed, not "too large" */
+    int64_t ms;
+    assert_int_equal(sim_duration_parse("1e3s", &ms), CU_EINVAL);
+    struct diag d;
+    diag_init(&d);
+    json_t *v = json_string("1e300s");
+    assert_int_equal(sim_duration_json(v, "spec.defaultRuntime", &ms, &d), CU_EINVAL);
+    json_decref(v);
+    v = json_real(-0.5);
+    assert_int_equal(sim_duration_json(v, "spec.until", &ms, &d), CU_EINVAL);
+    json_decref(v);
+    v = json_string("-1m");
+    assert_int_equal(sim_duration_json(v, "spec.at", &ms, &d), CU_EINVAL);
+    json_decref(v);
+    v = json_string("1e3s");
+    assert_int_equal(sim_duration_json(v, "spec.x", &ms, &d), CU_EINVAL);
+    json_decref(v);
+    assert_int_equal(d.n, 4);
+    assert_string_equal(d.items[0].detail, "too large: at most 36500d (100 years)");
+    assert_string_equal(d.items[1].detail, "must not be negative");
+    assert_string_equal(d.items[2].detail, "must not be negative");
+    assert_non_null(strstr(d.items[3].detail, "must be a duration such as"));
+    diag_release(&d);
 }
 
 static void test_duration_from_json_names_the_field(void **state)
@@ -101,6 +140,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_durations_accept_every_unit),
         cmocka_unit_test(test_bad_durations_are_rejected),
+        cmocka_unit_test(test_durations_past_the_limit_are_too_large),
         cmocka_unit_test(test_duration_from_json_names_the_field),
         cmocka_unit_test(test_seconds_print_without_float_noise),
         cmocka_unit_test(test_percentiles_are_nearest_rank),

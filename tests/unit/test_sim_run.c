@@ -134,19 +134,26 @@ static void test_until_stops_the_run_and_counts_held_usage(void **state)
     run_release(&r);
 }
 
+/* A manifest the API would reject is refused when the scenario is read,
+ * before any simulated time passes, with the action's field path. */
 static void test_rejected_manifest_stops_with_the_api_message(void **state)
 {
     (void)state;
-    struct run r;
-    run_text(&r, "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
-                 "  - at: 5s\n    apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: ClusterQueue,"
-                 " metadata: {name: bad}, spec: {queueingStrategy: Sometimes}}\n", -1);
-    assert_true(r.rc < 0);
-    assert_non_null(r.err);
-    assert_non_null(strstr(r.err, "spec.actions[0]: "));
-    assert_non_null(strstr(r.err, "ClusterQueue"));
-    assert_non_null(strstr(r.err, "Sometimes"));
-    run_release(&r);
+    char *text = xasprintf("%s%s",
+        "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+        "  - at: 5s\n    apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: ClusterQueue,"
+        " metadata: {name: bad}, spec: {queueingStrategy: Sometimes}}\n", queue);
+    struct sim_scenario sc;
+    char *err = NULL;
+    memset(&sc, 0, sizeof(sc));
+    assert_true(sim_scenario_parse(text, strlen(text), "t.yaml", &sc, &err) < 0);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "spec.actions[0].apply.spec.queueingStrategy: "));
+    assert_non_null(strstr(err, "Unsupported value"));
+    assert_non_null(strstr(err, "Sometimes"));
+    xfree(err);
+    xfree(text);
+    sim_scenario_release(&sc);
 }
 
 static void test_missing_namespace_is_an_error(void **state)
@@ -156,7 +163,7 @@ static void test_missing_namespace_is_an_error(void **state)
     run_text(&r, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nowhere}\n",
              -1);
     assert_true(r.rc < 0);
-    assert_string_equal(r.err, "document 1: namespaces \"nowhere\" not found");
+    assert_string_equal(r.err, "t.yaml: document 1: namespaces \"nowhere\" not found");
     run_release(&r);
 }
 

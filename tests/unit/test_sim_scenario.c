@@ -69,7 +69,9 @@ static const char full[] =
     "  actions:\n"
     "    - {at: 1m, delete: {kind: Job, name: a}}\n"
     "    - {at: 10s, runFor: 30s, repeat: {count: 3, every: 1s},\n"
-    "       apply: {apiVersion: batch/v1, kind: Job, metadata: {name: \"j-${i}\"}}}\n"
+    "       apply: {apiVersion: batch/v1, kind: Job, metadata: {name: \"j-${i}\"},\n"
+    "               spec: {template: {spec: {restartPolicy: Never,\n"
+    "                      containers: [{name: c, image: busybox}]}}}}}\n"
     "    - {at: 10s, patch: {kind: cq, name: cq, merge: {spec: {cohort: x}}}}\n"
     "    - {at: 2m, scale: {kind: RayJob, namespace: ml, name: r, workerGroup: tpu, replicas: 2}}\n"
     "expect:\n"
@@ -191,7 +193,8 @@ static void test_unknown_kinds_and_syntax_errors(void **state)
     expect_error("apiVersion: v1\nkind: Gadget\nmetadata: {name: x}\n", kind);
     static const char *const syntax[] = {"s.yaml", "line", NULL};
     expect_error("apiVersion: v1\nkind: [\n", syntax);
-    static const char *const two[] = {"at most one Scenario", NULL};
+    static const char *const two[] = {"s.yaml: document 2: a second Scenario document (the "
+                                      "first is document 1); a file holds at most one", NULL};
     expect_error("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n---\n"
                  "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n", two);
 }
@@ -202,8 +205,105 @@ static void test_missing_file_is_reported(void **state)
     struct sim_scenario sc;
     char *err = NULL;
     assert_true(sim_scenario_load("/nonexistent/x.yaml", &sc, &err) < 0);
-    assert_non_null(strstr(err, "/nonexistent/x.yaml"));
+    assert_string_equal(err, "/nonexistent/x.yaml: No such file or directory");
     xfree(err);
+    /* a directory opens but is no scenario: said so, not "read error" */
+    assert_true(sim_scenario_load("/", &sc, &err) < 0);
+    assert_string_equal(err, "/: is a directory (a scenario is one YAML file)");
+    xfree(err);
+}
+
+/* Regression: an empty file (or one of comments and separators) ran as an
+ * empty scenario and printed a summary of nothing. */
+static void test_a_file_without_documents_is_an_error(void **state)
+{
+    (void)state;
+    static const char *const needles[] = {"s.yaml: no documents: a scenario is a Scenario "
+                                          "document", NULL};
+    expect_error("", needles);
+    expect_error("# only a comment\n---\n---\n", needles);
+}
+
+/* Regression: a syntax error named the file twice ("g.bin: g.bin: yaml:"). */
+static void test_syntax_errors_name_the_file_once(void **state)
+{
+    (void)state;
+    struct sim_scenario sc;
+    char *err;
+    assert_true(parse("\xff\xfe binary", &sc, &err) < 0);
+    assert_non_null(strstr(err, "s.yaml: yaml: line 1"));
+    assert_null(strstr(err, "s.yaml: s.yaml"));
+    xfree(err);
+}
+
+/* Regression: 1e300s and 99999999999d were "not negative". */
+static void test_durations_too_large_say_so_with_the_limit(void **state)
+{
+    (void)state;
+    static const char *const needles[] = {
+        "spec.defaultRuntime: Invalid value: \"1e300s\": too large: at most 36500d",
+        "spec.until: Invalid value: \"99999999999d\": too large: at most 36500d",
+        "spec.controller.bookingDuration: Invalid value: 1.0000000000000001e300: too large",
+        "spec.actions[0].at: Invalid value: \"-5s\": must not be negative",
+        "spec.actions[1].repeat: Invalid value: the last occurrence (at + (count - 1) * every) "
+        "is later than 36500d",
+        NULL,
+    };
+    expect_error("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n"
+                 "spec:\n  defaultRuntime: 1e300s\n  until: 99999999999d\n"
+                 "  controller: {bookingDuration: 1e300}\n"
+                 "  actions:\n    - {at: -5s, delete: {kind: Job, name: a}}\n"
+                 "    - {at: 1s, repeat: {count: 3, every: 20000d}, delete: {kind: Job, name: a}}\n",
+                 needles);
+}
+
+/* Regression: repeat.count up to 10,000,000 ran out of memory (SIGABRT):
+ * the scenario's size is capped, before anything is created. */
+static void test_scenario_size_is_capped(void **state)
+{
+    (void)state;
+    static const char *const one[] = {
+        "spec.actions[0].repeat.count: Invalid value: 10000000: must be between 1 and 1000000",
+        NULL};
+    expect_error("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                 "    - {at: 0s, repeat: {count: 10000000}, delete: {kind: Job, name: a}}\n", one);
+    static const char *const sum[] = {
+        "s.yaml: too large: 1 objects at time 0 and 1000000 action occurrences (the sum of "
+        "spec.actions[].repeat.count) make 1000001; a scenario may ask for at most 1000000",
+        NULL};
+    expect_error("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                 "    - {at: 0s, repeat: {count: 600000}, delete: {kind: Job, name: a}}\n"
+                 "    - {at: 0s, repeat: {count: 400000}, delete: {kind: Job, name: a}}\n"
+                 "---\napiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n", sum);
+    struct sim_scenario sc;
+    char *err;
+    assert_int_equal(parse("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                           "    - {at: 0s, repeat: {count: 1000000}, delete: {kind: Job, name: a}}\n",
+                           &sc, &err), 0);
+    assert_int_equal(sim_scenario_size(&sc), 1000000);
+    sim_scenario_release(&sc);
+}
+
+/* Regression: an action applying an object the API rejects failed only
+ * when its time came, after part of the trace was written. */
+static void test_invalid_apply_actions_fail_before_the_run(void **state)
+{
+    (void)state;
+    static const char *const needles[] = {
+        "s.yaml: Scenario: spec.actions[0].apply.spec.queueingStrategy: Unsupported value: "
+        "\"Sometimes\"",
+        "spec.actions[1].apply.spec.resourceGroups: Invalid type",
+        "unknown field \"spec.actions[2].apply.spec.colour\"",
+        NULL,
+    };
+    expect_error("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                 "    - {at: 1h, apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: ClusterQueue,"
+                 " metadata: {name: a}, spec: {queueingStrategy: Sometimes}}}\n"
+                 "    - {at: 2h, apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: ClusterQueue,"
+                 " metadata: {name: b}, spec: {resourceGroups: 7}}}\n"
+                 "    - {at: 3h, repeat: {count: 2}, apply: {apiVersion: kueue.x-k8s.io/v1beta1,"
+                 " kind: ResourceFlavor, metadata: {name: \"f-${i}\"}, spec: {colour: red}}}\n",
+                 needles);
 }
 
 int main(void)
@@ -214,6 +314,11 @@ int main(void)
         cmocka_unit_test(test_errors_name_the_file_and_every_field),
         cmocka_unit_test(test_unknown_kinds_and_syntax_errors),
         cmocka_unit_test(test_missing_file_is_reported),
+        cmocka_unit_test(test_a_file_without_documents_is_an_error),
+        cmocka_unit_test(test_syntax_errors_name_the_file_once),
+        cmocka_unit_test(test_durations_too_large_say_so_with_the_limit),
+        cmocka_unit_test(test_scenario_size_is_capped),
+        cmocka_unit_test(test_invalid_apply_actions_fail_before_the_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -86,7 +86,7 @@ static json_t *trace(void)
                      "time", 3.0, "event", "Finished", "workload", "default/a");
 }
 
-static int run_check(const char *facts_json, char **report)
+static int run_check_warnings(const char *facts_json, json_t *warnings, char **report)
 {
     json_error_t e;
     json_t *facts = json_loads(facts_json, 0, &e);
@@ -95,12 +95,17 @@ static int run_check(const char *facts_json, char **report)
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    int rc = sim_check(facts, recs, out);
+    int rc = sim_check(facts, recs, warnings, out);
     fclose(out);
     *report = buf;
     json_decref(facts);
     json_decref(recs);
     return rc;
+}
+
+static int run_check(const char *facts_json, char **report)
+{
+    return run_check_warnings(facts_json, NULL, report);
 }
 
 static void test_facts_match_in_order_as_a_subsequence(void **state)
@@ -170,6 +175,37 @@ static void test_negative_facts_cover_the_gap_between_matches(void **state)
     free(r);
 }
 
+/* Warning facts: the no-pool warning of a run can be asserted by a
+ * conformance scenario (order-free, beside the trace facts). */
+static void test_warning_facts_match_the_runs_warnings(void **state)
+{
+    (void)state;
+    char *r;
+    json_t *w = json_pack("[s,s]", "pods of Job default/a never found a node: no NodePool",
+                          "something else");
+    assert_int_equal(run_check_warnings("[{\"event\":\"Admitted\"},"
+                                        "{\"warning~\":\"pods of Job default/a never*\"},"
+                                        "{\"warning\":\"something else\"},"
+                                        "{\"notWarning~\":\"*still busy*\"}]", w, &r), 0);
+    assert_non_null(strstr(r, "ok: 4 facts hold (1 matched in order, 5 trace records; 3 about "
+                              "2 warnings)"));
+    free(r);
+    assert_int_equal(run_check_warnings("[{\"warning~\":\"*default/b*\"},"
+                                        "{\"notWarning~\":\"*never found*\"}]", w, &r), 2);
+    assert_non_null(strstr(r, "FAIL: no warning matches expect[0]"));
+    assert_non_null(strstr(r, "  warning: something else"));
+    assert_non_null(strstr(r, "FAIL: a warning matches expect[1]"));
+    free(r);
+    assert_int_equal(run_check_warnings("[{\"warning\":\"x\"}]", NULL, &r), 1);
+    assert_non_null(strstr(r, "the run gave no warning"));
+    free(r);
+    assert_int_equal(run_check_warnings("[{\"warning\":\"x\",\"event\":\"Admitted\"}]", w, &r),
+                     -1);
+    assert_non_null(strstr(r, "malformed expect[0]: a warning fact has one string key"));
+    free(r);
+    json_decref(w);
+}
+
 static void test_malformed_facts_are_reported(void **state)
 {
     (void)state;
@@ -192,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_field_values_must_be_exact),
         cmocka_unit_test(test_tilde_keys_match_globs),
         cmocka_unit_test(test_negative_facts_cover_the_gap_between_matches),
+        cmocka_unit_test(test_warning_facts_match_the_runs_warnings),
         cmocka_unit_test(test_malformed_facts_are_reported),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
