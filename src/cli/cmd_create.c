@@ -226,6 +226,8 @@ static int create_files(struct cli_ctx *c, struct create_opts *o)
 {
     struct cli_docs docs = {0};
     int rc = cli__read_manifests(c, o->files, o->nfiles, false, &docs), failed = 0;
+    if (rc == 0 && docs.n == 0)
+        rc = cli__error(c, "no objects passed to create");
     for (size_t i = 0; rc == 0 && i < docs.n && !c->unreachable; i++) {
         const struct api_kind *k;
         const char *name, *ns;

@@ -187,8 +187,9 @@ static void print_prefixed(struct cli_ctx *c, const char *pod, const char *text,
 }
 
 /* Print one pod's whole log; *quiet says whether it printed nothing.
- * Returns 0, or 1 after printing the error (pods that have not started are
- * reported without failing the job's log when allow_pending). */
+ * Returns 0, or 1 after printing the error. allow_pending: part of a Job's
+ * log (pods that have not started are reported without failing it, and an
+ * unterminated last line is ended). */
 static int print_pod_log(struct cli_ctx *c, const struct logs_opts *o, const json_t *pod,
                          bool prefix, bool allow_pending, bool *quiet)
 {
@@ -215,6 +216,10 @@ static int print_pod_log(struct cli_ctx *c, const struct logs_opts *o, const jso
     } else {
         fwrite(r.body.buf, 1, r.body.len, c->out);
         *quiet = r.body.len == 0;
+        /* a Job's log goes on after this pod's (another pod, the final
+         * line): a last line without its newline gets one */
+        if (allow_pending && r.body.len && r.body.buf[r.body.len - 1] != '\n')
+            fputc('\n', c->out);
     }
     fflush(c->out);
     cli__call_release(&r);
@@ -333,7 +338,7 @@ static int job_logs(struct cli_ctx *c, const struct logs_opts *o, const char *na
         for (size_t i = 0; i < n && !c->unreachable; i++)
             rc |= print_pod_log(c, o, json_array_get(pods, i), o->prefix && n > 1, true,
                                 &quiet[i]);
-        if (final && !c->unreachable)
+        if (final && !c->unreachable && rc == 0)
             logs__print_final(c, job, pods, quiet, final);
         xfree(quiet);
     }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "server/srv-int.h"
+#include "util/diag.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -177,6 +178,49 @@ int srv__check_segment(struct srv_resp *r, const char *what, const char *value)
 }
 
 /* GET/POST/... on a resource path. */
+/* The options of a write (Kubernetes' CreateOptions, UpdateOptions,
+ * PatchOptions, DeleteOptions validation): dryRun only "All", fieldValidation
+ * only "Ignore", "Warn" or "Strict" (case-sensitive). An unsupported value
+ * is refused with 422 Invalid before anything is decoded, so a mistyped
+ * dryRun never writes. Returns false after answering r. */
+static bool write_options_valid(struct srv_req *q, struct srv_resp *r)
+{
+    const char *m = q->method;
+    const char *kind = !strcmp(m, "POST")    ? "CreateOptions"
+                       : !strcmp(m, "PUT")   ? "UpdateOptions"
+                       : !strcmp(m, "PATCH") ? "PatchOptions"
+                       : !strcmp(m, "DELETE") ? "DeleteOptions"
+                                              : NULL;
+    if (!kind)
+        return true;
+    struct diag d;
+    diag_init(&d);
+    json_t *jv = NULL, *jv2 = NULL;
+    const char *dry = srv__q(q, "dryRun");
+    if (dry && strcmp(dry, "All"))
+        diag_addj(&d, DIAG_NOT_SUPPORTED, "dryRun", jv = json_string(dry), "supported values: \"All\"");
+    const char *fv = srv__q(q, "fieldValidation");
+    if (fv && strcmp(m, "DELETE") && *fv && strcmp(fv, "Ignore") && strcmp(fv, "Warn") &&
+        strcmp(fv, "Strict"))
+        diag_addj(&d, DIAG_NOT_SUPPORTED, "fieldValidation", jv2 = json_string(fv),
+                  "supported values: \"Ignore\", \"Warn\", \"Strict\"");
+    json_decref(jv);
+    json_decref(jv2);
+    if (!diag_has_errors(&d)) {
+        diag_release(&d);
+        return true;
+    }
+    char *sum = diag_summary(&d);
+    json_t *details = json_pack("{s:s,s:s,s:o}", "group", "meta.k8s.io", "kind", kind, "causes",
+                                diag_causes_json(&d));
+    char *msg = xasprintf("%s.meta.k8s.io \"\" is invalid: %s", kind, sum);
+    srv__resp_status(r, 422, "Invalid", msg, details);
+    xfree(msg);
+    xfree(sum);
+    diag_release(&d);
+    return false;
+}
+
 static void dispatch_resource(struct srv_req *q, struct srv_resp *r, const char *group,
                               const char *version, char **segs, int nsegs)
 {
@@ -193,6 +237,10 @@ static void dispatch_resource(struct srv_req *q, struct srv_resp *r, const char 
         return;
     }
     const char *m = q->method;
+    if (!write_options_valid(q, r)) {
+        srv__route_release(&rt);
+        return;
+    }
     if (rt.sub && strcmp(rt.sub, "status") && strcmp(rt.sub, "log")) {
         srv__resp_statusf(r, 404, "NotFound", "the server could not find the requested resource (%s %s)",
                           rt.kind->plural, rt.sub);

@@ -53,6 +53,11 @@ is "$T_OUT" "namespace/default" "…reading its server.url"
 cmd_ok "…and through \$CUEUE_STATE_DIR" env -u CUEUE_SERVER CUEUE_STATE_DIR="$SRV_DIR" \
   "$CUEUE_BIN" get ns default -o name
 cmd_ok "…and through \$XDG_STATE_HOME/cueue" bash -c "mkdir -p '$T_DIR/xdg/cueue' && cp '$SRV_DIR/server.url' '$T_DIR/xdg/cueue/' && env -u CUEUE_SERVER -u CUEUE_STATE_DIR XDG_STATE_HOME='$T_DIR/xdg' '$CUEUE_BIN' get ns default -o name"
+: >"$T_DIR/empty.yaml"
+cmd_fails "create -f of an empty file is an error" C create -f "$T_DIR/empty.yaml"
+is "$T_OUT" "error: no objects passed to create" "…with kubectl's words"
+cmd_fails "apply -f of an empty file is an error" C apply -f "$T_DIR/empty.yaml"
+is "$T_OUT" "error: no objects passed to apply" "…with kubectl's words"
 cmd_ok "global flags may come before the verb" C -n kube-system --server "$SRV_URL" get cm
 like "$T_OUT" "No resources found in kube-system namespace." "…and apply to the verb"
 

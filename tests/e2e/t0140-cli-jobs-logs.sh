@@ -49,6 +49,17 @@ like "$T_OUT" $'\n  hello-0-[a-z0-9]+ +0 +Succeeded +gke-' "…and each pod with
 cmd_ok "describe the workload" C describe "$wl"
 like "$T_OUT" $'\n    main +3 +cpu=default-cpu ' "describe wl shows the flavor given to the pod set"
 
+# a log whose last line has no newline: the result line still starts a line
+job nonl 1 100m 'printf hello' >"$T_DIR/nonl.yaml"
+cmd_ok "apply a job whose log does not end its line" C apply -f "$T_DIR/nonl.yaml"
+cmd_ok "wait for it to complete" C wait --for=condition=Complete job/nonl --timeout=60s
+cmd_ok "logs job/nonl" C logs job/nonl
+is "$T_OUT" "hello
+Job 'nonl' succeeded" "the result line is not glued to an unterminated last line"
+cmd_fails "logs job/nonl -c nope" C logs job/nonl -c nope
+unlike "$T_OUT" "succeeded" "a log that could not be read prints no result line"
+like "$T_OUT" "nope" "…and says which container is missing"
+
 job fails 1 100m 'echo about to fail; exit 3' >"$T_DIR/fails.yaml"
 cmd_ok "apply a failing job" C apply -f "$T_DIR/fails.yaml"
 cmd_ok "wait for it to fail" C wait --for=condition=Failed job/fails --timeout=60s

@@ -74,11 +74,18 @@ bad POST /api/v1/namespaces 422 'metadata.name' "a namespace name over 63 charac
 bad POST /api/v1/namespaces/default/configmaps 400 'namespace' "a body namespace that differs from the URL's" '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"other"}}'
 python3 -c "import json; print(json.dumps({'apiVersion':'v1','kind':'ConfigMap','metadata':{'name':'big'},'data':{'k':'x'*(3*1024*1024+10)}}))" >"$T_DIR/big.json"
 bad POST /api/v1/namespaces/default/configmaps 413 'too large' "a body over 3 MiB" "@$T_DIR/big.json"
+# write options Kubernetes refuses: a mistyped dryRun must not write for real
+CM='{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dry"},"data":{"a":"1"}}'
+bad POST "/api/v1/namespaces/default/configmaps?dryRun=true" 422 'dryRun: Unsupported value: "true": supported values: "All"' "dryRun=true (only All is a dry run)" "$CM"
+bad POST "/api/v1/namespaces/default/configmaps?dryRun=all" 422 'CreateOptions.meta.k8s.io "" is invalid: dryRun' "dryRun=all (case matters)" "$CM"
+bad POST "$CQS?fieldValidation=Bogus" 422 'fieldValidation: Unsupported value: "Bogus"' "an unsupported fieldValidation" "$(cq '.metadata.name="fv"')"
+bad DELETE "$CQS/cq1?dryRun=1" 422 'DeleteOptions.*dryRun' "a delete with dryRun=1" ''
 # invalid updates change nothing either
 api GET $CQS/cq1
 cur=$API_BODY
 bad PUT $CQS/cq1 422 'nominalQuota' "an update with a negative quota" "$(jq -c '.spec.resourceGroups[0].flavors[0].resources[0].nominalQuota="-5"' <<<"$cur")"
 bad PATCH $CQS/cq1 400 'unknown field' "a merge patch adding an unknown field" '{"spec":{"bogus":true}}' application/merge-patch+json
+bad PATCH "$CQS/cq1?dryRun=yes" 422 'PatchOptions.*dryRun' "a patch with dryRun=yes" '{"metadata":{"labels":{"x":"y"}}}' application/merge-patch+json
 bad PATCH $CQS/cq1 422 'flavors' "a merge patch emptying flavors" '{"spec":{"resourceGroups":[{"coveredResources":["cpu"],"flavors":[]}]}}' application/merge-patch+json
 
 dump_state "$T_DIR/after.json"
