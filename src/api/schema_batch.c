@@ -223,6 +223,26 @@ static void validate_template_update(struct api_vctx *c, const json_t *spec)
     json_decref(b);
 }
 
+/* spec.completions is immutable except on an Indexed Job (elastic Indexed
+ * Jobs, GA in Kubernetes 1.31), where it may change together with
+ * parallelism: the new completions must equal the new parallelism
+ * (Kubernetes' validateCompletions). (completionMode is immutable through
+ * its schema.) */
+static void validate_completions_update(struct api_vctx *c, const json_t *spec,
+                                        const json_t *os)
+{
+    const json_t *nc = json_object_get(spec, "completions"), *oc = json_object_get(os, "completions");
+    if (strcmp(jx_or_empty(JX_STR(spec, "completionMode")), "Indexed")) {
+        api__immutable(c, nc, oc, "spec.completions");
+        return;
+    }
+    if (jx_equal(nc, oc) || !json_is_integer(nc))
+        return; /* an Indexed Job without completions is reported by validate_indexed */
+    if (json_integer_value(nc) != JX_INT(spec, 1, "parallelism"))
+        diag_addj(c->d, DIAG_INVALID, "spec.completions", nc,
+                  "can only be modified in tandem with spec.parallelism");
+}
+
 static void job_validate(struct api_vctx *c)
 {
     const json_t *spec = json_object_get(c->obj, "spec");
@@ -238,6 +258,7 @@ static void job_validate(struct api_vctx *c)
         api__immutable(c, json_object_get(spec, "selector"), json_object_get(os, "selector"),
                        "spec.selector");
         validate_template_update(c, spec);
+        validate_completions_update(c, spec, os);
     }
 }
 

@@ -435,6 +435,30 @@ static void test_job_update_rules(void **state)
     assert_contains(msg, "spec.completionMode: Invalid value: \"Indexed\": field is immutable");
     xfree(msg);
     json_decref(upd);
+    /* completions of a NonIndexed Job never change, finished or not */
+    upd = json_deep_copy(old);
+    JX_SET_NEW(upd, json_integer(3), "spec", "completions");
+    assert_int_equal(admit_update(upd, old, &msg), CU_EINVAL);
+    assert_contains(msg, "spec.completions: Invalid value: 3: field is immutable");
+    xfree(msg);
+    json_decref(upd);
+    json_decref(old);
+    /* an Indexed Job: completions change only in tandem with parallelism */
+    old = doc_of(JOB);
+    JX_SET_NEW(old, json_string("Indexed"), "spec", "completionMode");
+    JX_SET_NEW(old, json_integer(2), "spec", "completions");
+    JX_SET_NEW(old, json_integer(2), "spec", "parallelism");
+    t_admit_ok(old, "default");
+    upd = json_deep_copy(old);
+    JX_SET_NEW(upd, json_integer(4), "spec", "completions");
+    assert_int_equal(admit_update(upd, old, &msg), CU_EINVAL);
+    assert_contains(msg, "spec.completions: Invalid value: 4: can only be modified in tandem "
+                         "with spec.parallelism");
+    xfree(msg);
+    JX_SET_NEW(upd, json_integer(4), "spec", "parallelism");
+    assert_int_equal(admit_update(upd, old, &msg), 0);
+    xfree(msg);
+    json_decref(upd);
     json_decref(old);
 }
 
