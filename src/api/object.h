@@ -87,6 +87,14 @@ int api_local_queue_from_json(const json_t *obj, struct api_local_queue *out);
 int api_priority_class_from_json(const json_t *obj, struct api_priority_class *out);
 int api_workload_from_json(const json_t *obj, struct api_workload *out);
 
+/* Whether a stored ClusterQueue (JSON) names the ResourceFlavor `flavor`
+ * in spec.resourceGroups[].flavors[], or the AdmissionCheck `check` in
+ * spec.admissionChecks[] or spec.admissionChecksStrategy.admissionChecks[]
+ * (.name): the uses Kueue's resource-in-use finalizer on a ResourceFlavor
+ * or AdmissionCheck waits for. Pure; false for NULL or malformed input. */
+bool api_cluster_queue_uses_flavor(const json_t *cq, const char *flavor);
+bool api_cluster_queue_uses_check(const json_t *cq, const char *check);
+
 /* The scheduling view of a PodTemplateSpec ({metadata, spec}) as Kueue
  * computes it: per-pod requests = max(max(initContainers), sum(containers))
  * + overhead, with limits filling absent requests; nodeSelector; required

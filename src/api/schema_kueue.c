@@ -439,8 +439,12 @@ static const struct api_schema s_ac = {
                                     .format = FMT_DNS_SUBDOMAIN)))))),
         F("status", OBJ(F("conditions", S_CONDITIONS))))};
 
+/* Kueue's AdmissionCheck controller adds the resource-in-use finalizer. */
+static void ac_defaults(struct api_vctx *c) { add_finalizer(c); }
+
 const struct api_kind_schema api__ks_admissioncheck = {
-    .kind = KIND_ADMISSIONCHECK, .root = &s_ac, .name_rule = api_check_dns1123_subdomain};
+    .kind = KIND_ADMISSIONCHECK, .root = &s_ac, .name_rule = api_check_dns1123_subdomain,
+    .defaults = ac_defaults};
 
 /* ---- ProvisioningRequestConfig ---- */
 

@@ -399,3 +399,31 @@ int api_workload_from_json(const json_t *obj, struct api_workload *out)
     wl_status_misc(obj, out);
     return 0;
 }
+
+bool api_cluster_queue_uses_flavor(const json_t *cq, const char *flavor)
+{
+    size_t g, f;
+    json_t *grp, *fl;
+    json_array_foreach(JX_GET(cq, "spec", "resourceGroups"), g, grp) {
+        json_array_foreach(JX_GET(grp, "flavors"), f, fl) {
+            if (!strcmp(jx_or_empty(JX_STR(fl, "name")), flavor))
+                return true;
+        }
+    }
+    return false;
+}
+
+bool api_cluster_queue_uses_check(const json_t *cq, const char *check)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(JX_GET(cq, "spec", "admissionChecks"), i, v) {
+        if (!strcmp(jx_or_empty(json_string_value(v)), check))
+            return true;
+    }
+    json_array_foreach(JX_GET(cq, "spec", "admissionChecksStrategy", "admissionChecks"), i, v) {
+        if (!strcmp(jx_or_empty(JX_STR(v, "name")), check))
+            return true;
+    }
+    return false;
+}

@@ -591,9 +591,10 @@ void cli__pod_failure_lines(const json_t *pods, const bool *quiet, struct sbuf *
  * NULL otherwise. Caller frees. */
 char *cli__deletion_holdup(const struct api_kind *k, const json_t *obj, const char *users);
 /* "still used by ClusterQueue a[, b]" for the ClusterQueues of cqs (an
- * array of ClusterQueue objects) whose spec.resourceGroups[].flavors[]
- * name flavor; NULL when none. Caller frees. */
-char *cli__flavor_users(const json_t *cqs, const char *flavor);
+ * array of ClusterQueue objects) that use the ResourceFlavor or, when k is
+ * AdmissionCheck, the admission check `name` (api_cluster_queue_uses_*);
+ * NULL when none. Caller frees. */
+char *cli__in_use_by(const json_t *cqs, const struct api_kind *k, const char *name);
 
 /* Compare pods by completion index (annotation/label
  * batch.kubernetes.io/job-completion-index), then creation time, then

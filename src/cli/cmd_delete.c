@@ -197,7 +197,7 @@ static int delete_one(struct cli_ctx *c, struct del_opts *o, const struct del_it
 }
 
 /* Who still uses a deleting object, when one list says it cheaply: the
- * ClusterQueues whose resource groups name a ResourceFlavor, the quota
+ * ClusterQueues that name a ResourceFlavor or AdmissionCheck, the quota
  * still reserved in a ClusterQueue (the two things Kueue's
  * resource-in-use finalizer waits for). New string or NULL. */
 static char *users_of(struct cli_ctx *c, const struct del_item *it, const json_t *obj)
@@ -210,12 +210,12 @@ static char *users_of(struct cli_ctx *c, const struct del_item *it, const json_t
                                  n > 1 ? "s" : "", n > 1 ? "" : "s")
                      : NULL;
     }
-    if (it->k->id != KIND_RESOURCEFLAVOR)
+    if (it->k->id != KIND_RESOURCEFLAVOR && it->k->id != KIND_ADMISSIONCHECK)
         return NULL;
     json_t *cqs = NULL;
     if (cli__list_kind(c, api_kind_get(KIND_CLUSTERQUEUE), NULL, NULL, NULL, &cqs, NULL, 0))
         return NULL;
-    char *users = cli__flavor_users(cqs, it->name);
+    char *users = cli__in_use_by(cqs, it->k, it->name);
     json_decref(cqs);
     return users;
 }

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "api/object.h"
 #include "cli/cli-int.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -30,17 +31,15 @@ char *cli__deletion_holdup(const struct api_kind *k, const json_t *obj, const ch
     return cli__sbuf_done(&sb);
 }
 
-char *cli__flavor_users(const json_t *cqs, const char *flavor)
+char *cli__in_use_by(const json_t *cqs, const struct api_kind *k, const char *name)
 {
     struct sbuf sb;
-    size_t n = 0, i, g, j;
-    json_t *cq, *grp, *fl;
+    size_t n = 0, i;
+    json_t *cq;
     sbuf_init(&sb, 0);
     json_array_foreach(cqs, i, cq) {
-        bool uses = false;
-        json_array_foreach(JX_GET(cq, "spec", "resourceGroups"), g, grp)
-            json_array_foreach(JX_GET(grp, "flavors"), j, fl)
-                uses |= !strcmp(jx_or_empty(JX_STR(fl, "name")), flavor);
+        bool uses = k->id == KIND_ADMISSIONCHECK ? api_cluster_queue_uses_check(cq, name)
+                                                 : api_cluster_queue_uses_flavor(cq, name);
         if (uses)
             sbuf_addf(&sb, "%s%s", n++ ? ", " : "", jx_or_empty(JX_STR(cq, "metadata", "name")));
     }

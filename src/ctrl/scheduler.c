@@ -38,6 +38,7 @@
 #include "util/xalloc.h"
 
 #define WPC_KEY_PREFIX "wpc:"
+#define AC_KEY_PREFIX "ac:" /* reconcile keys of deleting AdmissionChecks */
 
 /* The spec version of a queue object last fed to the engine. */
 struct spec_seen {
@@ -262,18 +263,32 @@ static bool spec_changed(struct sched *s, const struct store_event *ev)
     return changed;
 }
 
-/* A ClusterQueue went away or changed its flavors: flavors waiting to be
- * deleted may no longer be in use, so their finalizers are looked at again. */
+static void enqueue_check_finalizer(struct ctrl *c, struct sched *s, const char *name)
+{
+    char *key = xasprintf(AC_KEY_PREFIX "%s", name);
+    ctrl_enqueue(c, s->rid, NULL, key);
+    xfree(key);
+}
+
+/* A ClusterQueue went away or changed its spec: flavors and admission
+ * checks waiting to be deleted may no longer be in use, so their
+ * finalizers are looked at again. */
 static void recheck_deleting_flavors(struct ctrl *c, struct sched *s)
 {
     json_t *rfs = store_list(ctrl_store(c), KIND_RESOURCEFLAVOR, NULL, NULL);
     size_t i;
-    json_t *rf;
-    json_array_foreach(rfs, i, rf) {
-        if (api_is_deleting(rf))
-            ctrl_enqueue(c, s->rid, NULL, api_name(rf));
+    json_t *o;
+    json_array_foreach(rfs, i, o) {
+        if (api_is_deleting(o))
+            ctrl_enqueue(c, s->rid, NULL, api_name(o));
     }
     json_decref(rfs);
+    json_t *acs = store_list(ctrl_store(c), KIND_ADMISSIONCHECK, NULL, NULL);
+    json_array_foreach(acs, i, o) {
+        if (api_is_deleting(o))
+            enqueue_check_finalizer(c, s, api_name(o));
+    }
+    json_decref(acs);
 }
 
 static void observe_queue(struct ctrl *c, struct sched *s, const struct store_event *ev)
@@ -345,6 +360,8 @@ static void sched_on_event(struct ctrl *c, void *self, const struct store_event 
         break;
     case KIND_ADMISSIONCHECK:
         s->checks_changed = true;
+        if (api_is_deleting(ev->obj) && ev->type != STORE_DELETED)
+            enqueue_check_finalizer(c, s, api_name(ev->obj));
         break;
     case KIND_WORKLOADPRIORITYCLASS:
         if (ev->type != STORE_DELETED) {
@@ -387,29 +404,27 @@ static void sync_priority_class(struct ctrl *c, struct sched *s, const char *nam
     json_decref(wls);
 }
 
-/* A deleting ResourceFlavor keeps its finalizer while a ClusterQueue uses it. */
-static void sync_flavor_finalizer(struct ctrl *c, const char *name)
+/* A deleting ResourceFlavor or AdmissionCheck keeps its finalizer while a
+ * ClusterQueue uses it (Kueue's resource-in-use finalizer). */
+static void sync_in_use_finalizer(struct ctrl *c, enum api_kind_id kind, const char *name)
 {
-    json_t *rf = store_get(ctrl_store(c), KIND_RESOURCEFLAVOR, NULL, name);
-    if (!rf || !api_is_deleting(rf)) {
-        json_decref(rf);
+    json_t *obj = store_get(ctrl_store(c), kind, NULL, name);
+    if (!obj || !api_is_deleting(obj)) {
+        json_decref(obj);
         return;
     }
-    json_decref(rf);
+    json_decref(obj);
     json_t *cqs = store_list(ctrl_store(c), KIND_CLUSTERQUEUE, NULL, NULL);
     bool used = false;
-    size_t i, g, f;
-    json_t *cq, *grp, *flv;
+    size_t i;
+    json_t *cq;
     json_array_foreach(cqs, i, cq) {
-        json_array_foreach(JX_GET(cq, "spec", "resourceGroups"), g, grp) {
-            json_array_foreach(JX_GET(grp, "flavors"), f, flv) {
-                used |= !strcmp(jx_or_empty(JX_STR(flv, "name")), name);
-            }
-        }
+        used |= kind == KIND_ADMISSIONCHECK ? api_cluster_queue_uses_check(cq, name)
+                                            : api_cluster_queue_uses_flavor(cq, name);
     }
     json_decref(cqs);
     if (!used)
-        kq_remove_finalizer(c, KIND_RESOURCEFLAVOR, NULL, name, KQ_RESOURCE_IN_USE_FINALIZER);
+        kq_remove_finalizer(c, kind, NULL, name, KQ_RESOURCE_IN_USE_FINALIZER);
 }
 
 static void sched_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
@@ -418,8 +433,10 @@ static void sched_reconcile(struct ctrl *c, void *self, const char *ns, const ch
     (void)ns;
     if (!strncmp(name, WPC_KEY_PREFIX, strlen(WPC_KEY_PREFIX)))
         sync_priority_class(c, s, name + strlen(WPC_KEY_PREFIX));
+    else if (!strncmp(name, AC_KEY_PREFIX, strlen(AC_KEY_PREFIX)))
+        sync_in_use_finalizer(c, KIND_ADMISSIONCHECK, name + strlen(AC_KEY_PREFIX));
     else
-        sync_flavor_finalizer(c, name);
+        sync_in_use_finalizer(c, KIND_RESOURCEFLAVOR, name);
 }
 
 /* ---- decisions ---- */

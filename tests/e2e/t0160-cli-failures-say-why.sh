@@ -3,7 +3,7 @@
 # - a Job whose container cannot start: `describe pod` shows the container's
 #   terminated Reason and Message (kubectl's layout), and `logs job/NAME`
 #   (and -f) says why its pods failed before "Job 'NAME' failed: ...";
-# - deleting a ResourceFlavor or ClusterQueue still in use times out naming
+# - deleting a ResourceFlavor, ClusterQueue or AdmissionCheck still in use times out naming
 #   the finalizer that holds it and who still uses it;
 # - node counts above GKE's 1,000-node limit are refused as too large;
 # - the help matches the behaviour (nodepool update and machine-types,
@@ -56,6 +56,37 @@ like "$T_OUT" 'timed out waiting for the condition on clusterqueues/small: clust
 cmd_ok "deleting the Job frees both" C delete job holder --timeout=60s
 cmd_ok "…the ClusterQueue goes" C wait --for=delete cq/small --timeout=30s
 cmd_ok "…then the ResourceFlavor" C wait --for=delete rf/default-cpu --timeout=30s
+
+# an AdmissionCheck a ClusterQueue names stays until the queue lets go of it
+# (Kueue's AdmissionCheck controller adds the same finalizer)
+cat >"$T_DIR/gate.yaml" <<'EOF2'
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: AdmissionCheck
+metadata: {name: gate}
+spec: {controllerName: example.com/gate}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: plain}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: gated}
+spec:
+  namespaceSelector: {}
+  admissionChecks: [gate]
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors: [{name: plain, resources: [{name: cpu, nominalQuota: 1}]}]
+EOF2
+cmd_ok "apply a ClusterQueue with an AdmissionCheck" C apply -f "$T_DIR/gate.yaml"
+is "$(C get ac gate -o jsonpath='{.metadata.finalizers}')" '["kueue.x-k8s.io/resource-in-use"]' "an AdmissionCheck gets the resource-in-use finalizer"
+cmd_fails "delete an AdmissionCheck still used by a ClusterQueue" C delete ac gate --timeout=1s
+like "$T_OUT" 'admissioncheck.kueue.x-k8s.io "gate" is being deleted: waiting for finalizer kueue.x-k8s.io/resource-in-use \(still used by ClusterQueue gated\)$' \
+  "…names the finalizer and the ClusterQueue"
+cmd_ok "…it is still there" C get ac gate
+cmd_ok "deleting the ClusterQueue" C delete cq gated --timeout=30s
+cmd_ok "…lets the AdmissionCheck go" C wait --for=delete ac/gate --timeout=30s
 
 # ---- node counts ----
 cmd_fails "--num-nodes above GKE's limit" C nodepool create big --machine-type=n2-standard-16 --num-nodes=99999999999

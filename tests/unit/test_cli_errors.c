@@ -153,7 +153,7 @@ static void test_deletion_holdup(void **state)
                     "\"flavors\":[{\"name\":\"on-demand\"}]}]}},"
                     "{\"metadata\":{\"name\":\"cluster-queue\"},\"spec\":{\"resourceGroups\":["
                     "{\"flavors\":[{\"name\":\"default\"}]},{\"flavors\":[{\"name\":\"dws\"}]}]}}]");
-    char *users = cli__flavor_users(cqs, "dws");
+    char *users = cli__in_use_by(cqs, rf, "dws");
     assert_string_equal(users, "still used by ClusterQueue cluster-queue");
     char *t = cli__deletion_holdup(rf, held, users);
     assert_string_equal(t, "resourceflavor.kueue.x-k8s.io \"dws\" is being deleted: waiting for "
@@ -161,7 +161,18 @@ static void test_deletion_holdup(void **state)
                            "cluster-queue)");
     xfree(t);
     xfree(users);
-    assert_null(cli__flavor_users(cqs, "nobody-uses-me"));
+    assert_null(cli__in_use_by(cqs, rf, "nobody-uses-me"));
+    /* an AdmissionCheck is used through either spelling of the queue's checks */
+    json_t *acq = J("[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"admissionChecks\":[\"prov\"]}},"
+                    "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"admissionChecksStrategy\":{"
+                    "\"admissionChecks\":[{\"name\":\"prov\",\"onFlavors\":[\"dws\"]}]}}},"
+                    "{\"metadata\":{\"name\":\"c\"},\"spec\":{\"admissionChecks\":[\"other\"]}}]");
+    const struct api_kind *ac = api_kind_get(KIND_ADMISSIONCHECK);
+    users = cli__in_use_by(acq, ac, "prov");
+    assert_string_equal(users, "still used by ClusterQueues a, b");
+    xfree(users);
+    assert_null(cli__in_use_by(acq, ac, "dws"));
+    json_decref(acq);
     t = cli__deletion_holdup(rf, held, NULL);
     assert_string_equal(t, "resourceflavor.kueue.x-k8s.io \"dws\" is being deleted: waiting for "
                            "finalizer kueue.x-k8s.io/resource-in-use");
