@@ -103,7 +103,11 @@ void api__kueue_job_defaults(struct api_vctx *c, json_t *spec);
 void api__validate_queue_name_label(struct api_vctx *c);
 /* Immutability of one subtree: "field is immutable" when old != v. */
 void api__immutable(struct api_vctx *c, const json_t *v, const json_t *old, const char *path);
-/* Parse a quantity (no diag) in resource's unit; false when invalid. */
+/* Parse a quantity (string or number, no diag) in resource's unit; false
+ * when absent or invalid. */
 bool api__quantity(const json_t *v, const char *resource, int64_t *out);
+/* A quantity's text: the string itself, or a number rendered into buf
+ * (custom resources keep numbers as sent); NULL for other types. */
+const char *api__quantity_text(const json_t *v, char *buf, size_t len);
 
 #endif

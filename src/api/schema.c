@@ -188,6 +188,17 @@ static void decode_container(struct walk *w, const struct api_schema *s, json_t 
     }
 }
 
+/* Kinds the Kubernetes API server itself serves (core, batch...; groups
+ * without a dot or under .k8s.io) as opposed to CustomResourceDefinitions
+ * (kueue.x-k8s.io, ray.io, autoscaling.x-k8s.io, cueue.dev). */
+static bool builtin_kind(const struct api_kind *k)
+{
+    if (!k || !strchr(k->group, '.'))
+        return true;
+    size_t n = strlen(k->group), m = strlen(".k8s.io");
+    return n > m && !strcmp(k->group + n - m, ".k8s.io");
+}
+
 static json_t *decode(struct walk *w, const struct api_schema *s, json_t *v)
 {
     json_t *repl = NULL;
@@ -195,6 +206,13 @@ static json_t *decode(struct walk *w, const struct api_schema *s, json_t *v)
         diag_addj(w->c->d, DIAG_TYPE_INVALID, w->path.buf, v, "expected %s, got %s",
                   expected_name(s), api__json_type_name(v));
         return NULL;
+    }
+    /* A built-in kind stores a quantity as a string (resource.Quantity); a
+     * custom resource keeps an int-or-string value as it was sent, so that
+     * kubectl's three-way merge of an unchanged file finds nothing to do */
+    if (s->type == SCH_QUANTITY && repl && !builtin_kind(w->c->kind)) {
+        json_decref(repl);
+        repl = NULL;
     }
     if (s->type == SCH_OBJECT)
         decode_object(w, s, v);
@@ -289,9 +307,12 @@ static void validate_quantity(struct walk *w, const struct api_schema *s, const 
     int64_t q;
     if (api_quantity_from_json(v, resource, w->path.buf, &q, w->c->d) < 0)
         return;
-    if (s->has_min && q < s->min)
-        api__diag_str(w->c->d, DIAG_INVALID, w->path.buf, json_string_value(v),
+    if (s->has_min && q < s->min) {
+        /* Kueue words it with the quantity's text, quoted, a number too */
+        char text[64];
+        api__diag_str(w->c->d, DIAG_INVALID, w->path.buf, api__quantity_text(v, text, sizeof(text)),
                       "must be greater than or equal to %lld", (long long)s->min);
+    }
 }
 
 /* The element of old (a list) that corresponds to element i of a keyed

@@ -111,17 +111,18 @@ static void validate_quota_limits(struct api_vctx *c, const json_t *rq, const ch
         json_t *l = json_object_get(rq, limits[i]);
         if (!l || has_parent)
             continue;
-        char *f = api__path("%s.%s", path, limits[i]);
-        api__diag_str(c->d, DIAG_INVALID, f, json_string_value(l), "must be nil when %s is empty",
-                      is_cohort ? "parent" : "cohort");
+        char *f = api__path("%s.%s", path, limits[i]), text[64];
+        api__diag_str(c->d, DIAG_INVALID, f, api__quantity_text(l, text, sizeof(text)),
+                      "must be nil when %s is empty", is_cohort ? "parent" : "cohort");
         xfree(f);
     }
     const char *res = JX_STR(rq, "name");
     int64_t lend, nominal;
     if (!is_cohort && api__quantity(json_object_get(rq, "lendingLimit"), res, &lend) &&
         api__quantity(json_object_get(rq, "nominalQuota"), res, &nominal) && lend > nominal) {
-        char *f = api__path("%s.lendingLimit", path);
-        api__diag_str(c->d, DIAG_INVALID, f, JX_STR(rq, "lendingLimit"),
+        char *f = api__path("%s.lendingLimit", path), text[64];
+        api__diag_str(c->d, DIAG_INVALID, f,
+                      api__quantity_text(json_object_get(rq, "lendingLimit"), text, sizeof(text)),
                       "must be less than or equal to the nominalQuota");
         xfree(f);
     }
@@ -224,7 +225,8 @@ static void validate_resource_groups(struct api_vctx *c, const json_t *groups, b
  * nano-units rounded up, a valid non-zero weight is at least 2. */
 static void validate_fair_weight(struct api_vctx *c, const json_t *spec)
 {
-    const char *w = JX_STR(spec, "fairSharing", "weight");
+    char text[64];
+    const char *w = api__quantity_text(JX_GET(spec, "fairSharing", "weight"), text, sizeof(text));
     int64_t nano;
     if (w && api__quantity_parse_scaled(w, 9, &nano) == 0 && nano == 1)
         api__diag_str(c->d, DIAG_INVALID, "spec.fairSharing.weight", w,

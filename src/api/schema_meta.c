@@ -260,8 +260,17 @@ void api__immutable(struct api_vctx *c, const json_t *v, const json_t *old, cons
 bool api__quantity(const json_t *v, const char *resource, int64_t *out)
 {
     *out = 0;
-    const char *s = json_string_value(v);
-    return s && api_quantity_parse(s, resource, out, NULL, 0) == 0;
+    return v && api_quantity_from_json(v, resource, "", out, NULL) == 0;
+}
+
+const char *api__quantity_text(const json_t *v, char *buf, size_t len)
+{
+    if (json_is_string(v))
+        return json_string_value(v);
+    if (!json_is_number(v))
+        return NULL;
+    api__number_text(v, buf, len);
+    return buf;
 }
 
 void api__kueue_job_defaults(struct api_vctx *c, json_t *spec)
