@@ -67,6 +67,7 @@ struct lx_pod {
     struct lx_status st;   /* the last status read */
     bool have_st;
     uint64_t reported_seq; /* st.seq of the last RUNNING report */
+    bool reported_running; /* some RUNNING report was queued */
     bool check_status, check_metrics, metrics_changed;
     char *metrics_text;    /* last metrics line seen */
     json_t *metrics;
@@ -299,6 +300,31 @@ static void conclude_lost(struct lx_pod *p, int64_t now)
                                     "finished", p->pid);
 }
 
+/* A pod whose main containers ran and ended before the watcher looked at
+ * its status still reports EXEC_RUNNING first (exec.h's contract): its
+ * main containers as they were while running, started at their start. */
+static void report_missed_running(struct exec_local *l, struct lx_pod *p)
+{
+    struct exec_report *r = queue_report(l, p, EXEC_RUNNING, "Started", "");
+    int64_t started = 0;
+    for (size_t i = 0; i < r->n_containers; i++) {
+        struct exec_container_report *c = &r->containers[i];
+        if (c->init || c->state != EXEC_C_TERMINATED)
+            continue;
+        c->state = EXEC_C_RUNNING;
+        c->exit_code = 0;
+        c->finished_ms = 0;
+        xfree(c->reason);
+        xfree(c->message);
+        c->reason = c->message = NULL;
+        if (c->started_ms > 0 && (!started || c->started_ms < started))
+            started = c->started_ms;
+    }
+    if (started > 0)
+        r->at_ms = started;
+    p->reported_running = true;
+}
+
 /* The supervisor is gone: the one terminal report. */
 static void finish(struct exec_local *l, struct lx_pod *p)
 {
@@ -308,6 +334,8 @@ static void finish(struct exec_local *l, struct lx_pod *p)
     refresh_metrics(p);
     if (!p->st.done)
         conclude_lost(p, now);
+    if (p->st.mains_started && !p->reported_running)
+        report_missed_running(l, p);
     struct exec_report *r =
         queue_report(l, p, p->st.result, p->st.reason ? p->st.reason : "Error",
                      jx_or_empty(p->st.message));
@@ -434,6 +462,7 @@ static bool advance(struct exec_local *l, struct lx_pod *p, int64_t now)
     if (p->have_st && p->st.mains_started && !p->st.done &&
         (p->st.seq != p->reported_seq || p->metrics_changed)) {
         queue_report(l, p, EXEC_RUNNING, "Started", "");
+        p->reported_running = true;
         p->reported_seq = p->st.seq;
         p->metrics_changed = false;
     }
