@@ -62,15 +62,40 @@ static json_t *filtered(const struct api_kind *k, json_t *items, const struct sr
     return out;
 }
 
+/* A continue token this server could have issued: "NAMESPACE/NAME" with
+ * a non-empty name and exactly one slash. */
+static bool continue_token_valid(const char *cont)
+{
+    const char *slash = strchr(cont, '/');
+    return slash && slash[1] && !strchr(slash + 1, '/');
+}
+
+/* limit (>= 0) and continue, checked before the list is read. Returns
+ * false after answering r with 400 BadRequest. */
+static bool page_params_valid(struct srv_req *q, struct srv_resp *r, long long *limit)
+{
+    *limit = 0;
+    if (srv__qint(q, r, "limit", 0, limit) < 0)
+        return false;
+    const char *cont = srv__q(q, "continue");
+    if (cont && *cont && !continue_token_valid(cont)) {
+        srv__resp_statusf(r, 400, "BadRequest",
+                          "continue key is not valid: \"%s\" is not a continue token this "
+                          "server issued (pass back metadata.continue of the previous page)",
+                          cont);
+        return false;
+    }
+    return true;
+}
+
 /* limit/continue: the continue token is the (namespace/name) key after
  * which the next page starts; pages come from the current state. */
-static json_t *page(json_t *items, const struct srv_req *q, char **cont_out, long *remaining)
+static json_t *page(json_t *items, const struct srv_req *q, long long limit, char **cont_out,
+                    long *remaining)
 {
     *cont_out = NULL;
     *remaining = 0;
     const char *cont = srv__q(q, "continue");
-    const char *lim = srv__q(q, "limit");
-    long limit = lim ? strtol(lim, NULL, 10) : 0;
     size_t start = 0, n = json_array_size(items);
     if (cont && *cont) {
         while (start < n) {
@@ -105,7 +130,8 @@ void srv__handle_list(struct srv_req *q, struct srv_resp *r, struct srv_route *r
     r->verb = SRV_VERB_LIST;
     const struct api_kind *k = rt->kind;
     struct srv_filter f;
-    if (srv__filter_init(&f, q, r))
+    long long limit;
+    if (!page_params_valid(q, r, &limit) || srv__filter_init(&f, q, r))
         return;
     uint64_t rv = 0;
     json_t *all = store_list(q->srv->store, k->id, rt->ns, &rv);
@@ -114,7 +140,7 @@ void srv__handle_list(struct srv_req *q, struct srv_resp *r, struct srv_route *r
     srv__filter_release(&f);
     char *cont;
     long remaining;
-    json_t *pg = page(items, q, &cont, &remaining);
+    json_t *pg = page(items, q, limit, &cont, &remaining);
     json_decref(items);
     if (srv__wants_table(q->accept)) {
         json_t *t = srv_table_new(k, pg, rv, clk_now(q->srv->clock), include_object(q), true);

@@ -80,6 +80,10 @@ bad POST "/api/v1/namespaces/default/configmaps?dryRun=true" 422 'dryRun: Unsupp
 bad POST "/api/v1/namespaces/default/configmaps?dryRun=all" 422 'CreateOptions.meta.k8s.io "" is invalid: dryRun' "dryRun=all (case matters)" "$CM"
 bad POST "$CQS?fieldValidation=Bogus" 422 'fieldValidation: Unsupported value: "Bogus"' "an unsupported fieldValidation" "$(cq '.metadata.name="fv"')"
 bad DELETE "$CQS/cq1?dryRun=1" 422 'DeleteOptions.*dryRun' "a delete with dryRun=1" ''
+# list parameters this server never issued or cannot read
+bad GET "$CQS?continue=garbage" 400 'continue key is not valid' "a continue token the server never issued" ''
+bad GET "$CQS?limit=abc" 400 'limit' "a limit that is not a number" ''
+bad GET "$CQS?limit=-1" 400 'limit' "a negative limit" ''
 # invalid updates change nothing either
 api GET $CQS/cq1
 cur=$API_BODY
@@ -91,6 +95,14 @@ bad PATCH $CQS/cq1 422 'flavors' "a merge patch emptying flavors" '{"spec":{"res
 dump_state "$T_DIR/after.json"
 d=$(diff "$T_DIR/before.json" "$T_DIR/after.json" | head -20)
 is "$d" "" "no invalid request changed the state"
+
+# the server's own continue token works
+for n in page-a page-b; do api POST /api/v1/namespaces/default/configmaps "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$n\"}}"; done
+api GET "/api/v1/namespaces/default/configmaps?limit=1"
+tok=$(jq_body '.metadata.continue // empty')
+is "$(jq_body '.items[0].metadata.name')" page-a "limit=1 gives the first page"
+api GET "/api/v1/namespaces/default/configmaps?limit=1&continue=$tok"
+is "$API_CODE $(jq_body '.items[0].metadata.name')" "200 page-b" "…and its continue token the next"
 
 # fieldValidation: Ignore drops unknown fields, Warn drops them with a warning header
 api POST "$CQS?fieldValidation=Ignore" "$(cq '.metadata.name="ign" | .spec.foo=1')"
