@@ -172,13 +172,19 @@ static void blockers(struct cli_ctx *c, const json_t *list)
     }
 }
 
+/* The pending reason and message: the QuotaReserved condition's, else
+ * (a workload the scheduler has not looked at, e.g. its ClusterQueue is in
+ * a cohort cycle) the engine's explanation from the visibility entry v. */
 static void pending(struct cli_ctx *c, const json_t *wl)
 {
     const json_t *qr = api_cond_get(wl, "QuotaReserved");
-    cli__desc_kv(c, 0, "Pending", NULL);
-    cli__desc_kv(c, 1, "Reason", "%s", desc__or_none(JX_STR(qr, "reason")));
-    cli__desc_kv(c, 1, "Message", "%s", desc__or_none(JX_STR(qr, "message")));
     json_t *v = visibility_entry(c, wl);
+    const json_t *why = qr;
+    if (!JX_STR(qr, "message") && v && *jx_or_empty(JX_STR(v, "message")))
+        why = v;
+    cli__desc_kv(c, 0, "Pending", NULL);
+    cli__desc_kv(c, 1, "Reason", "%s", desc__or_none(JX_STR(why, "reason")));
+    cli__desc_kv(c, 1, "Message", "%s", desc__or_none(JX_STR(why, "message")));
     if (v) {
         char *cqpos = desc__scalar(JX_GET(v, "positionInClusterQueue"));
         char *lqpos = desc__scalar(JX_GET(v, "positionInLocalQueue"));

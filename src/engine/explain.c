@@ -190,6 +190,16 @@ int eng_explain(struct eng *e, const char *ns, const char *name, int64_t now_ms,
     eng__prepare(e, now_ms);
     out->reason = xstrdup(wl->last_reason);
     out->message = xstrdup(wl->last_msg);
+    if (!wl->reserved && wl->qcq && wl->qcq->node.in_cycle) {
+        /* Kueue skips such a queue without a word; say why */
+        xfree(out->reason);
+        xfree(out->message);
+        out->reason = xstrdup("Pending");
+        out->message = xasprintf("ClusterQueue %s is not scheduled: the parents of its cohort "
+                                 "%s form a cycle; break the cycle (a Cohort's "
+                                 "spec.parentName) to admit its workloads",
+                                 wl->qcq->node.name, wl->qcq->cohort_name);
+    }
     if (wl->reserved) {
         out->position = -1;
         out->estimated_admission_ms = wl->quota_reserved_ms;

@@ -108,6 +108,13 @@ static void cohort_cycle_disables_its_queues(void **state)
     job(f, "w", "qa", 0, "1");
     fx_schedule(f);
     assert_null(fx_find(f, ENG_RESERVE, "w"));
+    /* Kueue says nothing here; eng_explain says why */
+    struct eng_explanation x;
+    assert_int_equal(eng_explain(f->e, "ns", "w", f->now_ms, &x), 0);
+    assert_string_equal(x.reason, "Pending");
+    assert_non_null(strstr(x.message, "ClusterQueue a is not scheduled: the parents of its "
+                                      "cohort x form a cycle"));
+    eng_explanation_release(&x);
     fx_cohort(f, "y", NULL, NULL); /* cycle removed */
     fx_schedule(f);
     assert_non_null(fx_find(f, ENG_RESERVE, "w"));
