@@ -630,9 +630,9 @@ static int parse_document(struct dec *x, const yaml_mark_t *start, size_t index,
     } else if (json_is_object(root)) {
         json_array_append(docs, root);
     } else if (!json_is_null(root)) {
-        rc = fail(x, CU_EBADREQ, &root_mark,
-                  "document %zu must be a mapping (an object with apiVersion and kind), "
-                  "not a %s", index + 1, api__json_type_name(root));
+        const char *t = api__json_type_name(root);
+        rc = fail(x, CU_EBADREQ, &root_mark, "document %zu must be a mapping (an object), not %s %s",
+                  index + 1, strchr("aeiou", t[0]) ? "an" : "a", t);
     }
     json_decref(root);
     return rc;

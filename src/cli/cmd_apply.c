@@ -34,7 +34,7 @@ static const char help[] =
     "\n"
     "Examples:\n"
     "  envsubst < dws-tpu-queue.yaml | cueue apply -f -\n"
-    "  cueue apply -f examples/queues.yaml -f examples/job.yaml\n"
+    "  cueue apply -f queues.yaml -f job.yaml\n"
     "  cueue apply -f manifests/ -R\n"
     "\n"
     "Flags:\n"

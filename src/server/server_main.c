@@ -120,6 +120,10 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
     if ((v = flag_value("--state-dir", argc, argv, i, &bad))) {
         xfree(f->state_dir);
         f->state_dir = xstrdup(v);
+        if (!*v) {
+            fprintf(stderr, "cueue server: invalid --state-dir \"\": want a directory path\n");
+            rc = 2;
+        }
     } else if ((v = flag_value("--listen", argc, argv, i, &bad))) {
         f->listen = v;
     } else if ((v = flag_value("--port", argc, argv, i, &bad))) {

@@ -294,7 +294,7 @@ static void test_non_mapping_documents_are_errors(void **state)
     expect_err("just a string\n", CU_EBADREQ, "document 1 must be a mapping");
     expect_err("a: 1\n---\n- x\n", CU_EBADREQ, "document 2 must be a mapping");
     expect_err("42\n", CU_EBADREQ, "not a number");
-    expect_err("[1, 2]", CU_EBADREQ, "not a array");
+    expect_err("[1, 2]", CU_EBADREQ, "not an array");
 }
 
 static void test_limits_size_depth_aliases(void **state)
