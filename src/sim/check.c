@@ -160,7 +160,50 @@ static void print_near(FILE *out, const json_t *fact, const json_t *records)
     }
 }
 
-static int validate(const json_t *expect, FILE *out)
+/* Whether some record of the run has key k. */
+static bool some_record_has(const json_t *records, const char *k)
+{
+    size_t j;
+    json_t *r;
+    json_array_foreach(records, j, r) {
+        if (json_object_get(r, k))
+            return true;
+    }
+    return false;
+}
+
+/* A trace fact's event name and keys must be ones the trace can hold: a
+ * typo would otherwise only show as "no record matches", or, in a
+ * notEvent fact, as a fact that can never fail. */
+static int validate_trace_fact(const json_t *f, size_t i, const json_t *records, FILE *out)
+{
+    const char *ev = JX_STR(f, "event") ? JX_STR(f, "event") : JX_STR(f, "notEvent");
+    if (!sim_trace_is_derived(ev)) {
+        fprintf(out, "malformed expect[%zu]: unknown event \"%s\" (the trace's events are "
+                     "listed in docs/sim.md)\n", i, ev);
+        return -1;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)f, k, v) {
+        if (!strcmp(k, "event") || !strcmp(k, "notEvent"))
+            continue;
+        char *bare = xstrdup(k);
+        size_t n = strlen(bare);
+        if (n && bare[n - 1] == '~')
+            bare[n - 1] = '\0';
+        bool known = sim_trace_is_key(bare) || some_record_has(records, bare);
+        if (!known)
+            fprintf(out, "malformed expect[%zu]: unknown key \"%s\" (no trace record has it; "
+                         "the keys are listed in docs/sim.md)\n", i, k);
+        xfree(bare);
+        if (!known)
+            return -1;
+    }
+    return 0;
+}
+
+static int validate(const json_t *expect, const json_t *records, FILE *out)
 {
     size_t i;
     json_t *f;
@@ -181,6 +224,8 @@ static int validate(const json_t *expect, FILE *out)
                          "or a string `notEvent` (not both), or a warning fact\n", i);
             return -1;
         }
+        if (validate_trace_fact(f, i, records, out))
+            return -1;
     }
     return 0;
 }
@@ -239,7 +284,7 @@ int sim_check(const json_t *expect, const json_t *records, const json_t *warning
         fprintf(out, "the scenario has no `expect` facts\n");
         return -1;
     }
-    if (validate(expect, out))
+    if (validate(expect, records, out))
         return -1;
     size_t n_fact = json_array_size(expect), n_rec = json_array_size(records);
     size_t *pending = xcalloc(n_fact + 1, sizeof(*pending));

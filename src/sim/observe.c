@@ -595,10 +595,26 @@ bool sim_observer_busy(struct sim *s)
                                                                   &s->obs->finishes);
 }
 
+/* A spec.capacity entry for a pool no NodePool of the run carries at its
+ * end (a typo, most often) modelled nothing: say so. */
+static void warn_unused_capacity(struct sim *s)
+{
+    for (size_t i = 0; i < s->sc->n_pools; i++) {
+        const char *name = s->sc->pools[i].name;
+        json_t *np = store_get(s->store, KIND_NODEPOOL, NULL, name);
+        if (!np)
+            sim_warn(s, "spec.capacity.%s: no NodePool %s exists at the end of the run, so this "
+                        "capacity model applied to nothing (NodePools: metadata.name)",
+                     name, name);
+        json_decref(np);
+    }
+}
+
 void sim_observer_finish(struct sim *s)
 {
     json_decref(s->obs->unplaced);
     s->obs->unplaced = sim_obs_pods_report(s);
+    warn_unused_capacity(s);
 }
 
 size_t sim_observer_unfinished(struct sim *s)

@@ -233,6 +233,9 @@ void sim_trace_emit(struct sim *s, const char *event, json_t *fields);
 void sim_trace_sink(void *ctx, json_t *rec);
 /* True for the event names of the trace contract (docs/sim.md). */
 bool sim_trace_is_derived(const char *event);
+/* True for a key the trace contract puts in records (time, event,
+ * workload, clusterQueue, podSets, reason, ...: docs/sim.md). */
+bool sim_trace_is_key(const char *key);
 /* Append the line for a record ({"time"?, "event", ...}; time given in ms
  * since start) to sb: keys in the contract's fixed order, then the rest
  * sorted; no trailing newline. */

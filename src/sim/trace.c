@@ -33,6 +33,14 @@ bool sim_trace_is_derived(const char *event)
     return false;
 }
 
+bool sim_trace_is_key(const char *key)
+{
+    for (size_t i = 0; key && key_order[i]; i++)
+        if (!strcmp(key_order[i], key))
+            return true;
+    return false;
+}
+
 static int key_rank(const char *k)
 {
     for (int i = 0; key_order[i]; i++)

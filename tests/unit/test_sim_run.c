@@ -186,6 +186,26 @@ static void test_merge_patch_and_index_substitution(void **state)
     json_decref(t);
 }
 
+/* A capacity model for a pool that no NodePool carries (a typo) is said,
+ * once, at the end of the run. */
+static void test_capacity_for_a_missing_pool_is_a_warning(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r, "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n"
+                 "  capacity:\n    nopool: {provisioningDelay: 1m}\n---\n", -1);
+    assert_int_equal(r.rc, 0);
+    size_t i, hits = 0;
+    json_t *w;
+    json_array_foreach(r.s->warnings, i, w) {
+        if (strstr(json_string_value(w), "spec.capacity.nopool: no NodePool nopool exists at "
+                                         "the end of the run"))
+            hits++;
+    }
+    assert_int_equal(hits, 1);
+    run_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +214,7 @@ int main(void)
         cmocka_unit_test(test_rejected_manifest_stops_with_the_api_message),
         cmocka_unit_test(test_missing_namespace_is_an_error),
         cmocka_unit_test(test_merge_patch_and_index_substitution),
+        cmocka_unit_test(test_capacity_for_a_missing_pool_is_a_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,6 +175,24 @@ static void test_negative_facts_cover_the_gap_between_matches(void **state)
     free(r);
 }
 
+/* A fact naming an event the trace never has, or a key no record has, is
+ * malformed (exit 2), not a fact that quietly fails or always holds. */
+static void test_unknown_events_and_keys_are_malformed(void **state)
+{
+    (void)state;
+    char *r;
+    assert_int_equal(run_check("[{\"event\":\"Bogus\"}]", &r), -1);
+    assert_non_null(strstr(r, "malformed expect[0]: unknown event \"Bogus\""));
+    free(r);
+    assert_int_equal(run_check("[{\"event\":\"Admitted\"},{\"notEvent\":\"Evicted\","
+                               "\"workload\":\"default/a\",\"resaon\":\"Preempted\"}]", &r), -1);
+    assert_non_null(strstr(r, "malformed expect[1]: unknown key \"resaon\""));
+    free(r);
+    assert_int_equal(run_check("[{\"event\":\"Admitted\",\"foo~\":\"*\"}]", &r), -1);
+    assert_non_null(strstr(r, "unknown key \"foo~\""));
+    free(r);
+}
+
 /* Warning facts: the no-pool warning of a run can be asserted by a
  * conformance scenario (order-free, beside the trace facts). */
 static void test_warning_facts_match_the_runs_warnings(void **state)
@@ -228,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_field_values_must_be_exact),
         cmocka_unit_test(test_tilde_keys_match_globs),
         cmocka_unit_test(test_negative_facts_cover_the_gap_between_matches),
+        cmocka_unit_test(test_unknown_events_and_keys_are_malformed),
         cmocka_unit_test(test_warning_facts_match_the_runs_warnings),
         cmocka_unit_test(test_malformed_facts_are_reported),
     };
