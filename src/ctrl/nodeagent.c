@@ -236,12 +236,45 @@ static bool adopt_pod(struct ctrl *c, struct agent *a, const json_t *pod)
     return true;
 }
 
+/* A pod whose volumes cannot be mounted yet: as the kubelet reports it,
+ * every container waiting with reason ContainerCreating (init containers:
+ * PodInitializing), so `get pods` says ContainerCreating. Written once. */
+static void mark_container_creating(struct ctrl *c, const json_t *pod)
+{
+    json_t *cur = json_array_get(JX_GET(pod, "status", "containerStatuses"), 0);
+    if (!strcmp(jx_or_empty(JX_STR(cur, "state", "waiting", "reason")), "ContainerCreating"))
+        return;
+    json_t *cp = jx_deep_copy(pod);
+    const char *const lists[] = {"initContainers", "containers"};
+    const char *const fields[] = {"initContainerStatuses", "containerStatuses"};
+    for (int l = 0; l < 2; l++) {
+        json_t *out = json_array();
+        size_t i;
+        json_t *ctr;
+        json_array_foreach(JX_GET(pod, "spec", lists[l]), i, ctr) {
+            json_array_append_new(
+                out, json_pack("{s:s,s:s,s:b,s:i,s:b,s:{s:{s:s}}}", "name",
+                               jx_or_empty(JX_STR(ctr, "name")), "image",
+                               jx_or_empty(JX_STR(ctr, "image")), "ready", 0, "restartCount", 0,
+                               "started", 0, "state", "waiting", "reason",
+                               l ? "ContainerCreating" : "PodInitializing"));
+        }
+        if (json_array_size(out))
+            JX_SET_NEW(cp, out, "status", fields[l]);
+        else
+            json_decref(out);
+    }
+    store_update(ctrl_store(c), KIND_POD, api_namespace(cp), cp, STORE_UPDATE_STATUS, NULL);
+    json_decref(cp);
+}
+
 static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const json_t *node)
 {
     struct nodes_podrun run;
     char msg[512] = "";
     int rc = nodes_podrun_prepare(c, pod, node, &run, msg, sizeof(msg));
     if (rc == CU_ENOTFOUND) {
+        mark_container_creating(c, pod);
         ctrl_event(c, pod, "Warning", "FailedMount", "%s", msg);
         ctrl_enqueue_at(c, a->rid, api_namespace(pod), api_name(pod),
                         ctrl_now(c) + RETRY_MOUNT_MS);

@@ -49,6 +49,32 @@ like "$T_OUT" $'\n  hello-0-[a-z0-9]+ +0 +Succeeded +gke-' "…and each pod with
 cmd_ok "describe the workload" C describe "$wl"
 like "$T_OUT" $'\n    main +3 +cpu=default-cpu ' "describe wl shows the flavor given to the pod set"
 
+# a pod whose ConfigMap does not exist yet waits as ContainerCreating, then runs
+cat >"$T_DIR/mountpod.yaml" <<'EOF2'
+apiVersion: v1
+kind: Pod
+metadata: {name: mountpod}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: main
+    image: busybox
+    command: ["sh", "-c", "cat /cfg/k"]
+    volumeMounts: [{name: cfg, mountPath: /cfg}]
+  volumes: [{name: cfg, configMap: {name: late-cm}}]
+EOF2
+cmd_ok "apply a pod that mounts a missing ConfigMap" C apply -f "$T_DIR/mountpod.yaml"
+creating() { C get pod mountpod 2>/dev/null | grep -q " ContainerCreating "; }
+wait_until "$T_TIMEOUT" creating
+check "get pod says ContainerCreating while the ConfigMap is missing"
+is "$(C get pod mountpod -o jsonpath='{.status.containerStatuses[0].state.waiting.reason}')" ContainerCreating "…as the container's waiting reason"
+cmd_ok "create the ConfigMap" C create configmap late-cm --from-literal=k=mounted
+ran() { [[ $(C get pod mountpod -o jsonpath='{.status.phase}' 2>/dev/null) == Succeeded ]]; }
+wait_until 60 ran
+check "…then the pod runs"
+cmd_ok "logs of the pod" C logs mountpod
+is "$T_OUT" "mounted" "…and read the mounted file"
+
 # a log whose last line has no newline: the result line still starts a line
 job nonl 1 100m 'printf hello' >"$T_DIR/nonl.yaml"
 cmd_ok "apply a job whose log does not end its line" C apply -f "$T_DIR/nonl.yaml"
