@@ -50,6 +50,8 @@ struct dec {
     size_t alias_nodes;
     struct anchor *anchors;
     size_t n_anchors, cap_anchors;
+    const char *text;  /* the input, for positions of reader errors */
+    size_t len;
 };
 
 static int fail(struct dec *x, int rc, const yaml_mark_t *m, const char *fmt, ...)
@@ -79,6 +81,22 @@ static int parser_fail(struct dec *x)
 {
     yaml_parser_t *p = &x->parser;
     const char *problem = p->problem ? p->problem : "unknown error";
+    if (p->error == YAML_READER_ERROR && x->text) {
+        /* the reader gives a byte offset, not a mark: count lines to it */
+        yaml_mark_t m = {0, 0, 0};
+        for (size_t i = 0; i < p->problem_offset && i < x->len; i++) {
+            if (x->text[i] == '\n') {
+                m.line++;
+                m.column = 0;
+            } else {
+                m.column++;
+            }
+        }
+        if (p->problem_value < 0)
+            return fail(x, CU_EBADREQ, &m, "%s", problem);
+        return fail(x, CU_EBADREQ, &m, "%s (character 0x%02x)", problem,
+                    (unsigned)p->problem_value);
+    }
     if (p->context)
         return fail(x, CU_EBADREQ, &p->problem_mark, "%s (%s at line %zu, column %zu)", problem,
                     p->context, p->context_mark.line + 1, p->context_mark.column + 1);
@@ -642,6 +660,8 @@ static int parse_yaml(struct dec *x, const char *text, size_t len, json_t *docs)
 {
     yaml_parser_initialize(&x->parser);
     yaml_parser_set_input_string(&x->parser, (const unsigned char *)text, len);
+    x->text = text;
+    x->len = len;
     size_t index = 0;
     bool done = false;
     while (!done && !x->rc) {

@@ -277,6 +277,10 @@ static void test_syntax_errors_name_line_and_column(void **state)
     expect_err("a: [1, 2\n", CU_EBADREQ, "yaml: line 2, column 1:");
     expect_err("a: \"unterminated\n", CU_EBADREQ, "found unexpected end of stream");
     expect_err("\tkey: 1\n", CU_EBADREQ, "yaml: line 1, column 1:");
+    /* the reader's errors (bytes, not tokens) name their line too */
+    expect_err("a: 1\nb: x\001y\n", CU_EBADREQ,
+               "yaml: line 2, column 5: control characters are not allowed (character 0x01)");
+    expect_err("a: 1\nb: \xff\n", CU_EBADREQ, "yaml: line 2, column 4: invalid leading UTF-8");
 }
 
 static void test_duplicate_keys_are_errors(void **state)
