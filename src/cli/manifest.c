@@ -9,6 +9,7 @@
  * lists, so cueue reads its own output back.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,14 +79,15 @@ static void add_doc(struct cli_docs *docs, json_t *doc, const char *source, int 
     docs->n++;
 }
 
-/* Read a stream whole into sb. Returns 0, or -1 (read error / too big). */
+/* Read a stream whole into sb. Returns 0, -1 (read error, errno set) or
+ * -2 (larger than sb's limit). */
 static int slurp(FILE *f, struct sbuf *sb)
 {
     char buf[65536];
     size_t n;
     while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
         if (sbuf_add(sb, buf, n) != 0)
-            return -1;
+            return -2;
     return ferror(f) ? -1 : 0;
 }
 
@@ -96,14 +98,24 @@ static int read_one(struct cli_ctx *c, const char *path, const char *source, str
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (!f)
         return cli__error(c, "the path \"%s\" does not exist", path);
+    errno = 0;
     int bad = slurp(f, &sb);
+    int err = errno;
+    struct stat st;
+    bool sized = bad == -2 && f != stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
     if (f != stdin)
         fclose(f);
-    if (bad) {
+    if (bad)
         sbuf_release(&sb);
-        return cli__error(c, "error reading \"%s\": read failed or larger than %zu MiB", path,
+    if (bad == -2 && sized)
+        return cli__error(c, "error reading \"%s\": the file is %.1f MiB, more than the limit "
+                          "of %zu MiB", path, (double)st.st_size / (1 << 20),
                           CLI_MAX_MANIFEST_BYTES >> 20);
-    }
+    if (bad == -2)
+        return cli__error(c, "error reading \"%s\": more than the limit of %zu MiB", path,
+                          CLI_MAX_MANIFEST_BYTES >> 20);
+    if (bad)
+        return cli__error(c, "error reading \"%s\": %s", path, strerror(err ? err : EIO));
     json_t *arr = NULL;
     struct diag d;
     diag_init(&d);
