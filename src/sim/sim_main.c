@@ -97,11 +97,11 @@ static int parse_args(int argc, char **argv, struct args *a)
                 a->path = optarg;
             break;
         case ':':
-            fprintf(stderr, "cueue sim: flag '%s' needs a value\n%s", argv[optind - 1],
+            fprintf(stderr, "cueue sim: flag %s needs a value\n%s", argv[optind - 1],
                     usage_text);
             return 2;
         default:
-            fprintf(stderr, "cueue sim: unknown flag '%s'\n%s", argv[optind - 1], usage_text);
+            fprintf(stderr, "cueue sim: unknown flag \"%s\"\n%s", argv[optind - 1], usage_text);
             return 2;
         }
     }
