@@ -114,8 +114,8 @@ static void usage(struct sbuf *sb, const json_t *sum)
     }
     const json_t *cqs = json_object_get(sum, "clusterQueues");
     if (json_object_size(cqs) <= TEXT_MAX_QUEUES) {
-        sbuf_addf(sb, "  %-30s %-12s %-16s %10s %10s %10s %10s\n", "CLUSTERQUEUE", "FLAVOR",
-                  "RESOURCE", "NOMINAL", "MEAN USED", "PEAK", "MEAN%");
+        sbuf_addf(sb, "  %-30s %-12s %-16s %10s %10s %10s %10s %10s\n", "CLUSTERQUEUE",
+                  "FLAVOR", "RESOURCE", "NOMINAL", "MIN USED", "MEAN USED", "PEAK", "MEAN%");
         json_object_foreach((json_t *)cqs, k, c) {
             size_t i;
             json_t *r;
@@ -123,6 +123,7 @@ static void usage(struct sbuf *sb, const json_t *sum)
                 sbuf_addf(sb, "  %-30s %-12s %-16s", k, jx_or_empty(JX_STR(r, "flavor")),
                           jx_or_empty(JX_STR(r, "resource")));
                 num(sb, json_object_get(r, "nominal"), 10);
+                num(sb, json_object_get(r, "minUsed"), 10);
                 num(sb, json_object_get(r, "meanUsed"), 10);
                 num(sb, json_object_get(r, "peakUsed"), 10);
                 num(sb, json_object_get(r, "meanPercent"), 10);
@@ -130,14 +131,15 @@ static void usage(struct sbuf *sb, const json_t *sum)
             }
         }
     }
-    sbuf_addf(sb, "\nflavor usage\n  %-20s %-16s %10s %10s %10s %10s\n", "FLAVOR", "RESOURCE",
-              "NOMINAL", "MEAN USED", "PEAK", "MEAN%");
+    sbuf_addf(sb, "\nflavor usage\n  %-20s %-16s %10s %10s %10s %10s %10s\n", "FLAVOR",
+              "RESOURCE", "NOMINAL", "MIN USED", "MEAN USED", "PEAK", "MEAN%");
     json_object_foreach(json_object_get(sum, "flavors"), k, c) {
         const char *res;
         json_t *r;
         json_object_foreach(c, res, r) {
             sbuf_addf(sb, "  %-20s %-16s", k, res);
             num(sb, json_object_get(r, "nominal"), 10);
+            num(sb, json_object_get(r, "minUsed"), 10);
             num(sb, json_object_get(r, "meanUsed"), 10);
             num(sb, json_object_get(r, "peakUsed"), 10);
             num(sb, json_object_get(r, "meanPercent"), 10);

@@ -9,8 +9,8 @@
  * (Σ of those nominal quotas · the class's window), Kueue's figure.
  *
  * Invariants: `used` only changes through account(), which first adds
- * used·(now - last_ms) to the integral (and to the peak when the level was
- * held for a positive time); output is sorted by name.
+ * used·(now - last_ms) to the integral (and to the peak and the minimum
+ * when the level was held for a positive time); output is sorted by name.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +25,8 @@
 struct series {
     int64_t used;
     int64_t peak;
+    int64_t min;     /* lowest level held for a positive time (when held) */
+    bool held;       /* some level was held for a positive time */
     double integral; /* used x ms */
     int64_t first_ms;
     int64_t last_ms;   /* last change */
@@ -95,7 +97,7 @@ void sim_usage_free(struct sim_usage *u)
 }
 
 /* Close the interval since the last change, then apply delta. The peak
- * only counts levels held for a positive time, so the order of changes
+ * and the minimum only count levels held for a positive time, so the order of changes
  * within one instant (a slice replaced by a larger one) does not show. */
 static void account(struct series *s, int64_t delta, int64_t now_ms)
 {
@@ -103,6 +105,9 @@ static void account(struct series *s, int64_t delta, int64_t now_ms)
         s->integral += (double)s->used * (double)(now_ms - s->last_ms);
         if (s->used > s->peak)
             s->peak = s->used;
+        if (!s->held || s->used < s->min)
+            s->min = s->used;
+        s->held = true;
     }
     s->last_ms = now_ms;
     s->used += delta;
@@ -134,6 +139,10 @@ static struct cq_res *res_get(struct cq_state *c, const char *flavor, const char
     r->flavor = xstrdup(flavor);
     r->resource = xstrdup(resource);
     r->s.first_ms = r->s.last_ms = now_ms;
+    if (now_ms > c->first_ms) { /* nothing was used of it since the queue's window began */
+        r->s.held = true;
+        r->s.min = 0;
+    }
     return r;
 }
 
@@ -229,14 +238,25 @@ static json_t *percent_json(double integral, int64_t nominal, int64_t window_ms)
     return json_real(round3(integral * 100.0 / ((double)nominal * (double)window_ms)));
 }
 
+/* The lowest level held for a positive time up to end_ms (the window's
+ * end: the level after the series' last change counts when held). */
+static int64_t series_min(const struct series *s, int64_t end_ms)
+{
+    int64_t min = s->held ? s->min : s->used;
+    if (end_ms > s->last_ms && s->used < min)
+        min = s->used;
+    return min;
+}
+
 static json_t *series_json(const struct series *s, int64_t nominal, int64_t window_ms,
-                           const char *resource)
+                           int64_t end_ms, const char *resource)
 {
     json_t *o = json_object();
     json_object_set_new(o, "nominal", amount_json((double)nominal, resource));
     json_object_set_new(o, "meanUsed", window_ms > 0
                                            ? amount_json(s->integral / (double)window_ms, resource)
                                            : json_real(0));
+    json_object_set_new(o, "minUsed", amount_json((double)series_min(s, end_ms), resource));
     json_object_set_new(o, "peakUsed", amount_json((double)s->peak, resource));
     json_object_set_new(o, "meanPercent", percent_json(s->integral, nominal, window_ms));
     return o;
@@ -272,7 +292,7 @@ static json_t *cq_json(struct cq_state *c, struct class_acc *acc)
     json_t *res = json_array();
     for (size_t i = 0; i < c->n_res; i++) {
         struct cq_res *r = &c->res[i];
-        json_t *e = series_json(&r->s, r->nominal, window, r->resource);
+        json_t *e = series_json(&r->s, r->nominal, window, c->last_ms, r->resource);
         json_object_set_new(e, "flavor", json_string(r->flavor));
         json_object_set_new(e, "resource", json_string(r->resource));
         json_array_append_new(res, e);
@@ -374,7 +394,7 @@ static json_t *flavors_summary(struct sim_usage *u)
         }
         json_object_set_new(fl, f->resource,
                             series_json(&f->s, nominal, f->s.last_ms - f->s.first_ms,
-                                        f->resource));
+                                        f->s.last_ms, f->resource));
     }
     xfree(arr);
     return out;

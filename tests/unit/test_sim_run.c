@@ -116,6 +116,8 @@ static void test_repeated_bare_workloads_wait_run_and_finish(void **state)
     /* w-1 is admitted in the instant w-0 finishes: the peak is 3, not 6 */
     const json_t *res = json_array_get(JX_GET(r.summary, "clusterQueues", "cq", "resources"), 0);
     assert_true(json_real_value(json_object_get(res, "peakUsed")) == 3.0);
+    /* ... and the lowest level held is 0 (before the first admission at 1 s) */
+    assert_true(json_real_value(json_object_get(res, "minUsed")) == 0.0);
     assert_true(json_real_value(json_object_get(res, "nominal")) == 4.0);
     assert_int_equal(JX_INT(r.summary, 0, "workloads", "finished"), 3);
     run_release(&r);
