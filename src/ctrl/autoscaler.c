@@ -75,12 +75,13 @@ void nodes_wake_scale(struct ctrl *c, int64_t at_ms)
 }
 
 int64_t nodes_request(struct ctrl *c, const json_t *pool_obj, const struct prov_pool *pool, int n,
-                      const char *provreq_key, char *msg, size_t msglen)
+                      const char *provreq_key, int64_t asked_ms, char *msg, size_t msglen)
 {
     struct nodes_ctx *ctx = nodes_ctx(c);
     int64_t now = ctrl_now(c), ready = PROV_NEVER;
+    int64_t asked = asked_ms > 0 && asked_ms < now ? asked_ms : now;
     msg[0] = '\0';
-    int rc = ctx->prov->ops->request(ctx->prov, pool_obj, n, provreq_key != NULL, now, &ready,
+    int rc = ctx->prov->ops->request(ctx->prov, pool_obj, n, provreq_key != NULL, asked, &ready,
                                      msg, msglen);
     if (rc != 0 || ready == PROV_NEVER) {
         if (!msg[0])

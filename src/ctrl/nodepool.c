@@ -132,7 +132,7 @@ static void keep_floor(struct ctrl *c, struct nodes_ctx *ctx, const json_t *obj,
     int need = floor - have;
     need += (p->unit - need % p->unit) % p->unit;
     char msg[256];
-    if (nodes_request(c, obj, p, need, NULL, msg, sizeof(msg)) == PROV_NEVER) {
+    if (nodes_request(c, obj, p, need, NULL, 0, msg, sizeof(msg)) == PROV_NEVER) {
         ctrl_event(c, obj, "Warning", "FailedScaleUp", "Cannot create %d node(s): %s", need, msg);
         ctrl_enqueue_at(c, ctx->rid_pool, NULL, p->name, ctrl_now(c) + NODES_RETRY_MS);
     }

@@ -168,14 +168,16 @@ struct prov_pool *nodes_pool_get(struct store *s, const char *name);
 /* Nodes in flight for pool (pending provider requests). */
 int nodes_pending_count(const struct nodes_ctx *ctx, const char *pool);
 /* Ask the provider for n nodes of pool (pool_obj: the NodePool, borrowed)
- * now. On success a pending entry is recorded (for a ProvisioningRequest
+ * as of asked_ms (0 = now; earlier for a request a previous server made,
+ * so a restart does not start its delay over). On success a pending entry
+ * is recorded (for a ProvisioningRequest
  * when provreq_key "ns/name" is given: queued, all-at-once) and the
  * autoscaler runs at the ready time; nodes of entries without provreq_key
  * are created then. Returns ready_at (ms), or PROV_NEVER with the
  * provider's message in msg (the pool is then retried NODES_RETRY_MS
  * later). */
 int64_t nodes_request(struct ctrl *c, const json_t *pool_obj, const struct prov_pool *pool, int n,
-                      const char *provreq_key, char *msg, size_t msglen);
+                      const char *provreq_key, int64_t asked_ms, char *msg, size_t msglen);
 /* Drop pending requests of a pool (pool deleted) or of one PR key. */
 void nodes_pending_drop(struct nodes_ctx *ctx, const char *pool, const char *provreq_key);
 /* Schedule the autoscaler's global pass at at_ms (coalesced). */

@@ -271,6 +271,11 @@ void nodes_provreq_reconcile(struct ctrl *c, const char *ns, const char *name)
     if (!w.state) {
         w.state = json_object();
         json_object_set_new(ctx->provreqs, key, w.state);
+        /* accepted by a previous server (this one keeps its state until the
+         * request ends): its capacity was asked for when it was accepted */
+        if (api_cond_is_true(pr, "Accepted") && !api_cond_is_true(pr, "Provisioned"))
+            json_object_set_new(w.state, "askedAt",
+                                json_integer(api_cond_time_ms(pr, "Accepted")));
     }
     if (api_cond_is_true(pr, "Provisioned")) {
         bool waiting;

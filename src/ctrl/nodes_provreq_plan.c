@@ -211,7 +211,10 @@ static void queued_request(struct pr_work *w, const struct nodes_pool_item *it, 
         retry_later(w, NODES_RETRY_MS);
         return;
     }
-    int64_t ready = nodes_request(w->c, it->obj, p, n, w->key, msg, sizeof(msg));
+    /* once: a request resumed after a restart keeps its original time */
+    int64_t asked = JX_INT(w->state, 0, "askedAt");
+    json_object_del(w->state, "askedAt");
+    int64_t ready = nodes_request(w->c, it->obj, p, n, w->key, asked, msg, sizeof(msg));
     if (ready == PROV_NEVER) {
         char *text = xasprintf("%s %s", t->waiting_msg, msg);
         pr_set_cond(w, "Provisioned", "False", t->waiting_reason, text);
@@ -305,10 +308,12 @@ void pr_step_atomic(struct pr_work *w)
     nodes_pools_load(ctrl_store(w->c), &pools);
     int *planned = xcalloc(pools.n + 1, sizeof(int));
     bool ok = place_all(w, &snap, &pools, planned), any = false;
+    int64_t asked = JX_INT(w->state, 0, "askedAt"); /* see queued_request */
+    json_object_del(w->state, "askedAt");
     for (size_t k = 0; ok && k < pools.n; k++) {
         char msg[256];
         if (planned[k] && nodes_request(w->c, pools.items[k].obj, &pools.items[k].pool,
-                                        planned[k], w->key, msg, sizeof(msg)) == PROV_NEVER)
+                                        planned[k], w->key, asked, msg, sizeof(msg)) == PROV_NEVER)
             ok = false;
         any |= planned[k] > 0;
     }

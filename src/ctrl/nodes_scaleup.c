@@ -145,7 +145,7 @@ static void request_planned(struct ctrl *c, struct nodes_snap *snap,
         int before = nodes_snap_count_pool(snap, p->name) +
                      nodes_pending_count(nodes_ctx(c), p->name);
         char msg[256], *text;
-        if (nodes_request(c, pools->items[k].obj, p, planned[k], NULL, msg, sizeof(msg)) ==
+        if (nodes_request(c, pools->items[k].obj, p, planned[k], NULL, 0, msg, sizeof(msg)) ==
             PROV_NEVER) {
             text = xasprintf("Node scale up in node pool %s associated with this pod failed: %s. "
                              "Pod is at risk of not being scheduled.", p->name, msg);
