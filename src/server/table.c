@@ -224,6 +224,10 @@ static json_t *cell_job_duration(const json_t *obj, int64_t now_ms)
     int64_t start, end = now_ms;
     if (timefmt_parse(jx_or_empty(JX_STR(obj, "status", "startTime")), &start))
         return json_string("");
+    /* startTime has whole seconds, creationTimestamp milliseconds: a Job
+     * never ran for longer than it has existed */
+    if (start < api_creation_ms(obj))
+        start = api_creation_ms(obj);
     const char *ct = JX_STR(obj, "status", "completionTime");
     if (ct && timefmt_parse(ct, &end))
         end = now_ms;
