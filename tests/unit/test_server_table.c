@@ -122,6 +122,14 @@ static void test_job_cells(void **state)
                        "{\"type\":\"Complete\",\"status\":\"True\"}]}}";
     expect(cells(KIND_JOB, done, T0 + 3600 * 1000),
            "[\"j\",\"Complete\",\"1/1\",\"42s\",\"60m\",\"\",\"\",\"<none>\"]");
+    /* created at .900 s, started in the same second (whole seconds): the
+     * duration is never longer than the age */
+    const char *fresh = "{\"metadata\":{\"name\":\"j\",\"creationTimestamp\":"
+                        "\"2026-01-01T00:00:00.900Z\"},"
+                        "\"spec\":{\"template\":{\"spec\":{\"containers\":[]}}},"
+                        "\"status\":{\"startTime\":\"2026-01-01T00:00:00Z\"}}";
+    expect(cells(KIND_JOB, fresh, T0 + 7800),
+           "[\"j\",\"Running\",\"0/1\",\"6s\",\"6s\",\"\",\"\",\"<none>\"]");
 }
 
 static void test_pod_cells_and_row_object(void **state)
