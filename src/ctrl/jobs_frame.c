@@ -80,7 +80,8 @@ bool jobs_is_suspended(const json_t *job) { return JX_BOOL(job, false, "spec", "
 
 /* The job's current Workload: the unfinished one holding a reservation (an
  * elastic job's running slice, while a replacement waits), else the first
- * unfinished one by name, else the last finished one. A mutable copy, or
+ * unfinished one by name, else the last finished one. A store_status_copy
+ * (its status the caller's to change, the rest shared with the store), or
  * NULL. */
 static json_t *find_workload(struct ctrl *c, struct jobs_frame *f, const json_t *job)
 {
@@ -89,7 +90,7 @@ static json_t *find_workload(struct ctrl *c, struct jobs_frame *f, const json_t 
     json_t *best = NULL;
     int best_rank = 0; /* 3 reserved, 2 unfinished, 1 finished */
     for (size_t i = 0; i < n; i++) {
-        json_t *wl = kq_get_copy(c, KIND_WORKLOAD, api_namespace(job), names[i]);
+        json_t *wl = store_get(ctrl_store(c), KIND_WORKLOAD, api_namespace(job), names[i]);
         if (!wl)
             continue;
         int rank = kq_wl_is_finished(wl) ? 1 : kq_wl_has_reservation(wl) ? 3 : 2;
@@ -101,7 +102,13 @@ static json_t *find_workload(struct ctrl *c, struct jobs_frame *f, const json_t 
             json_decref(wl);
         }
     }
-    return best;
+    if (!best)
+        return NULL;
+    /* the status is what the steps change (and the spec's pod sets, see
+     * replace_podsets): no deep copy of the rest */
+    json_t *cp = store_status_copy(best, NULL);
+    json_decref(best);
+    return cp;
 }
 
 /* ---- Workload construction (ConstructWorkload) ---- */
@@ -376,7 +383,10 @@ static void replace_podsets(struct ctrl *c, const struct jobs_integration *in, c
             json_object_set_new(s, "minCount", json_integer(ps.items[i].min_count));
         json_array_append_new(sets, s);
     }
-    JX_SET_NEW(wl, sets, "spec", "podSets");
+    /* wl's spec is the stored document's (find_workload): replaced, not changed */
+    json_t *spec = json_copy(JX_GET(wl, "spec"));
+    json_object_set_new(spec ? spec : (spec = json_object()), "podSets", sets);
+    json_object_set_new(wl, "spec", spec);
     jobs_podsets_release(&ps);
 }
 
