@@ -85,7 +85,8 @@ int store_create(struct store *s, enum api_kind_id kind, const char *ns, const j
                  json_t **out);
 
 /* store_create that takes obj's reference and keeps its values instead of
- * deep-copying them (only its top-level and metadata maps are copied): the
+ * deep-copying them (only its top-level and metadata maps are copied, and
+ * not even those when the caller handed over their only references): the
  * caller must not modify obj, or anything reachable from it, after the call
  * (reading is fine). Same results as store_create. */
 int store_create_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
