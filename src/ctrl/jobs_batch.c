@@ -461,7 +461,7 @@ void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const js
     }
     int rc = 0;
     if (!jx_equal(JX_GET(cp, "status"), JX_GET(job, "status")))
-        rc = kq_update(c, KIND_JOB, cp, STORE_UPDATE_STATUS);
+        rc = kq_update_take(c, KIND_JOB, cp, STORE_UPDATE_STATUS); /* cp's status: not changed after */
     json_t *md = JX_OBJ(cp, "metadata"); /* cp's own map; its annotations are shared */
     json_t *ann = json_object_get(md, "annotations");
     if (ann)

@@ -210,11 +210,12 @@ static void stop_job(const struct jobs_integration *in, json_t *job, const json_
         in->after_stop(job, wl);
 }
 
-/* Write a job copy (spec/metadata). On conflict requeue. Always true: the
- * job was (or is about to be) written. */
+/* Write a job copy (spec/metadata) that the caller only releases
+ * afterwards (kq_update_take). On conflict requeue. Always true: the job
+ * was (or is about to be) written. */
 static bool write_job(struct ctrl *c, const struct jobs_frame *f, int rid, json_t *job)
 {
-    int rc = kq_update(c, f->in->kind_id, job, STORE_UPDATE_MAIN);
+    int rc = kq_update_take(c, f->in->kind_id, job, STORE_UPDATE_MAIN);
     if (rc == CU_ECONFLICT)
         ctrl_enqueue(c, rid, api_namespace(job), api_name(job));
     return true;
