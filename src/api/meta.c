@@ -67,6 +67,13 @@ static bool cond_differs(const json_t *c, const char *status, const char *reason
            (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen);
 }
 
+bool api_cond_would_change(const json_t *obj, const char *type, const char *status,
+                           const char *reason, const char *message)
+{
+    const json_t *c = api_cond_get(obj, type);
+    return !c || cond_differs(c, status, reason, message, JX_INT(obj, 0, "metadata", "generation"));
+}
+
 static bool set_str(json_t *o, const char *key, const char *val)
 {
     const char *cur = JX_STR(o, key);

@@ -30,6 +30,11 @@ const char *api_cond_status(const json_t *obj, const char *type);
  * anything changed. */
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms);
+/* Whether api_cond_set(obj, type, status, reason, message, ...) would
+ * change anything (obj is only read): lets a caller that holds a stored,
+ * immutable document copy it only when a condition really changes. */
+bool api_cond_would_change(const json_t *obj, const char *type, const char *status,
+                           const char *reason, const char *message);
 /* Remove the condition of this type; true when one was removed. */
 bool api_cond_remove(json_t *obj, const char *type);
 /* lastTransitionTime of the condition in ms, or 0 when absent/unparseable. */

@@ -118,9 +118,9 @@ static bool bind_pod(struct ctrl *c, const json_t *pod, const char *node)
     JX_SET_NEW(cp, json_string(node), "spec", "nodeName");
     api_cond_set(cp, "PodScheduled", "True", "", "", ctrl_now(c));
     nodes_pod_tidy_conditions(cp);
-    int rc = store_update(ctrl_store(c), KIND_POD, api_namespace(pod), cp, STORE_UPDATE_ALL,
-                          NULL);
-    json_decref(cp);
+    /* cp is ours alone: stored as it is */
+    int rc = store_update_take(ctrl_store(c), KIND_POD, api_namespace(pod), cp, STORE_UPDATE_ALL,
+                               NULL);
     if (rc == 0)
         ctrl_event(c, pod, "Normal", "Scheduled", "Successfully assigned %s/%s to %s",
                    api_namespace(pod), api_name(pod), node);
@@ -132,8 +132,8 @@ static bool mark_unschedulable(struct ctrl *c, const json_t *pod, const char *ms
     json_t *cp = jx_deep_copy(pod);
     int rc = 0;
     if (api_cond_set(cp, "PodScheduled", "False", "Unschedulable", msg, ctrl_now(c))) {
-        rc = store_update(ctrl_store(c), KIND_POD, api_namespace(pod), cp, STORE_UPDATE_STATUS,
-                          NULL);
+        rc = store_update_take(ctrl_store(c), KIND_POD, api_namespace(pod), json_incref(cp),
+                               STORE_UPDATE_STATUS, NULL); /* cp is not changed after */
         if (rc == 0)
             ctrl_event(c, pod, "Warning", "FailedScheduling", "%s", msg);
     }

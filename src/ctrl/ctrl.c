@@ -392,12 +392,15 @@ int ctrl_step(struct ctrl *c)
 {
     int total = 0;
     for (int round = 0; round < 1000; round++) {
+        /* a round's writes wake the watch streams once, at its end */
+        store_hold_wakeups(c->store, true);
         int n = consume_events(c);
         n += fire_timers(c);
         n += drain_queues(c);
         for (int i = 0; i < c->n_rec; i++)
             if (c->rec[i].ops->after_round && c->rec[i].ops->after_round(c, c->rec[i].self))
                 n++;
+        store_hold_wakeups(c->store, false);
         total += n;
         if (n == 0)
             break;
@@ -503,9 +506,7 @@ static int event_create(struct ctrl *c, const json_t *obj, const char *ns, const
     json_object_set_new(ev, "count", json_integer(1));
     json_object_set_new(ev, "firstTimestamp", json_string(ts));
     json_object_set_new(ev, "lastTimestamp", json_string(ts));
-    int rc = store_create(c->store, KIND_EVENT, ns, ev, NULL);
-    json_decref(ev);
-    return rc;
+    return store_create_take(c->store, KIND_EVENT, ns, ev, NULL); /* ev is ours alone */
 }
 
 void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char *reason,

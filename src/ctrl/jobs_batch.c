@@ -441,7 +441,8 @@ void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const js
     view_init(c, pods_ix, job, &v);
     if (cap >= 0 && cap < v.parallelism)
         v.parallelism = cap;
-    json_t *cp = jx_deep_copy(job);
+    /* only the status changes (and an annotation, below): the rest shared */
+    json_t *cp = store_status_copy(job, NULL);
     bool finished = api_cond_is_true(job, "Complete") || api_cond_is_true(job, "Failed");
     if (finished) {
         v.active -= delete_active(c, &v);
@@ -460,7 +461,11 @@ void jobs_batch_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const js
     }
     int rc = 0;
     if (!jx_equal(JX_GET(cp, "status"), JX_GET(job, "status")))
-        rc = kq_update(c, KIND_JOB, cp, STORE_UPDATE_STATUS);
+        rc = kq_update_take(c, KIND_JOB, cp, STORE_UPDATE_STATUS); /* cp's status: not changed after */
+    json_t *md = JX_OBJ(cp, "metadata"); /* cp's own map; its annotations are shared */
+    json_t *ann = json_object_get(md, "annotations");
+    if (ann)
+        json_object_set_new(md, "annotations", json_copy(ann));
     if (rc == 0 && jobs_collect_metrics(cp, v.pods))
         rc = kq_update(c, KIND_JOB, cp, STORE_UPDATE_MAIN);
     if (rc == CU_ECONFLICT)

@@ -80,8 +80,8 @@ bool jobs_is_suspended(const json_t *job) { return JX_BOOL(job, false, "spec", "
 
 /* The job's current Workload: the unfinished one holding a reservation (an
  * elastic job's running slice, while a replacement waits), else the first
- * unfinished one by name, else the last finished one. A mutable copy, or
- * NULL. */
+ * unfinished one by name, else the last finished one. The stored document
+ * (a new reference: never change it), or NULL. */
 static json_t *find_workload(struct ctrl *c, struct jobs_frame *f, const json_t *job)
 {
     size_t n;
@@ -89,7 +89,7 @@ static json_t *find_workload(struct ctrl *c, struct jobs_frame *f, const json_t 
     json_t *best = NULL;
     int best_rank = 0; /* 3 reserved, 2 unfinished, 1 finished */
     for (size_t i = 0; i < n; i++) {
-        json_t *wl = kq_get_copy(c, KIND_WORKLOAD, api_namespace(job), names[i]);
+        json_t *wl = store_get(ctrl_store(c), KIND_WORKLOAD, api_namespace(job), names[i]);
         if (!wl)
             continue;
         int rank = kq_wl_is_finished(wl) ? 1 : kq_wl_has_reservation(wl) ? 3 : 2;
@@ -102,6 +102,24 @@ static json_t *find_workload(struct ctrl *c, struct jobs_frame *f, const json_t 
         }
     }
     return best;
+}
+
+/* The Workload the steps of one reconcile read: the stored document until
+ * a step changes it, then its copy (store_status_copy: the status is what
+ * the steps change, and the spec's pod sets, see replace_podsets), which
+ * the later steps read too. */
+struct wl_view {
+    const json_t *cur;
+    json_t *own; /* NULL until wl_own */
+};
+
+static json_t *wl_own(struct wl_view *v)
+{
+    if (!v->own) {
+        v->own = store_status_copy(v->cur, NULL);
+        v->cur = v->own;
+    }
+    return v->own;
 }
 
 /* ---- Workload construction (ConstructWorkload) ---- */
@@ -192,11 +210,12 @@ static void stop_job(const struct jobs_integration *in, json_t *job, const json_
         in->after_stop(job, wl);
 }
 
-/* Write a job copy (spec/metadata). On conflict requeue. Always true: the
- * job was (or is about to be) written. */
+/* Write a job copy (spec/metadata) that the caller only releases
+ * afterwards (kq_update_take). On conflict requeue. Always true: the job
+ * was (or is about to be) written. */
 static bool write_job(struct ctrl *c, const struct jobs_frame *f, int rid, json_t *job)
 {
-    int rc = kq_update(c, f->in->kind_id, job, STORE_UPDATE_MAIN);
+    int rc = kq_update_take(c, f->in->kind_id, job, STORE_UPDATE_MAIN);
     if (rc == CU_ECONFLICT)
         ctrl_enqueue(c, rid, api_namespace(job), api_name(job));
     return true;
@@ -376,40 +395,59 @@ static void replace_podsets(struct ctrl *c, const struct jobs_integration *in, c
             json_object_set_new(s, "minCount", json_integer(ps.items[i].min_count));
         json_array_append_new(sets, s);
     }
-    JX_SET_NEW(wl, sets, "spec", "podSets");
+    /* wl's spec is the stored document's (find_workload): replaced, not changed */
+    json_t *spec = json_copy(JX_GET(wl, "spec"));
+    json_object_set_new(spec ? spec : (spec = json_object()), "podSets", sets);
+    json_object_set_new(wl, "spec", spec);
     jobs_podsets_release(&ps);
 }
 
-/* Kueue's generatePodsReadyCondition (§2.11). True when wl changed. */
-static bool sync_pods_ready(struct ctrl *c, const struct jobs_integration *in, const json_t *job,
-                            json_t *wl)
+/* Kueue's generatePodsReadyCondition (§2.11): the PodsReady condition the
+ * Workload should carry (status, reason, message), or false when it keeps
+ * the one it has. */
+static bool pods_ready_want(const struct jobs_integration *in, const json_t *job,
+                            const json_t *wl, const char **status, const char **reason,
+                            const char **message)
 {
-    int64_t now = ctrl_now(c);
     const char *cur_reason = JX_STR(api_cond_get(wl, "PodsReady"), "reason");
+    bool recovering = cur_reason && !strcmp(cur_reason, "WaitForRecovery");
     bool was_true = api_cond_is_true(wl, "PodsReady");
+    *status = "False";
+    *reason = "WaitForStart";
+    *message = "Not all pods are ready or succeeded";
     if (!kq_wl_is_admitted(wl))
-        return api_cond_set(wl, "PodsReady", "False", "WaitForStart",
-                            "Not all pods are ready or succeeded", now);
+        return true;
     if (in->pods_ready(job, wl)) {
-        const char *reason =
-            cur_reason && !strcmp(cur_reason, "WaitForRecovery") ? "Recovered" : "Started";
         if (was_true)
             return false;
-        return api_cond_set(wl, "PodsReady", "True", reason,
-                            "All pods reached readiness and the workload is running", now);
+        *status = "True";
+        *reason = recovering ? "Recovered" : "Started";
+        *message = "All pods reached readiness and the workload is running";
+    } else if (was_true || recovering) {
+        *reason = "WaitForRecovery";
+        *message = "At least one pod has failed, waiting for recovery";
     }
-    if (was_true || (cur_reason && !strcmp(cur_reason, "WaitForRecovery")))
-        return api_cond_set(wl, "PodsReady", "False", "WaitForRecovery",
-                            "At least one pod has failed, waiting for recovery", now);
-    return api_cond_set(wl, "PodsReady", "False", "WaitForStart",
-                        "Not all pods are ready or succeeded", now);
+    return true;
+}
+
+/* Set PodsReady as Kueue's generatePodsReadyCondition would; the Workload
+ * is copied only when it changes. True when it changed. */
+static bool sync_pods_ready(struct ctrl *c, const struct jobs_integration *in, const json_t *job,
+                            struct wl_view *v)
+{
+    const char *status, *reason, *message;
+    if (!pods_ready_want(in, job, v->cur, &status, &reason, &message) ||
+        !api_cond_would_change(v->cur, "PodsReady", status, reason, message))
+        return false;
+    return api_cond_set(wl_own(v), "PodsReady", status, reason, message, ctrl_now(c));
 }
 
 /* Eviction (§2.10): stop the job, then release the reservation once the
  * job has no active pods. Returns true when the job was written. */
 static bool handle_eviction(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
-                            json_t *wl)
+                            struct wl_view *v)
 {
+    const json_t *wl = v->cur;
     const json_t *ev = api_cond_get(wl, "Evicted");
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     const char *message = jx_or_empty(JX_STR(ev, "message"));
@@ -423,16 +461,20 @@ static bool handle_eviction(struct ctrl *c, struct jobs_frame *f, int rid, const
     }
     if (f->in->is_active(job))
         return false;
-    kq_wl_clear_reservation(c, wl, "PendingEvaluation", message, reason,
-                            kq_eviction_requeues(reason));
-    write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+    char *msg = xstrdup(message), *why = xstrdup(reason); /* wl_own replaces wl */
+    json_t *own = wl_own(v);
+    kq_wl_clear_reservation(c, own, "PendingEvaluation", msg, why, kq_eviction_requeues(why));
+    write_wl(c, rid, job, own, STORE_UPDATE_STATUS);
+    xfree(msg);
+    xfree(why);
     return false;
 }
 
 /* Start (§4.1): inject the admission into the templates and unsuspend. */
 static bool start_job(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
-                      json_t *wl)
+                      struct wl_view *v)
 {
+    const json_t *wl = v->cur;
     const struct jobs_integration *in = f->in;
     struct jobs_podset_info *infos = NULL;
     size_t n = 0;
@@ -451,8 +493,8 @@ static bool start_job(struct ctrl *c, struct jobs_frame *f, int rid, const json_
     }
     if (rc != 0) {
         /* a permanent start error finishes the Workload (FailedToStart) */
-        kq_wl_finish(c, wl, "FailedToStart", err);
-        write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+        kq_wl_finish(c, wl_own(v), "FailedToStart", err);
+        write_wl(c, rid, job, v->own, STORE_UPDATE_STATUS);
         ctrl_event(c, job, "Warning", "FailedToStart", "%s", err);
         jobs_infos_free(infos, n);
         json_decref(cp);
@@ -470,7 +512,7 @@ static bool start_job(struct ctrl *c, struct jobs_frame *f, int rid, const json_
 }
 
 static bool step_deleting(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
-                          json_t *wl)
+                          const json_t *wl)
 {
     if (!jobs_is_suspended(job)) {
         json_t *cp = jx_deep_copy(job);
@@ -485,50 +527,52 @@ static bool step_deleting(struct ctrl *c, struct jobs_frame *f, int rid, const j
     return false;
 }
 
-/* Status upkeep that needs no decision: reclaimablePods and PodsReady. */
+/* Status upkeep that needs no decision: reclaimablePods and PodsReady.
+ * True when the Workload changed (it is then v's own copy). */
 static bool sync_status(struct ctrl *c, const struct jobs_integration *in, const json_t *job,
-                        json_t *wl)
+                        struct wl_view *v)
 {
     bool dirty = false;
-    if (in->reclaimable && kq_wl_has_reservation(wl)) {
-        json_t *r = in->reclaimable(job, wl);
-        json_t *cur = JX_GET(wl, "status", "reclaimablePods");
+    if (in->reclaimable && kq_wl_has_reservation(v->cur)) {
+        json_t *r = in->reclaimable(job, v->cur);
+        const json_t *cur = JX_GET(v->cur, "status", "reclaimablePods");
         if (r && !jx_equal(r, cur)) {
-            JX_SET_NEW(wl, json_incref(r), "status", "reclaimablePods");
+            JX_SET_NEW(wl_own(v), json_incref(r), "status", "reclaimablePods");
             dirty = true;
         }
         json_decref(r);
     }
     if (ctrl_cfg(c)->wait_for_pods_ready)
-        dirty |= sync_pods_ready(c, in, job, wl);
+        dirty |= sync_pods_ready(c, in, job, v);
     return dirty;
 }
 
-static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
-                               json_t *wl)
+static bool step_view(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
+                      struct wl_view *v)
 {
     const struct jobs_integration *in = f->in;
-    if (kq_wl_is_finished(wl))
+    if (kq_wl_is_finished(v->cur))
         return false;
-    if (api_is_deleting(wl))
-        return step_deleting(c, f, rid, job, wl);
+    if (api_is_deleting(v->cur))
+        return step_deleting(c, f, rid, job, v->cur);
     char msg[1024] = "";
     bool success = false;
     if (in->finished(job, msg, sizeof(msg), &success)) {
-        kq_wl_finish(c, wl, success ? "Succeeded" : "Failed", msg);
-        write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+        kq_wl_finish(c, wl_own(v), success ? "Succeeded" : "Failed", msg);
+        write_wl(c, rid, job, v->own, STORE_UPDATE_STATUS);
         ctrl_event(c, job, "Normal", "FinishedWorkload", "Workload '%s/%s' is declared finished",
-                   api_namespace(wl), api_name(wl));
+                   api_namespace(v->cur), api_name(v->cur));
         return false;
     }
     bool suspended = jobs_is_suspended(job);
-    if (suspended && !kq_wl_has_reservation(wl) && podsets_changed(c, in, job, wl)) {
-        replace_podsets(c, in, job, wl);
-        write_wl(c, rid, job, wl, STORE_UPDATE_MAIN);
+    if (suspended && !kq_wl_has_reservation(v->cur) && podsets_changed(c, in, job, v->cur)) {
+        replace_podsets(c, in, job, wl_own(v));
+        write_wl(c, rid, job, v->own, STORE_UPDATE_MAIN);
         return false;
     }
-    if (sync_status(c, in, job, wl))
-        write_wl(c, rid, job, wl, STORE_UPDATE_STATUS);
+    if (sync_status(c, in, job, v))
+        write_wl(c, rid, job, v->own, STORE_UPDATE_STATUS);
+    const json_t *wl = v->cur;
     if (is_elastic(job) && !suspended && kq_wl_has_reservation(wl) && !kq_wl_is_evicted(wl) &&
         scaled_up(c, in, job, wl)) {
         /* the job keeps running on its slice while the bigger one waits */
@@ -536,10 +580,10 @@ static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, co
         return false;
     }
     if (kq_wl_is_evicted(wl) && kq_wl_has_reservation(wl))
-        return handle_eviction(c, f, rid, job, wl);
+        return handle_eviction(c, f, rid, job, v);
     bool admitted = kq_wl_is_admitted(wl);
     if (suspended && admitted)
-        return start_job(c, f, rid, job, wl);
+        return start_job(c, f, rid, job, v);
     if (!suspended && !admitted) {
         json_t *cp = jx_deep_copy(job);
         stop_job(in, cp, wl);
@@ -549,6 +593,17 @@ static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, co
         return true;
     }
     return false;
+}
+
+/* One reconcile's steps on the job's Workload (stored, borrowed): copied
+ * only by the steps that change it. */
+static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
+                               const json_t *stored)
+{
+    struct wl_view v = {stored, NULL};
+    bool wrote = step_view(c, f, rid, job, &v);
+    json_decref(v.own);
+    return wrote;
 }
 
 bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job)

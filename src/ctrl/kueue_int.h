@@ -64,6 +64,15 @@ json_t *kq_get_copy(struct ctrl *c, enum api_kind_id kind, const char *ns, const
  * object, so the caller may modify and write again. Returns 0,
  * CU_ENOTFOUND or CU_ECONFLICT. */
 int kq_update(struct ctrl *c, enum api_kind_id kind, json_t *obj, enum store_update_mode mode);
+/* kq_update through store_update_take, for a copy the caller does not
+ * change again: what the write stores (the status, or everything but the
+ * top-level and metadata maps, which stay the caller's) becomes part of
+ * the stored document instead of being deep-copied, so the caller may
+ * read obj, update it with kq_update (its metadata.resourceVersion and
+ * generation follow the stored object as there) and must release it, but
+ * must not change anything else in it. Same results as kq_update. */
+int kq_update_take(struct ctrl *c, enum api_kind_id kind, json_t *obj,
+                   enum store_update_mode mode);
 /* Remove finalizer `fin` from the stored object (no-op when absent).
  * Returns 0 or a store error. */
 int kq_remove_finalizer(struct ctrl *c, enum api_kind_id kind, const char *ns,

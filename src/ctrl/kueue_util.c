@@ -26,10 +26,10 @@ json_t *kq_get_copy(struct ctrl *c, enum api_kind_id kind, const char *ns, const
     return cp;
 }
 
-int kq_update(struct ctrl *c, enum api_kind_id kind, json_t *obj, enum store_update_mode mode)
+/* After a write: obj's metadata follows the stored object's resourceVersion
+ * and generation (out: the stored object, released here). */
+static int follow_stored(json_t *obj, json_t *out, int rc)
 {
-    json_t *out = NULL;
-    int rc = store_update(ctrl_store(c), kind, api_namespace(obj), obj, mode, &out);
     if (rc == 0 && out) {
         json_t *md = JX_OBJ(obj, "metadata");
         json_t *rv = JX_GET(out, "metadata", "resourceVersion");
@@ -41,6 +41,24 @@ int kq_update(struct ctrl *c, enum api_kind_id kind, json_t *obj, enum store_upd
     }
     json_decref(out);
     return rc;
+}
+
+int kq_update(struct ctrl *c, enum api_kind_id kind, json_t *obj, enum store_update_mode mode)
+{
+    json_t *out = NULL;
+    int rc = store_update(ctrl_store(c), kind, api_namespace(obj), obj, mode, &out);
+    return follow_stored(obj, out, rc);
+}
+
+int kq_update_take(struct ctrl *c, enum api_kind_id kind, json_t *obj,
+                   enum store_update_mode mode)
+{
+    json_t *out = NULL;
+    /* the caller keeps its reference: the store copies obj's top-level and
+     * metadata maps, so follow_stored changes obj's own */
+    int rc = store_update_take(ctrl_store(c), kind, api_namespace(obj), json_incref(obj), mode,
+                               &out);
+    return follow_stored(obj, out, rc);
 }
 
 bool kq_has_finalizer(const json_t *obj, const char *fin)

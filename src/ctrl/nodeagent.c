@@ -72,9 +72,12 @@ static void set_finalizer(json_t *pod, bool on)
             json_array_remove(arr, i);
 }
 
+/* Write a pod copy the caller only releases afterwards (never changes it
+ * again): the store keeps its values instead of copying them. */
 static int write_pod(struct ctrl *c, json_t *cp)
 {
-    return store_update(ctrl_store(c), KIND_POD, api_namespace(cp), cp, STORE_UPDATE_ALL, NULL);
+    return store_update_take(ctrl_store(c), KIND_POD, api_namespace(cp), json_incref(cp),
+                             STORE_UPDATE_ALL, NULL);
 }
 
 static void drop_finalizer(struct ctrl *c, const json_t *pod)

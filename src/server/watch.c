@@ -81,6 +81,12 @@ static void seen_set(struct watch *w, const char *key, bool on)
     }
 }
 
+/* json_dump_callback's sink: appends to an sbuf (a full one ends the dump) */
+static int add_to_sbuf(const char *buf, size_t n, void *data)
+{
+    return sbuf_add(data, buf, n) ? -1 : 0;
+}
+
 static void emit(struct watch *w, struct sbuf *out, const char *type, const json_t *obj)
 {
     json_t *payload;
@@ -95,10 +101,9 @@ static void emit(struct watch *w, struct sbuf *out, const char *type, const json
         payload = srv__with_type(w->k, (json_t *)obj);
     }
     json_t *ev = json_pack("{s:s, s:o}", "type", type, "object", payload);
-    char *text = jx_dumps(ev);
-    sbuf_adds(out, text);
+    /* serialised straight into the stream's buffer (no string to copy) */
+    json_dump_callback(ev, add_to_sbuf, out, JSON_COMPACT);
     sbuf_addc(out, '\n');
-    xfree(text);
     json_decref(ev);
     w->last_sent_ms = clk_now(w->srv->clock);
 }

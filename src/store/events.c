@@ -49,7 +49,10 @@ void store__log_append(struct store *s, enum store_event_type type, enum api_kin
         *old = ev;
         log->head = (log->head + 1) % log->cap;
     }
-    pthread_cond_broadcast(&s->cv);
+    if (s->hold_wakeups)
+        s->held_events = true;
+    else
+        pthread_cond_broadcast(&s->cv);
 }
 
 static bool event_matches(const struct store_event *ev, int kind, const char *ns)

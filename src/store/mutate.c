@@ -222,11 +222,16 @@ int store_create_take(struct store *s, enum api_kind_id kind, const char *ns, js
         return rc;
     }
     char *nsc = xstrdup(nsk);
-    /* the caller may keep reading obj: its maps that change are copied */
-    json_t *doc = json_copy(obj);
-    json_t *meta = json_object_get(obj, "metadata");
-    json_object_set_new(doc, "metadata", meta ? json_copy(meta) : json_object());
-    json_decref(obj);
+    /* the caller may keep reading obj: its maps that change are copied,
+     * unless the caller handed over their only references */
+    json_t *doc = obj;
+    if (obj->refcount > 1) {
+        doc = json_copy(obj);
+        json_decref(obj);
+    }
+    json_t *meta = json_object_get(doc, "metadata");
+    if (!meta || meta->refcount > 1)
+        json_object_set_new(doc, "metadata", meta ? json_copy(meta) : json_object());
     rc = create_doc(s, kind, nsc, doc, out);
     xfree(nsc);
     return rc;

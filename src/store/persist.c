@@ -44,6 +44,7 @@ struct store_db {
     sqlite3_stmt *put;
     sqlite3_stmt *del;
     sqlite3_stmt *set_meta;
+    sqlite3_stmt *begin, *commit; /* the flush's transaction */
     struct store_dirty *dirty; /* uthash */
     char *buf;                 /* reusable serialisation buffer */
     size_t buf_cap;
@@ -97,6 +98,8 @@ static void db_free(struct store_db *d)
     sqlite3_finalize(d->put);
     sqlite3_finalize(d->del);
     sqlite3_finalize(d->set_meta);
+    sqlite3_finalize(d->begin);
+    sqlite3_finalize(d->commit);
     sqlite3_close(d->db);
     xfree(d->path);
     xfree(d->buf);
@@ -231,6 +234,10 @@ int store__db_open(struct store *s, const char *path, char *err, size_t errlen)
     if (rc == 0)
         rc = prepare(d, "UPDATE meta SET value = ? WHERE key = 'resourceVersion'", &d->set_meta,
                      err, errlen);
+    if (rc == 0)
+        rc = prepare(d, "BEGIN", &d->begin, err, errlen);
+    if (rc == 0)
+        rc = prepare(d, "COMMIT", &d->commit, err, errlen);
     s->db = d;
     if (rc == 0)
         rc = load_all(s, err, errlen);
@@ -358,15 +365,11 @@ int store__db_flush(struct store *s)
     struct store_db *d = s->db;
     if (!d || !d->dirty)
         return 0;
-    if (sqlite3_exec(d->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        log_error("store", "database %s: BEGIN: %s", d->path, sqlite3_errmsg(d->db));
+    if (step_done(d, d->begin, "BEGIN") < 0)
         return CU_EIO;
-    }
     int rc = write_dirty(s);
-    if (rc == 0 && sqlite3_exec(d->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        log_error("store", "database %s: COMMIT: %s", d->path, sqlite3_errmsg(d->db));
-        rc = CU_EIO;
-    }
+    if (rc == 0)
+        rc = step_done(d, d->commit, "COMMIT");
     if (rc < 0) {
         /* keep the dirty set: the next flush writes it all again */
         if (!sqlite3_get_autocommit(d->db))

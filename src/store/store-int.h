@@ -61,6 +61,8 @@ struct store {
     pthread_cond_t cv; /* broadcast on every event and on store_wakeup */
     uint64_t rv;
     uint64_t wakeups; /* store_wakeup calls so far */
+    bool hold_wakeups; /* store_hold_wakeups: events appended without a broadcast */
+    bool held_events;  /* an event was appended while held (broadcast owed) */
     struct clk *clock;
     struct rng *rng;
     struct rng own_rng;

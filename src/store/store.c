@@ -272,6 +272,17 @@ uint64_t store_wait(struct store *s, uint64_t since_rv, int timeout_ms)
     return rv;
 }
 
+void store_hold_wakeups(struct store *s, bool hold)
+{
+    pthread_mutex_lock(&s->mu);
+    s->hold_wakeups = hold;
+    if (!hold && s->held_events) {
+        s->held_events = false;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
 void store_wakeup(struct store *s)
 {
     pthread_mutex_lock(&s->mu);

@@ -85,7 +85,8 @@ int store_create(struct store *s, enum api_kind_id kind, const char *ns, const j
                  json_t **out);
 
 /* store_create that takes obj's reference and keeps its values instead of
- * deep-copying them (only its top-level and metadata maps are copied): the
+ * deep-copying them (only its top-level and metadata maps are copied, and
+ * not even those when the caller handed over their only references): the
  * caller must not modify obj, or anything reachable from it, after the call
  * (reading is fine). Same results as store_create. */
 int store_create_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
@@ -194,6 +195,15 @@ uint64_t store_wait(struct store *s, uint64_t since_rv, int timeout_ms);
  * blocked wake; use store_wakeup_seq/store_wait_seq to close the window
  * between checking for work and blocking. */
 void store_wakeup(struct store *s);
+
+/* Hold (hold true) or release (false) the wake-ups of blocked readers:
+ * while held, mutations append their events without waking the threads
+ * blocked in store_events_since or store_wait; releasing wakes them once
+ * when anything was appended meanwhile. The control loop holds them
+ * during each of its rounds, so that its burst of writes wakes each watch
+ * stream once instead of once per write (every write still becomes visible
+ * to a reader that looks). Not nested; store_wakeup is never held. */
+void store_hold_wakeups(struct store *s, bool hold);
 
 /* The number of store_wakeup calls so far (read it before checking for
  * work, then pass it to store_wait_seq). */

@@ -49,6 +49,30 @@ static void set_follows_set_status_condition(void **state)
     json_decref(o);
 }
 
+/* api_cond_would_change answers what api_cond_set would return, without
+ * changing anything. */
+static void would_change_predicts_set(void **state)
+{
+    (void)state;
+    json_t *o = obj_with_generation(3);
+    assert_true(api_cond_would_change(o, "Ready", "False", "Wait", "not yet")); /* absent */
+    api_cond_set(o, "Ready", "False", "Wait", "not yet", T0);
+    json_t *before = json_deep_copy(o);
+    assert_false(api_cond_would_change(o, "Ready", "False", "Wait", "not yet"));
+    assert_true(api_cond_would_change(o, "Ready", "True", "Wait", "not yet"));
+    assert_true(api_cond_would_change(o, "Ready", "False", "Other", "not yet"));
+    assert_true(api_cond_would_change(o, "Ready", "False", "Wait", NULL));
+    assert_true(api_cond_would_change(o, "Other", "False", "Wait", "not yet"));
+    assert_true(json_equal(o, before)); /* only read */
+    /* a new generation: observedGeneration would change */
+    json_object_set_new(JX_OBJ(o, "metadata"), "generation", json_integer(4));
+    assert_true(api_cond_would_change(o, "Ready", "False", "Wait", "not yet"));
+    assert_true(api_cond_set(o, "Ready", "False", "Wait", "not yet", T0));
+    assert_false(api_cond_would_change(o, "Ready", "False", "Wait", "not yet"));
+    json_decref(before);
+    json_decref(o);
+}
+
 static void shared_conditions_are_copied_before_a_change(void **state)
 {
     (void)state;
@@ -104,6 +128,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(set_follows_set_status_condition),
+        cmocka_unit_test(would_change_predicts_set),
         cmocka_unit_test(shared_conditions_are_copied_before_a_change),
         cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
     };

@@ -192,6 +192,18 @@ static void create_take_keeps_the_callers_values(void **state)
                                        json_pack("{s:{}}", "metadata"), NULL),
                      CU_EINVAL);
     assert_int_equal(store_count(f->s, KIND_LOCALQUEUE), 1);
+    /* handed over as the only reference: stored as it is, not even the
+     * top-level and metadata maps copied */
+    in = fx_lq("team-a", "second", "cq");
+    json_t *meta = JX_GET(in, "metadata");
+    assert_int_equal(store_create_take(f->s, KIND_LOCALQUEUE, NULL, in, &out), 0);
+    assert_ptr_equal(out, in);
+    assert_ptr_equal(JX_GET(out, "metadata"), meta);
+    assert_string_equal(fx_meta(out, "resourceVersion"), "2");
+    json_t *got = store_get(f->s, KIND_LOCALQUEUE, "team-a", "second");
+    assert_ptr_equal(got, out);
+    json_decref(got);
+    json_decref(out);
 }
 
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
