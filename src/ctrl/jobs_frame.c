@@ -547,6 +547,49 @@ static bool sync_status(struct ctrl *c, const struct jobs_integration *in, const
     return dirty;
 }
 
+/* A running job's pod counts differ from the counts its Workload was
+ * admitted with (status.admission.podSetAssignments, else spec.podSets):
+ * Kueue's EquivalentToWorkload against the expected running pod sets. */
+static bool running_counts_changed(struct ctrl *c, const struct jobs_integration *in,
+                                   const json_t *job, const json_t *wl)
+{
+    struct jobs_podsets ps = {0};
+    char err[256];
+    if (in->podsets(c, job, &ps, err, sizeof(err)) != 0)
+        return false;
+    const json_t *spec = JX_GET(wl, "spec", "podSets");
+    const json_t *psa = JX_GET(wl, "status", "admission", "podSetAssignments");
+    bool changed = json_array_size(spec) != ps.n;
+    for (size_t i = 0; !changed && i < ps.n; i++) {
+        int64_t admitted = JX_INT(json_array_get(spec, i), 1, "count");
+        admitted = JX_INT(json_array_get(psa, i), admitted, "count");
+        changed = admitted != ps.items[i].count;
+    }
+    jobs_podsets_release(&ps);
+    return changed;
+}
+
+/* Kueue's ensureOneWorkload for a running job that no longer matches its
+ * Workload (its parallelism or replicas changed while it ran, not an
+ * elastic job): stop it ("No matching Workload") and delete the Workload;
+ * the job's next reconcile queues a new one with the new counts. The
+ * deleting Workload keeps its finalizer until the pods are gone
+ * (step_deleting). */
+static bool no_matching_workload(struct ctrl *c, struct jobs_frame *f, int rid,
+                                 const json_t *job, const json_t *wl)
+{
+    json_t *cp = jx_deep_copy(job);
+    stop_job(f->in, cp, wl);
+    write_job(c, f, rid, cp);
+    json_decref(cp);
+    ctrl_event(c, job, "Normal", "Stopped", "No matching Workload");
+    if (store_delete(ctrl_store(c), KIND_WORKLOAD, api_namespace(wl), api_name(wl), api_uid(wl),
+                     NULL) == 0)
+        ctrl_event(c, job, "Normal", "DeletedWorkload", "Deleted not matching Workload: %s/%s",
+                   api_namespace(wl), api_name(wl));
+    return true;
+}
+
 static bool step_view(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
                       struct wl_view *v)
 {
@@ -579,6 +622,9 @@ static bool step_view(struct ctrl *c, struct jobs_frame *f, int rid, const json_
         ensure_slice(c, f, job, wl);
         return false;
     }
+    if (!suspended && !is_elastic(job) && kq_wl_has_reservation(wl) &&
+        running_counts_changed(c, in, job, wl))
+        return no_matching_workload(c, f, rid, job, wl);
     if (kq_wl_is_evicted(wl) && kq_wl_has_reservation(wl))
         return handle_eviction(c, f, rid, job, v);
     bool admitted = kq_wl_is_admitted(wl);

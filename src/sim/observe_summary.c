@@ -95,7 +95,7 @@ static json_t *classes_json(struct sim_observer *o)
 static json_t *workloads_json(struct sim *s, json_t **per_out)
 {
     struct sim_observer *o = s->obs;
-    size_t admitted = 0, finished = 0, evictions = 0, n = 0;
+    size_t admitted = 0, finished = 0, deleted = 0, evictions = 0, n = 0;
     double *waits = xcalloc(o->n_all + 1, sizeof(*waits));
     json_t *per = json_array();
     int64_t t0 = s->sc->start_ms;
@@ -103,6 +103,7 @@ static json_t *workloads_json(struct sim *s, json_t **per_out)
         struct wl_state *w = o->all[i];
         admitted += w->admitted_ms >= 0;
         finished += w->finished_ms >= 0;
+        deleted += w->deleted && w->finished_ms < 0;
         evictions += (size_t)w->evictions;
         if (w->admitted_ms >= 0)
             waits[n++] = (double)(w->admitted_ms - w->created_ms) / 1000.0;
@@ -121,6 +122,7 @@ static json_t *workloads_json(struct sim *s, json_t **per_out)
     json_object_set_new(wl, "admitted", json_integer((json_int_t)admitted));
     json_object_set_new(wl, "finished", json_integer((json_int_t)finished));
     json_object_set_new(wl, "unfinished", json_integer((json_int_t)sim_observer_unfinished(s)));
+    json_object_set_new(wl, "deleted", json_integer((json_int_t)deleted));
     json_object_set_new(wl, "evictions", json_integer((json_int_t)evictions));
     wait_stats(wl, waits, n);
     xfree(waits);

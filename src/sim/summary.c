@@ -50,10 +50,10 @@ static void header(struct sbuf *sb, const json_t *sum)
     sbuf_addf(sb, "   stopped by: %s\n", jx_or_empty(JX_STR(sum, "stoppedBy")));
     const json_t *w = json_object_get(sum, "workloads");
     sbuf_addf(sb, "workloads: %lld total, %lld admitted, %lld finished, %lld unfinished, "
-                  "%lld evictions\n",
+                  "%lld deleted, %lld evictions\n",
               (long long)JX_INT(w, 0, "total"), (long long)JX_INT(w, 0, "admitted"),
               (long long)JX_INT(w, 0, "finished"), (long long)JX_INT(w, 0, "unfinished"),
-              (long long)JX_INT(w, 0, "evictions"));
+              (long long)JX_INT(w, 0, "deleted"), (long long)JX_INT(w, 0, "evictions"));
 }
 
 /* Pods none of whose group ever got a node (right after the header: the

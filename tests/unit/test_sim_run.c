@@ -208,6 +208,27 @@ static void test_capacity_for_a_missing_pool_is_a_warning(void **state)
     run_release(&r);
 }
 
+/* A Workload deleted before it finished is counted as deleted, so the
+ * totals add up (total = finished + unfinished + deleted). */
+static void test_deleted_workloads_are_counted(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r, "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                 "  - at: 0s\n    runFor: 1h\n    apply: {apiVersion: kueue.x-k8s.io/v1beta1, "
+                 "kind: Workload, metadata: {name: gone}, spec: {queueName: lq, podSets: "
+                 "[{name: main, count: 1, template: {spec: {containers: [{name: c, image: x, "
+                 "resources: {requests: {cpu: '1'}}}]}}}]}}\n"
+                 "  - at: 10s\n    delete: {kind: Workload, name: gone}\n---\n", -1);
+    assert_int_equal(r.rc, 0);
+    const json_t *w = json_object_get(r.summary, "workloads");
+    assert_int_equal(JX_INT(w, -1, "total"), 1);
+    assert_int_equal(JX_INT(w, -1, "finished"), 0);
+    assert_int_equal(JX_INT(w, -1, "unfinished"), 0);
+    assert_int_equal(JX_INT(w, -1, "deleted"), 1);
+    run_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_missing_namespace_is_an_error),
         cmocka_unit_test(test_merge_patch_and_index_substitution),
         cmocka_unit_test(test_capacity_for_a_missing_pool_is_a_warning),
+        cmocka_unit_test(test_deleted_workloads_are_counted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
