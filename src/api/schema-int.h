@@ -99,7 +99,8 @@ void api__default_pod_spec(json_t *spec);
  * Class when they exist (c->env lookups), then suspend a job that names a
  * queue. spec is the object holding `suspend`. */
 void api__kueue_job_defaults(struct api_vctx *c, json_t *spec);
-/* Kueue's queue-name label rules on a job (valid DNS subdomain). */
+/* Kueue's queue-name label rules on a job: a valid DNS subdomain, and on
+ * an update of a job that is not suspended, unchanged (not removed). */
 void api__validate_queue_name_label(struct api_vctx *c);
 /* Immutability of one subtree: "field is immutable" when old != v. */
 void api__immutable(struct api_vctx *c, const json_t *v, const json_t *old, const char *path);

@@ -300,4 +300,12 @@ void api__validate_queue_name_label(struct api_vctx *c)
     if (msg)
         api__diag_str(c->d, DIAG_INVALID, "metadata.labels[kueue.x-k8s.io/queue-name]", q,
                       "%s", msg);
+    /* Kueue's job webhook: the queue of a job that is not suspended (it
+     * runs on its queue's quota) does not change, nor is it removed */
+    if (c->old && !c->status_update && !JX_BOOL(c->obj, false, "spec", "suspend")) {
+        const char *old = JX_STR(c->old, "metadata", "labels", "kueue.x-k8s.io/queue-name");
+        if ((q || old) && (!q || !old || strcmp(q, old)))
+            api__diag_str(c->d, DIAG_INVALID, "metadata.labels[kueue.x-k8s.io/queue-name]",
+                          q ? q : "", "field is immutable");
+    }
 }

@@ -283,10 +283,10 @@ static void rayjob_validate(struct api_vctx *c)
 {
     const json_t *spec = json_object_get(c->obj, "spec");
     validate_kuberay(c, spec);
-    if (is_managed(c->obj)) {
+    if (is_managed(c->obj))
         validate_kueue(c, spec);
+    if (is_managed(c->obj) || (c->old && is_managed(c->old)))
         api__validate_queue_name_label(c);
-    }
 }
 
 const struct api_kind_schema api__ks_rayjob = {

@@ -438,6 +438,32 @@ static void test_job_update_rules(void **state)
     assert_contains(msg, "spec.completionMode: Invalid value: \"Indexed\": field is immutable");
     xfree(msg);
     json_decref(upd);
+    /* the queue of a running (not suspended) Job is fixed: not changed,
+     * not removed (Kueue's job webhook); while suspended it may change */
+    json_t *run = json_deep_copy(old);
+    JX_SET_NEW(run, json_false(), "spec", "suspend");
+    JX_SET_NEW(run, json_pack("{s:s}", "kueue.x-k8s.io/queue-name", "user-queue"), "metadata",
+               "labels");
+    upd = json_deep_copy(run);
+    JX_SET_NEW(upd, json_string("other"), "metadata", "labels", "kueue.x-k8s.io/queue-name");
+    assert_int_equal(admit_update(upd, run, &msg), CU_EINVAL);
+    assert_contains(msg, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"other\": "
+                         "field is immutable");
+    xfree(msg);
+    json_object_del(JX_GET(upd, "metadata", "labels"), "kueue.x-k8s.io/queue-name");
+    assert_int_equal(admit_update(upd, run, &msg), CU_EINVAL);
+    assert_contains(msg, "metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: \"\": "
+                         "field is immutable");
+    xfree(msg);
+    json_decref(upd);
+    upd = json_deep_copy(run);
+    JX_SET_NEW(run, json_true(), "spec", "suspend");
+    JX_SET_NEW(upd, json_true(), "spec", "suspend");
+    JX_SET_NEW(upd, json_string("other"), "metadata", "labels", "kueue.x-k8s.io/queue-name");
+    assert_int_equal(admit_update(upd, run, &msg), 0);
+    xfree(msg);
+    json_decref(upd);
+    json_decref(run);
     /* completions of a NonIndexed Job never change, finished or not */
     upd = json_deep_copy(old);
     JX_SET_NEW(upd, json_integer(3), "spec", "completions");
