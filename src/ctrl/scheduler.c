@@ -98,9 +98,8 @@ static void upsert_cq(struct ctrl *c, struct sched *s, const json_t *obj)
     if (api_cluster_queue_from_json(obj, &cq) == 0) {
         char *msg = checks_inactive_message(c, &cq);
         if (api_is_deleting(obj)) {
-            char *t = msg ? xasprintf("%s, is terminating", msg) : xstrdup("is terminating");
             xfree(msg);
-            msg = t;
+            msg = xstrdup(ENG_CQ_TERMINATING);
         }
         eng_upsert_cluster_queue(s->eng, &cq, msg);
         xfree(msg);

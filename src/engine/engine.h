@@ -80,8 +80,11 @@ void eng_upsert_cohort(struct eng *e, const struct api_cohort *c);
 void eng_delete_cohort(struct eng *e, const char *name);
 /* inactive_message: NULL when the ClusterQueue's admission checks exist and
  * are active; otherwise the part of Kueue's inactive message the engine cannot
- * know ("references missing AdmissionCheck(s): [x]"). The engine adds its
- * own reasons (missing flavors, stopPolicy). */
+ * know ("references missing AdmissionCheck(s): [x]"), or exactly
+ * ENG_CQ_TERMINATING for a ClusterQueue being deleted (Kueue's reason
+ * Terminating, which overrides every other). The engine adds its own
+ * reasons (missing flavors, stopPolicy). */
+#define ENG_CQ_TERMINATING "clusterQueue is terminating"
 void eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *cq,
                               const char *inactive_message);
 /* Removing a ClusterQueue unqueues its workloads (they report "ClusterQueue

@@ -75,6 +75,15 @@ void eng__cq_update_active(struct eng *e, struct eng__cq *cq)
 {
     struct sbuf sb;
     const char *reason = NULL;
+    XFREE(cq->inactive_reason);
+    XFREE(cq->inactive_msg);
+    if (cq->ext_inactive_msg && !strcmp(cq->ext_inactive_msg, ENG_CQ_TERMINATING)) {
+        /* Kueue's inactiveReason: terminating says nothing else */
+        cq->active = false;
+        cq->inactive_reason = xstrdup("Terminating");
+        cq->inactive_msg = xstrdup("Can't admit new workloads; " ENG_CQ_TERMINATING);
+        return;
+    }
     sbuf_init(&sb, 0);
     if (cq->stop_policy != STOP_NONE) {
         reason = "Stopped";
@@ -92,8 +101,6 @@ void eng__cq_update_active(struct eng *e, struct eng__cq *cq)
             reason = ext_reason(cq->ext_inactive_msg);
         sbuf_addf(&sb, "%s%s", sb.len ? ", " : "", cq->ext_inactive_msg);
     }
-    XFREE(cq->inactive_reason);
-    XFREE(cq->inactive_msg);
     cq->active = reason == NULL;
     if (reason) {
         cq->inactive_reason = xstrdup(reason);

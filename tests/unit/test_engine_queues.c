@@ -230,6 +230,14 @@ static void stopped_queues_admit_nothing(void **state)
     assert_string_equal(st.inactive_reason, "Stopped");
     assert_string_equal(st.inactive_message, "Can't admit new workloads: is stopped.");
     eng_cq_status_release(&st);
+    /* a ClusterQueue being deleted: Kueue's Terminating overrides the rest */
+    eng_upsert_cluster_queue(f->e, cq, ENG_CQ_TERMINATING);
+    eng_cq_status(f->e, "cq", &st);
+    assert_false(st.active);
+    assert_string_equal(st.inactive_reason, "Terminating");
+    assert_string_equal(st.inactive_message,
+                        "Can't admit new workloads; clusterQueue is terminating");
+    eng_cq_status_release(&st);
     cq->stop_policy = STOP_NONE;
     fx_cq_apply(f, cq);
     fx_schedule(f);
