@@ -4,10 +4,12 @@
  * expected fact held), 1 a --check fact failed, 2 bad usage, an invalid
  * scenario or a failed action.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sim/sim-int.h"
 #include "sim/sim.h"
@@ -195,10 +197,20 @@ int sim_main(int argc, char **argv)
         return 2;
     }
     FILE *trace = NULL;
+    struct stat in_st, out_st;
+    if (a.trace_path && strcmp(a.path, "-") && stat(a.path, &in_st) == 0 &&
+        stat(a.trace_path, &out_st) == 0 && in_st.st_dev == out_st.st_dev &&
+        in_st.st_ino == out_st.st_ino) {
+        fprintf(stderr, "cueue sim: --trace %s is the scenario file itself; refusing to "
+                        "overwrite it\n", a.trace_path);
+        sim_scenario_release(&sc);
+        return 2;
+    }
     if (a.trace_path) {
         trace = fopen(a.trace_path, "w");
         if (!trace) {
-            fprintf(stderr, "cueue sim: --trace %s: cannot open for writing\n", a.trace_path);
+            fprintf(stderr, "cueue sim: --trace %s: cannot open for writing (%s)\n",
+                    a.trace_path, strerror(errno));
             sim_scenario_release(&sc);
             return 2;
         }
