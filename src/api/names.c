@@ -135,7 +135,7 @@ const char *api_check_qualified_name(const char *s)
         return "name part must be non-empty";
     if (n > 63)
         return "name part must be no more than 63 characters";
-    return qname_part_ok(name, n) ? NULL : (slash ? MSG_QNAME_PART : MSG_QNAME);
+    return qname_part_ok(name, n) ? NULL : MSG_QNAME_PART; /* IsQualifiedName: "name part" */
 }
 
 const char *api_check_label_value(const char *s)
