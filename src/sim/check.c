@@ -193,11 +193,19 @@ static int validate_trace_fact(const json_t *f, size_t i, const json_t *records,
         if (n && bare[n - 1] == '~')
             bare[n - 1] = '\0';
         bool known = sim_trace_is_key(bare) || some_record_has(records, bare);
+        const char *type_err = NULL;
+        if (n && k[n - 1] == '~' && !json_is_string(v))
+            type_err = "a glob key (ending in ~) takes a string pattern";
+        else if ((!strcmp(bare, "time") || !strcmp(bare, "nodes") || !strcmp(bare, "total")) &&
+                 !json_is_number(v))
+            type_err = "takes a number";
         if (!known)
             fprintf(out, "malformed expect[%zu]: unknown key \"%s\" (no trace record has it; "
                          "the keys are listed in docs/sim.md)\n", i, k);
+        else if (type_err)
+            fprintf(out, "malformed expect[%zu]: key \"%s\" %s\n", i, k, type_err);
         xfree(bare);
-        if (!known)
+        if (!known || type_err)
             return -1;
     }
     return 0;

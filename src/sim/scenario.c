@@ -392,10 +392,9 @@ static void decode_scale(const json_t *t, const char *base, struct sim_action *a
     int n = 0;
     for (size_t i = 0; i < 3; i++) {
         int64_t v;
-        if (int_member(t, base, sizes[i], 0, INT32_MAX, &v, d)) {
+        n += json_object_get(t, sizes[i]) != NULL; /* given, valid or not (said once) */
+        if (int_member(t, base, sizes[i], 0, INT32_MAX, &v, d))
             a->size = (int32_t)v;
-            n++;
-        }
     }
     if (n != 1)
         diag_add(d, DIAG_REQUIRED, base, NULL,

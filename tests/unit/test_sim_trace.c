@@ -191,6 +191,13 @@ static void test_unknown_events_and_keys_are_malformed(void **state)
     assert_int_equal(run_check("[{\"event\":\"Admitted\",\"foo~\":\"*\"}]", &r), -1);
     assert_non_null(strstr(r, "unknown key \"foo~\""));
     free(r);
+    /* a value of the wrong type can never match: malformed too */
+    assert_int_equal(run_check("[{\"event\":\"Admitted\",\"time\":\"x\"}]", &r), -1);
+    assert_non_null(strstr(r, "malformed expect[0]: key \"time\" takes a number"));
+    free(r);
+    assert_int_equal(run_check("[{\"event\":\"Admitted\",\"workload~\":3}]", &r), -1);
+    assert_non_null(strstr(r, "takes a string pattern"));
+    free(r);
 }
 
 /* Warning facts: the no-pool warning of a run can be asserted by a
