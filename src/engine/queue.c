@@ -391,7 +391,11 @@ void eng__process_time_parked(struct eng *e)
         if (!eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl))
             continue;
         struct eng__cq *cq = wl->qcq;
-        if (wl->n_avoid && cq)
+        if (!cq) { /* parked in no ClusterQueue: nothing to put it back into */
+            eng__wl_unqueue(e, wl);
+            continue;
+        }
+        if (wl->n_avoid)
             bulk_forget(cq, wl->hash);
         eng__wl_unqueue(e, wl);
         enqueue(e, cq, wl);
