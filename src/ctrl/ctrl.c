@@ -98,6 +98,7 @@ struct ctrl {
     pthread_mutex_t call_mu;
     pthread_cond_t call_cv;
     struct call_req *calls;
+    int round_work; /* ctrl__round_work */
 };
 
 void ctrl_config_defaults(struct ctrl_config *cfg)
@@ -395,6 +396,7 @@ int ctrl_step(struct ctrl *c)
         int n = consume_events(c);
         n += fire_timers(c);
         n += drain_queues(c);
+        c->round_work = n;
         for (int i = 0; i < c->n_rec; i++)
             if (c->rec[i].ops->after_round && c->rec[i].ops->after_round(c, c->rec[i].self))
                 n++;
@@ -405,6 +407,8 @@ int ctrl_step(struct ctrl *c)
     store_flush(c->store);
     return total;
 }
+
+int ctrl__round_work(struct ctrl *c) { return c->round_work; }
 
 void ctrl_set_threaded(struct ctrl *c)
 {

@@ -10,7 +10,8 @@
  * without a reservation.
  *
  * Queues are marked on every event that may move their figures and flushed
- * after every scheduling round, so most flushes find nothing new. Each
+ * once the control plane's step has settled (scheduler.c), so a queue is
+ * written at most once per step however many rounds changed it. Each
  * queue remembers the document its last status write stored and the
  * figures it wrote: while the stored document is still that one (nobody
  * wrote since) and the figures are the same, the flush writes nothing

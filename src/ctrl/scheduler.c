@@ -16,7 +16,8 @@
  *                status.resourceRequests, a Warning event
  * with one trace record each (QuotaReserved, Admitted, Preempted, Pending).
  * ClusterQueue/LocalQueue status is rewritten for the queues that changed
- * (kueue_queues.c). ctrl_explain_workload answers eng_explain as JSON; the
+ * (kueue_queues.c), once per step: in the round where it settles.
+ * ctrl_explain_workload answers eng_explain as JSON; the
  * explanation is not written into Workload status (it runs the engine
  * forward, too costly for every pending Workload every round).
  */
@@ -696,6 +697,19 @@ static bool admission_blocked(struct ctrl *c, struct sched *s, bool *wrote)
     return true;
 }
 
+/* Queue statuses are written once the step settles: in a round where
+ * nothing happened before the hooks (ctrl__round_work) and the scheduler
+ * itself decided and wrote nothing (its callers return true without
+ * calling this then). Until then every round would rewrite the queues the
+ * previous one changed; a skipped flush is always followed by another
+ * round (the work or the decisions make one). */
+static bool flush_when_settled(struct ctrl *c, struct sched *s)
+{
+    if (ctrl__round_work(c) > 0)
+        return false;
+    return kq_queues_flush(s->queues, c, s->eng);
+}
+
 static bool sched_after_round(struct ctrl *c, void *self)
 {
     struct sched *s = self;
@@ -705,7 +719,7 @@ static bool sched_after_round(struct ctrl *c, void *self)
     }
     bool blocked_wrote = false;
     if (admission_blocked(c, s, &blocked_wrote))
-        return kq_queues_flush(s->queues, c, s->eng) || blocked_wrote;
+        return blocked_wrote || flush_when_settled(c, s);
     int64_t now = ctrl_now(c);
     struct eng_result res = {0};
     int n = eng_schedule(s->eng, now, 0, &res);
@@ -724,8 +738,7 @@ static bool sched_after_round(struct ctrl *c, void *self)
         ctrl_wake_at(c, res.next_wakeup_ms);
     }
     eng_result_release(&res);
-    bool wrote = kq_queues_flush(s->queues, c, s->eng);
-    return n > 0 || wrote;
+    return n > 0 || flush_when_settled(c, s);
 }
 
 /* ---- explain ---- */
