@@ -371,12 +371,18 @@ static json_t *flavor_usage_json(const struct eng_flavor_usage *u, size_t n)
         json_t *res = json_array();
         for (size_t j = 0; j < u[i].total.n; j++) {
             const char *r = u[i].total.items[j].name;
-            json_array_append_new(
-                res, json_pack("{s:s, s:o, s:o}", "name", r, "total",
-                               kq_quantity_json(u[i].total.items[j].value, r), "borrowed",
-                               kq_quantity_json(api_reslist_get(&u[i].borrowed, r), r)));
+            /* built directly: json_pack parses its format at every call */
+            json_t *item = json_object();
+            json_object_set_new(item, "name", json_string(r));
+            json_object_set_new(item, "total", kq_quantity_json(u[i].total.items[j].value, r));
+            json_object_set_new(item, "borrowed",
+                                kq_quantity_json(api_reslist_get(&u[i].borrowed, r), r));
+            json_array_append_new(res, item);
         }
-        json_array_append_new(out, json_pack("{s:s, s:o}", "name", u[i].flavor, "resources", res));
+        json_t *fl = json_object();
+        json_object_set_new(fl, "name", json_string(u[i].flavor));
+        json_object_set_new(fl, "resources", res);
+        json_array_append_new(out, fl);
     }
     return out;
 }
@@ -512,13 +518,16 @@ static json_t *lq_usage_json(const struct usage *u)
                 entry = f;
         }
         if (!entry) {
-            entry = json_pack("{s:s, s:[]}", "name", u->items[i].flavor, "resources");
+            entry = json_object();
+            json_object_set_new(entry, "name", json_string(u->items[i].flavor));
+            json_object_set_new(entry, "resources", json_array());
             json_array_append_new(out, entry);
         }
-        json_array_append_new(JX_GET(entry, "resources"),
-                              json_pack("{s:s, s:o}", "name", u->items[i].resource, "total",
-                                        kq_quantity_json(u->items[i].amount,
-                                                         u->items[i].resource)));
+        json_t *item = json_object();
+        json_object_set_new(item, "name", json_string(u->items[i].resource));
+        json_object_set_new(item, "total",
+                            kq_quantity_json(u->items[i].amount, u->items[i].resource));
+        json_array_append_new(JX_GET(entry, "resources"), item);
     }
     return out;
 }

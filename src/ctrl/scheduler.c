@@ -480,11 +480,19 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
             json_object_set_new(use, p->resource_usage.items[j].name,
                                 kq_quantity_json(p->resource_usage.items[j].value,
                                                  p->resource_usage.items[j].name));
-        json_array_append_new(psas, json_pack("{s:s, s:o, s:o, s:i}", "name", p->name, "flavors",
-                                              flv, "resourceUsage", use, "count", p->count));
+        /* built directly: json_pack parses its format at every call */
+        json_t *psa = json_object();
+        json_object_set_new(psa, "name", json_string(p->name));
+        json_object_set_new(psa, "flavors", flv);
+        json_object_set_new(psa, "resourceUsage", use);
+        json_object_set_new(psa, "count", json_integer(p->count));
+        json_array_append_new(psas, psa);
     }
-    return json_pack("{s:s, s:o}", "clusterQueue", a->cluster_queue ? a->cluster_queue : cq,
-                     "podSetAssignments", psas);
+    json_t *out = json_object();
+    json_object_set_new(out, "clusterQueue",
+                        json_string(a->cluster_queue ? a->cluster_queue : cq));
+    json_object_set_new(out, "podSetAssignments", psas);
+    return out;
 }
 
 /* Reset an active Evicted/Preempted condition on reservation (§2.9). */
@@ -608,7 +616,10 @@ static json_t *resource_requests(const json_t *obj)
                 json_object_set_new(res, ps->requests.items[j].name,
                                     kq_quantity_json(total, ps->requests.items[j].name));
             }
-            json_array_append_new(out, json_pack("{s:s, s:o}", "name", ps->name, "resources", res));
+            json_t *item = json_object();
+            json_object_set_new(item, "name", json_string(ps->name));
+            json_object_set_new(item, "resources", res);
+            json_array_append_new(out, item);
         }
     }
     api_workload_release(&wl);
