@@ -446,8 +446,20 @@ static void mark_lq_key(const char *key, void *arg)
     kq_set_add(((struct kq_queues *)arg)->dirty_lq, key);
 }
 
-/* The ClusterQueue status document for st, from cur. Taken by the write. */
-static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st)
+/* The usage list `member` of the status our last write left (`written`,
+ * built from the figures `same` says are equal to the new ones), shared
+ * instead of built again; NULL when there is none to share. New reference. */
+static json_t *reuse_written(const json_t *written, const char *member, bool same)
+{
+    json_t *v = same ? JX_GET(written, "status", member) : NULL;
+    return json_is_array(v) ? json_incref(v) : NULL;
+}
+
+/* The ClusterQueue status document for st, from cur; the usage lists of
+ * cs's last write are shared when their figures did not change. Taken by
+ * the write. */
+static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st,
+                             const struct cq_state *cs)
 {
     json_t *cp = status_base(cur);
     int64_t now = ctrl_now(c);
@@ -460,9 +472,15 @@ static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng
     json_object_set_new(s, "pendingWorkloads", json_integer(st->pending));
     json_object_set_new(s, "reservingWorkloads", json_integer(st->reserving));
     json_object_set_new(s, "admittedWorkloads", json_integer(st->admitted));
+    json_t *res = reuse_written(cs->written, "flavorsReservation",
+                                flavor_usage_equal(st->reservation, st->n_reservation,
+                                                   cs->figs.reservation, cs->figs.n_reservation));
+    json_t *use = reuse_written(cs->written, "flavorsUsage",
+                                flavor_usage_equal(st->usage, st->n_usage, cs->figs.usage,
+                                                   cs->figs.n_usage));
     json_object_set_new(s, "flavorsReservation",
-                        flavor_usage_json(st->reservation, st->n_reservation));
-    json_object_set_new(s, "flavorsUsage", flavor_usage_json(st->usage, st->n_usage));
+                        res ? res : flavor_usage_json(st->reservation, st->n_reservation));
+    json_object_set_new(s, "flavorsUsage", use ? use : flavor_usage_json(st->usage, st->n_usage));
     if (ctrl_cfg(c)->engine.fair_sharing) {
         json_t *fs = json_object_get(s, "fairSharing"); /* shared: replaced, not changed */
         fs = json_is_object(fs) ? json_copy(fs) : json_object();
@@ -485,7 +503,7 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
     bool deleting = api_is_deleting(cur);
     bool wrote = false;
     if (cur != cs->written || deleting || !cq_figures_equal(&st, &cs->figs)) {
-        json_t *cp = cq_status_doc(c, cur, &st);
+        json_t *cp = cq_status_doc(c, cur, &st, cs);
         json_t *now_doc = write_status_if_changed(c, KIND_CLUSTERQUEUE, cur, cp, &wrote);
         json_decref(cs->written);
         cs->written = now_doc;
@@ -589,8 +607,12 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
         json_object_set_new(s, "pendingWorkloads", json_integer(a->now.pending));
         json_object_set_new(s, "reservingWorkloads", json_integer(a->now.reserving));
         json_object_set_new(s, "admittedWorkloads", json_integer(a->now.admitted));
-        json_object_set_new(s, "flavorsReservation", lq_usage_json(&a->now.reserved));
-        json_object_set_new(s, "flavorUsage", lq_usage_json(&a->now.used));
+        json_t *res = reuse_written(a->written, "flavorsReservation",
+                                    usage_equal(&a->now.reserved, &a->written_figs.reserved));
+        json_t *use = reuse_written(a->written, "flavorUsage",
+                                    usage_equal(&a->now.used, &a->written_figs.used));
+        json_object_set_new(s, "flavorsReservation", res ? res : lq_usage_json(&a->now.reserved));
+        json_object_set_new(s, "flavorUsage", use ? use : lq_usage_json(&a->now.used));
         json_decref(a->written);
         a->written = write_status_if_changed(c, KIND_LOCALQUEUE, cur, cp, &wrote);
         lq_figures_copy(&a->written_figs, &a->now);
