@@ -9,7 +9,7 @@
 
 void sbuf_init(struct sbuf *sb, size_t max)
 {
-    sb->cap = 64;
+    sb->cap = 256; /* most formatted texts (messages, keys) fit: one vsnprintf */
     sb->buf = xmalloc(sb->cap);
     sb->buf[0] = '\0';
     sb->len = 0;
