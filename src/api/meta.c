@@ -6,13 +6,21 @@
 #include "util/jsonx.h"
 #include "util/timefmt.h"
 
+const char *api_cond_type(const json_t *cond)
+{
+    void *it = json_object_iter((json_t *)cond);
+    if (it && !strcmp(json_object_iter_key(it), "type"))
+        return json_string_value(json_object_iter_value(it));
+    return json_string_value(json_object_get(cond, "type"));
+}
+
 /* The condition of this type in conds (borrowed) and its index, or NULL. */
 static json_t *cond_find(const json_t *conds, const char *type, size_t *at)
 {
     size_t i;
     json_t *c;
     json_array_foreach(conds, i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *t = api_cond_type(c);
         if (t && !strcmp(t, type)) {
             *at = i;
             return c;
@@ -35,7 +43,7 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *t = api_cond_type(c);
         for (size_t k = 0; t && k < n; k++) {
             if (!out[k] && !strcmp(t, types[k])) {
                 out[k] = c;
@@ -137,7 +145,7 @@ bool api_cond_remove(json_t *obj, const char *type)
     size_t i;
     json_t *c;
     json_array_foreach(conds, i, c) {
-        const char *t = JX_STR(c, "type");
+        const char *t = api_cond_type(c);
         if (t && !strcmp(t, type)) {
             json_array_remove(conds, i);
             return true;

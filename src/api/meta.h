@@ -10,6 +10,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* A condition object's "type" string, or NULL when it has none (or not a
+ * string). Borrowed from cond. Cheaper than a lookup when "type" is the
+ * object's first member, as api_cond_set writes it (jansson keeps members
+ * in insertion order); any other object is looked up. */
+const char *api_cond_type(const json_t *cond);
 /* The condition of this type in obj.status.conditions, or NULL. Borrowed. */
 json_t *api_cond_get(const json_t *obj, const char *type);
 /* api_cond_get for n types in one pass over the conditions: out[i] is the

@@ -19,4 +19,10 @@ void ctrl__autoscaler_register(struct ctrl *c);
 void ctrl__binder_register(struct ctrl *c);
 void ctrl__nodeagent_register(struct ctrl *c);
 
+/* The work the current round of ctrl_step did before its after_round hooks
+ * (store events consumed, timers fired, queued keys reconciled); 0 when the
+ * round found nothing, i.e. the step is about to settle unless a hook acts.
+ * Lets a hook defer what only needs doing once the step has settled. */
+int ctrl__round_work(struct ctrl *c);
+
 #endif

@@ -64,8 +64,8 @@ RB_GENERATE_STATIC(timer_tree, timer, link, timer_cmp)
 
 struct event_agg {
     char *key; /* uid|reason|message */
-    char *ns;
-    char *name; /* Event object name */
+    char *ns;   /* NULL when no Event object is written (record_events) */
+    char *name; /* Event object name, or NULL likewise */
     UT_hash_handle hh;
 };
 
@@ -98,6 +98,7 @@ struct ctrl {
     pthread_mutex_t call_mu;
     pthread_cond_t call_cv;
     struct call_req *calls;
+    int round_work; /* ctrl__round_work */
 };
 
 void ctrl_config_defaults(struct ctrl_config *cfg)
@@ -397,6 +398,7 @@ int ctrl_step(struct ctrl *c)
         int n = consume_events(c);
         n += fire_timers(c);
         n += drain_queues(c);
+        c->round_work = n;
         for (int i = 0; i < c->n_rec; i++)
             if (c->rec[i].ops->after_round && c->rec[i].ops->after_round(c, c->rec[i].self))
                 n++;
@@ -408,6 +410,8 @@ int ctrl_step(struct ctrl *c)
     store_flush(c->store);
     return total;
 }
+
+int ctrl__round_work(struct ctrl *c) { return c->round_work; }
 
 void ctrl_set_threaded(struct ctrl *c)
 {
@@ -546,22 +550,25 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char 
         xfree(agg);
     }
     /* drawn whether or not the Event is written (record_events) */
-    char suffix[17];
-    snprintf(suffix, sizeof(suffix), "%016llx", (unsigned long long)rng_next(c->rng));
-    char *name = xasprintf("%s.%s", jx_or_empty(api_name(obj)), suffix);
+    uint64_t draw = rng_next(c->rng);
+    char *name = NULL;
     bool kept;
     if (c->cfg.record_events) {
+        char suffix[17];
+        snprintf(suffix, sizeof(suffix), "%016llx", (unsigned long long)draw);
+        name = xasprintf("%s.%s", jx_or_empty(api_name(obj)), suffix);
         kept = event_create(c, obj, ns, name, type, reason, msg, ts) == 0;
     } else {
         /* and the uid the store would have drawn for it (`cueue sim` gives
-         * the store and the control plane one rng) */
+         * the store and the control plane one rng); no Event object, so
+         * the aggregate keeps no name */
         rng_uuid_skip(c->rng);
         kept = true;
     }
     if (kept) {
         agg = xcalloc(1, sizeof(*agg));
         agg->key = key;
-        agg->ns = xstrdup(ns);
+        agg->ns = name ? xstrdup(ns) : NULL;
         agg->name = name;
         HASH_ADD_KEYPTR(hh, c->events, agg->key, strlen(agg->key), agg);
         key = NULL;

@@ -143,7 +143,7 @@ static void cond_inputs(const json_t *obj, json_t *out[N_INPUTS - N_PLAIN])
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-        const char *type = json_string_value(json_object_get(c, "type"));
+        const char *type = api_cond_type(c);
         for (size_t k = 0; type && k < N_CONDS; k++) {
             if (seen[k] || strcmp(type, MEMO_CONDS[k]))
                 continue; /* api_cond_get takes the first of a type */

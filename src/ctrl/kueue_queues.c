@@ -10,7 +10,8 @@
  * without a reservation.
  *
  * Queues are marked on every event that may move their figures and flushed
- * after every scheduling round, so most flushes find nothing new. Each
+ * once the control plane's step has settled (scheduler.c), so a queue is
+ * written at most once per step however many rounds changed it. Each
  * queue remembers the document its last status write stored and the
  * figures it wrote: while the stored document is still that one (nobody
  * wrote since) and the figures are the same, the flush writes nothing
@@ -370,12 +371,18 @@ static json_t *flavor_usage_json(const struct eng_flavor_usage *u, size_t n)
         json_t *res = json_array();
         for (size_t j = 0; j < u[i].total.n; j++) {
             const char *r = u[i].total.items[j].name;
-            json_array_append_new(
-                res, json_pack("{s:s, s:o, s:o}", "name", r, "total",
-                               kq_quantity_json(u[i].total.items[j].value, r), "borrowed",
-                               kq_quantity_json(api_reslist_get(&u[i].borrowed, r), r)));
+            /* built directly: json_pack parses its format at every call */
+            json_t *item = json_object();
+            json_object_set_new(item, "name", json_string(r));
+            json_object_set_new(item, "total", kq_quantity_json(u[i].total.items[j].value, r));
+            json_object_set_new(item, "borrowed",
+                                kq_quantity_json(api_reslist_get(&u[i].borrowed, r), r));
+            json_array_append_new(res, item);
         }
-        json_array_append_new(out, json_pack("{s:s, s:o}", "name", u[i].flavor, "resources", res));
+        json_t *fl = json_object();
+        json_object_set_new(fl, "name", json_string(u[i].flavor));
+        json_object_set_new(fl, "resources", res);
+        json_array_append_new(out, fl);
     }
     return out;
 }
@@ -439,8 +446,20 @@ static void mark_lq_key(const char *key, void *arg)
     kq_set_add(((struct kq_queues *)arg)->dirty_lq, key);
 }
 
-/* The ClusterQueue status document for st, from cur. Taken by the write. */
-static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st)
+/* The usage list `member` of the status our last write left (`written`,
+ * built from the figures `same` says are equal to the new ones), shared
+ * instead of built again; NULL when there is none to share. New reference. */
+static json_t *reuse_written(const json_t *written, const char *member, bool same)
+{
+    json_t *v = same ? JX_GET(written, "status", member) : NULL;
+    return json_is_array(v) ? json_incref(v) : NULL;
+}
+
+/* The ClusterQueue status document for st, from cur; the usage lists of
+ * cs's last write are shared when their figures did not change. Taken by
+ * the write. */
+static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st,
+                             const struct cq_state *cs)
 {
     json_t *cp = status_base(cur);
     int64_t now = ctrl_now(c);
@@ -453,9 +472,15 @@ static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng
     json_object_set_new(s, "pendingWorkloads", json_integer(st->pending));
     json_object_set_new(s, "reservingWorkloads", json_integer(st->reserving));
     json_object_set_new(s, "admittedWorkloads", json_integer(st->admitted));
+    json_t *res = reuse_written(cs->written, "flavorsReservation",
+                                flavor_usage_equal(st->reservation, st->n_reservation,
+                                                   cs->figs.reservation, cs->figs.n_reservation));
+    json_t *use = reuse_written(cs->written, "flavorsUsage",
+                                flavor_usage_equal(st->usage, st->n_usage, cs->figs.usage,
+                                                   cs->figs.n_usage));
     json_object_set_new(s, "flavorsReservation",
-                        flavor_usage_json(st->reservation, st->n_reservation));
-    json_object_set_new(s, "flavorsUsage", flavor_usage_json(st->usage, st->n_usage));
+                        res ? res : flavor_usage_json(st->reservation, st->n_reservation));
+    json_object_set_new(s, "flavorsUsage", use ? use : flavor_usage_json(st->usage, st->n_usage));
     if (ctrl_cfg(c)->engine.fair_sharing) {
         json_t *fs = json_object_get(s, "fairSharing"); /* shared: replaced, not changed */
         fs = json_is_object(fs) ? json_copy(fs) : json_object();
@@ -478,7 +503,7 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
     bool deleting = api_is_deleting(cur);
     bool wrote = false;
     if (cur != cs->written || deleting || !cq_figures_equal(&st, &cs->figs)) {
-        json_t *cp = cq_status_doc(c, cur, &st);
+        json_t *cp = cq_status_doc(c, cur, &st, cs);
         json_t *now_doc = write_status_if_changed(c, KIND_CLUSTERQUEUE, cur, cp, &wrote);
         json_decref(cs->written);
         cs->written = now_doc;
@@ -511,13 +536,16 @@ static json_t *lq_usage_json(const struct usage *u)
                 entry = f;
         }
         if (!entry) {
-            entry = json_pack("{s:s, s:[]}", "name", u->items[i].flavor, "resources");
+            entry = json_object();
+            json_object_set_new(entry, "name", json_string(u->items[i].flavor));
+            json_object_set_new(entry, "resources", json_array());
             json_array_append_new(out, entry);
         }
-        json_array_append_new(JX_GET(entry, "resources"),
-                              json_pack("{s:s, s:o}", "name", u->items[i].resource, "total",
-                                        kq_quantity_json(u->items[i].amount,
-                                                         u->items[i].resource)));
+        json_t *item = json_object();
+        json_object_set_new(item, "name", json_string(u->items[i].resource));
+        json_object_set_new(item, "total",
+                            kq_quantity_json(u->items[i].amount, u->items[i].resource));
+        json_array_append_new(JX_GET(entry, "resources"), item);
     }
     return out;
 }
@@ -579,8 +607,12 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
         json_object_set_new(s, "pendingWorkloads", json_integer(a->now.pending));
         json_object_set_new(s, "reservingWorkloads", json_integer(a->now.reserving));
         json_object_set_new(s, "admittedWorkloads", json_integer(a->now.admitted));
-        json_object_set_new(s, "flavorsReservation", lq_usage_json(&a->now.reserved));
-        json_object_set_new(s, "flavorUsage", lq_usage_json(&a->now.used));
+        json_t *res = reuse_written(a->written, "flavorsReservation",
+                                    usage_equal(&a->now.reserved, &a->written_figs.reserved));
+        json_t *use = reuse_written(a->written, "flavorUsage",
+                                    usage_equal(&a->now.used, &a->written_figs.used));
+        json_object_set_new(s, "flavorsReservation", res ? res : lq_usage_json(&a->now.reserved));
+        json_object_set_new(s, "flavorUsage", use ? use : lq_usage_json(&a->now.used));
         json_decref(a->written);
         a->written = write_status_if_changed(c, KIND_LOCALQUEUE, cur, cp, &wrote);
         lq_figures_copy(&a->written_figs, &a->now);

@@ -16,7 +16,8 @@
  *                status.resourceRequests, a Warning event
  * with one trace record each (QuotaReserved, Admitted, Preempted, Pending).
  * ClusterQueue/LocalQueue status is rewritten for the queues that changed
- * (kueue_queues.c). ctrl_explain_workload answers eng_explain as JSON; the
+ * (kueue_queues.c), once per step: in the round where it settles.
+ * ctrl_explain_workload answers eng_explain as JSON; the
  * explanation is not written into Workload status (it runs the engine
  * forward, too costly for every pending Workload every round).
  */
@@ -495,11 +496,19 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
             json_object_set_new(use, p->resource_usage.items[j].name,
                                 kq_quantity_json(p->resource_usage.items[j].value,
                                                  p->resource_usage.items[j].name));
-        json_array_append_new(psas, json_pack("{s:s, s:o, s:o, s:i}", "name", p->name, "flavors",
-                                              flv, "resourceUsage", use, "count", p->count));
+        /* built directly: json_pack parses its format at every call */
+        json_t *psa = json_object();
+        json_object_set_new(psa, "name", json_string(p->name));
+        json_object_set_new(psa, "flavors", flv);
+        json_object_set_new(psa, "resourceUsage", use);
+        json_object_set_new(psa, "count", json_integer(p->count));
+        json_array_append_new(psas, psa);
     }
-    return json_pack("{s:s, s:o}", "clusterQueue", a->cluster_queue ? a->cluster_queue : cq,
-                     "podSetAssignments", psas);
+    json_t *out = json_object();
+    json_object_set_new(out, "clusterQueue",
+                        json_string(a->cluster_queue ? a->cluster_queue : cq));
+    json_object_set_new(out, "podSetAssignments", psas);
+    return out;
 }
 
 /* Reset an active Evicted/Preempted condition on reservation (§2.9). */
@@ -623,7 +632,10 @@ static json_t *resource_requests(const json_t *obj)
                 json_object_set_new(res, ps->requests.items[j].name,
                                     kq_quantity_json(total, ps->requests.items[j].name));
             }
-            json_array_append_new(out, json_pack("{s:s, s:o}", "name", ps->name, "resources", res));
+            json_t *item = json_object();
+            json_object_set_new(item, "name", json_string(ps->name));
+            json_object_set_new(item, "resources", res);
+            json_array_append_new(out, item);
         }
     }
     api_workload_release(&wl);
@@ -712,6 +724,19 @@ static bool admission_blocked(struct ctrl *c, struct sched *s, bool *wrote)
     return true;
 }
 
+/* Queue statuses are written once the step settles: in a round where
+ * nothing happened before the hooks (ctrl__round_work) and the scheduler
+ * itself decided and wrote nothing (its callers return true without
+ * calling this then). Until then every round would rewrite the queues the
+ * previous one changed; a skipped flush is always followed by another
+ * round (the work or the decisions make one). */
+static bool flush_when_settled(struct ctrl *c, struct sched *s)
+{
+    if (ctrl__round_work(c) > 0)
+        return false;
+    return kq_queues_flush(s->queues, c, s->eng);
+}
+
 static bool sched_after_round(struct ctrl *c, void *self)
 {
     struct sched *s = self;
@@ -721,7 +746,7 @@ static bool sched_after_round(struct ctrl *c, void *self)
     }
     bool blocked_wrote = false;
     if (admission_blocked(c, s, &blocked_wrote))
-        return kq_queues_flush(s->queues, c, s->eng) || blocked_wrote;
+        return blocked_wrote || flush_when_settled(c, s);
     int64_t now = ctrl_now(c);
     struct eng_result res = {0};
     int n = eng_schedule(s->eng, now, 0, &res);
@@ -740,8 +765,7 @@ static bool sched_after_round(struct ctrl *c, void *self)
         ctrl_wake_at(c, res.next_wakeup_ms);
     }
     eng_result_release(&res);
-    bool wrote = kq_queues_flush(s->queues, c, s->eng);
-    return n > 0 || wrote;
+    return n > 0 || flush_when_settled(c, s);
 }
 
 /* ---- explain ---- */

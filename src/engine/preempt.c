@@ -35,10 +35,12 @@ static const char *variant_reason(enum variant v)
  * k1 = group << 36 | biased priority << 3 | variant, where the group puts
  * evicted candidates first and keeps Kueue's lists apart, and the variant
  * (a function of group and priority) never decides; k2 = when the quota was
- * reserved (later first); uid and namespace/name break ties. */
+ * reserved (later first); uid and namespace/name break ties, the uid's
+ * first 8 bytes compared as the number k3 first (uid_prefix). */
 struct cand {
     uint64_t k1;
     int64_t k2;
+    uint64_t k3;
     struct eng__wl *wl;
     struct eng__node *lca;
 };
@@ -57,11 +59,23 @@ static int64_t reserved_at(const struct eng *e, const struct eng__wl *w)
     return w->quota_reserved_ms ? w->quota_reserved_ms : e->now_ms;
 }
 
+/* The first 8 bytes of s, big-endian, NUL-padded: ordered as strcmp
+ * orders s on those bytes (equal numbers leave the rest to strcmp). */
+static uint64_t uid_prefix(const char *s)
+{
+    uint64_t v = 0;
+    int i = 0;
+    for (; i < 8 && s[i]; i++)
+        v = v << 8 | (unsigned char)s[i];
+    return v << (8 * (8 - i));
+}
+
 static struct cand cand_make(const struct eng *e, struct eng__wl *wl, struct eng__node *lca,
                              enum variant v, unsigned group)
 {
     uint64_t prio = (uint64_t)((int64_t)wl->priority - INT32_MIN);
-    return (struct cand){(uint64_t)group << 36 | prio << 3 | (uint64_t)v, reserved_at(e, wl), wl, lca};
+    return (struct cand){(uint64_t)group << 36 | prio << 3 | (uint64_t)v, reserved_at(e, wl),
+                         uid_prefix(wl->uid), wl, lca};
 }
 
 static void cands_add(struct cands *c, struct cand x)
@@ -74,6 +88,7 @@ static void cands_add(struct cands *c, struct cand x)
  * serve the nomination that follows when nothing changed in between). */
 struct eng__pscratch {
     struct cands all;
+    struct cands tmp; /* cands_sort's merge buffer */
     int64_t *rem;
     size_t cap_rem;
     bool memo_ok;
@@ -98,6 +113,7 @@ void eng__pscratch_free(struct eng *e)
     if (!e->pre)
         return;
     xfree(e->pre->all.v);
+    xfree(e->pre->tmp.v);
     xfree(e->pre->rem);
     xfree(e->pre->memo_t.v);
     XFREE(e->pre);
@@ -275,21 +291,53 @@ static void hierarchical(const struct pctx *p, struct cands *out, size_t *hier, 
 
 /* ---- ordering (Kueue CandidatesOrdering) ---- */
 
-static int cand_cmp(const void *x, const void *y)
+/* True when a comes before b. A strict total order: keys are unique. */
+static inline bool cand_before(const struct cand *a, const struct cand *b)
 {
-    const struct cand *a = x, *b = y;
     if (a->k1 != b->k1)
-        return a->k1 < b->k1 ? -1 : 1;
+        return a->k1 < b->k1;
     if (a->k2 != b->k2)
-        return a->k2 > b->k2 ? -1 : 1;
+        return a->k2 > b->k2;
+    if (a->k3 != b->k3)
+        return a->k3 < b->k3;
     int c = strcmp(a->wl->uid, b->wl->uid);
-    return c ? c : strcmp(a->wl->key, b->wl->key);
+    return c ? c < 0 : strcmp(a->wl->key, b->wl->key) < 0;
 }
 
-static void cands_sort(struct cands *c)
+/* Merge sort of v[0..n) with tmp (n slots) and the comparison inlined;
+ * the order being total, the result is the one any sort gives. */
+static void cands_msort(struct cand *v, struct cand *tmp, size_t n)
 {
-    if (c->n > 1)
-        qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+    if (n <= 12) { /* insertion sort */
+        for (size_t i = 1; i < n; i++) {
+            struct cand x = v[i];
+            size_t j = i;
+            for (; j > 0 && cand_before(&x, &v[j - 1]); j--)
+                v[j] = v[j - 1];
+            v[j] = x;
+        }
+        return;
+    }
+    size_t h = n / 2;
+    cands_msort(v, tmp, h);
+    cands_msort(v + h, tmp, n - h);
+    if (!cand_before(&v[h], &v[h - 1]))
+        return; /* already in order */
+    memcpy(tmp, v, h * sizeof(*v));
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n)
+        v[k++] = cand_before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+    while (i < h)
+        v[k++] = tmp[i++];
+}
+
+static void cands_sort(struct eng *e, struct cands *c)
+{
+    if (c->n < 2)
+        return;
+    struct eng__pscratch *sc = scratch(e);
+    XGROW(sc->tmp.v, sc->tmp.cap, c->n);
+    cands_msort(c->v, sc->tmp.v, c->n);
 }
 
 /* ---- the search ---- */
@@ -399,7 +447,7 @@ static void classical(const struct pctx *p, struct eng__targets *out)
     if (p->cq->within_cq != PP_NEVER)
         from_cq(p, p->cq, NULL, false, L_SAME, all);
     hierarchical(p, all, &hier, borrow_only ? NULL : &prio);
-    cands_sort(all);
+    cands_sort(p->e, all);
     bool opts[2];
     int n_opts;
     if ((hier == 0 && prio == 0) || borrow_only) {
@@ -686,7 +734,7 @@ static void fair_preemption(const struct pctx *p, struct eng__targets *out)
         xfree(all.v);
         return;
     }
-    cands_sort(&all);
+    cands_sort(p->e, &all);
     const struct eng_config *cfg = &p->e->cfg;
     enum eng_fair_strategy s1 = cfg->n_fs_strategies ? cfg->fs_strategies[0] : FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
     bool second = cfg->n_fs_strategies ? cfg->n_fs_strategies > 1 : true;

@@ -231,7 +231,7 @@ static void admission_build(struct eng *e, struct eng__wl *wl, const struct api_
 static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
 {
     struct eng__wl *wl = xcalloc(1, sizeof(*wl));
-    wl->key = xasprintf("%s/%s", in->ns, in->name);
+    wl->key = xjoin(in->ns, '/', in->name);
     wl->ns = eng__istr_get(e, in->ns);
     wl->name = wl->key + strlen(in->ns) + 1;
     wl->uid = xstrdup(in->uid ? in->uid : "");
@@ -469,7 +469,7 @@ void eng_delete_workload(struct eng *e, const char *ns, const char *name)
 
 struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *name)
 {
-    char *key = xasprintf("%s/%s", ns, name);
+    char *key = xjoin(ns, '/', name); /* ns and name are never NULL here */
     struct eng__wl *wl;
     HASH_FIND_STR(e->wls, key, wl);
     xfree(key);

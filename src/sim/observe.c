@@ -174,7 +174,7 @@ static const char *preemptor_of(struct sim_observer *o, const char *msg)
 
 static char *two(const char *a, const char *b)
 {
-    return xasprintf("%s\x1f%s", a ? a : "", b ? b : "");
+    return xjoin(a, '\x1f', b); /* NULL reads as "" */
 }
 
 static bool set_if_changed(char **slot, char *val)

@@ -149,7 +149,7 @@ static struct cq_res *res_get(struct cq_state *c, const char *flavor, const char
 static struct flavor_state *flavor_get(struct sim_usage *u, const char *flavor,
                                        const char *resource, int64_t now_ms)
 {
-    char *key = xasprintf("%s\x1f%s", flavor, resource);
+    char *key = xjoin(flavor, '\x1f', resource);
     struct flavor_state *f;
     HASH_FIND_STR(u->flavors, key, f);
     if (f) {

@@ -9,7 +9,7 @@
 
 void sbuf_init(struct sbuf *sb, size_t max)
 {
-    sb->cap = 64;
+    sb->cap = 256; /* most formatted texts (messages, keys) fit: one vsnprintf */
     sb->buf = xmalloc(sb->cap);
     sb->buf[0] = '\0';
     sb->len = 0;
@@ -58,14 +58,31 @@ int sbuf_adds(struct sbuf *sb, const char *s) { return sbuf_add(sb, s, strlen(s)
 
 int sbuf_addc(struct sbuf *sb, char c) { return sbuf_add(sb, &c, 1); }
 
+/* Formats into the room already there first (one vsnprintf when it fits);
+ * only a longer text grows the buffer and formats again. Whatever the
+ * first try left past len is cut off again when it did not fit. */
 int sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap)
 {
     va_list cp;
     va_copy(cp, ap);
-    int n = vsnprintf(NULL, 0, fmt, cp);
+    size_t room = sb->cap - sb->len;
+    int n = vsnprintf(sb->buf + sb->len, room, fmt, cp);
     va_end(cp);
-    if (n < 0)
+    if (n < 0) {
+        if (room)
+            sb->buf[sb->len] = '\0';
         return CU_EINTERNAL;
+    }
+    if ((size_t)n < room) {
+        if ((size_t)n > sb->max - sb->len) { /* fits the buffer, not the limit */
+            sb->buf[sb->len] = '\0';
+            return CU_ELIMIT;
+        }
+        sb->len += (size_t)n;
+        return 0;
+    }
+    if (room)
+        sb->buf[sb->len] = '\0';
     int rc = grow(sb, (size_t)n);
     if (rc < 0)
         return rc;

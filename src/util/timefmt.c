@@ -9,17 +9,54 @@
 
 #include "util/err.h"
 
+/* v as n decimal digits, zero-padded. Returns the end. */
+static char *put_digits(char *p, int v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        p[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return p + n;
+}
+
+/* strftime's "%Y-%m-%dT%H:%M:%S" written directly (it is on every
+ * condition change), for the years of four digits; NULL
+ * for the others. Returns the end. */
+static char *put_date_time(char *p, const struct tm *tm)
+{
+    int year = tm->tm_year + 1900;
+    if (year < 1000 || year > 9999)
+        return NULL;
+    p = put_digits(p, year, 4);
+    *p++ = '-';
+    p = put_digits(p, tm->tm_mon + 1, 2);
+    *p++ = '-';
+    p = put_digits(p, tm->tm_mday, 2);
+    *p++ = 'T';
+    p = put_digits(p, tm->tm_hour, 2);
+    *p++ = ':';
+    p = put_digits(p, tm->tm_min, 2);
+    *p++ = ':';
+    return put_digits(p, tm->tm_sec, 2);
+}
+
 char *timefmt_rfc3339(int64_t ms, bool with_ms, char out[TIMEFMT_LEN])
 {
     time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
     int frac = (int)(ms - (int64_t)secs * 1000);
     struct tm tm;
     gmtime_r(&secs, &tm);
-    size_t n = strftime(out, TIMEFMT_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (with_ms)
+    char *end = put_date_time(out, &tm);
+    size_t n = end ? (size_t)(end - out)
+                   : strftime(out, TIMEFMT_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (with_ms && end) {
+        out[n] = '.';
+        memcpy(put_digits(out + n + 1, frac, 3), "Z", 2);
+    } else if (with_ms) {
         snprintf(out + n, TIMEFMT_LEN - n, ".%03dZ", frac);
-    else
-        snprintf(out + n, TIMEFMT_LEN - n, "Z");
+    } else {
+        memcpy(out + n, "Z", 2);
+    }
     return out;
 }
 

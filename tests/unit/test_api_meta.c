@@ -124,6 +124,31 @@ static void get_all_finds_the_first_of_each_type_in_one_pass(void **state)
     json_decref(o);
 }
 
+/* "type" first (as api_cond_set writes it) or anywhere else: the same
+ * answer; none, or not a string: NULL. */
+static void cond_type_wherever_the_member_is(void **state)
+{
+    (void)state;
+    json_t *o = json_loads("{\"status\":{\"conditions\":[{\"status\":\"True\",\"type\":\"Late\"},"
+                           "{\"type\":\"First\",\"status\":\"False\"},{\"status\":\"True\"},"
+                           "{\"type\":7},{\"typeX\":\"A\",\"type\":\"B\"}]}}",
+                           JSON_PRESERVE_ORDER, NULL);
+    json_t *conds = JX_GET(o, "status", "conditions");
+    assert_string_equal(api_cond_type(json_array_get(conds, 0)), "Late");
+    assert_string_equal(api_cond_type(json_array_get(conds, 1)), "First");
+    assert_null(api_cond_type(json_array_get(conds, 2)));
+    assert_null(api_cond_type(json_array_get(conds, 3)));
+    assert_string_equal(api_cond_type(json_array_get(conds, 4)), "B");
+    assert_null(api_cond_type(NULL));
+    json_t *str = json_string("type");
+    assert_null(api_cond_type(str));
+    json_decref(str);
+    assert_string_equal(JX_STR(api_cond_get(o, "Late"), "status"), "True");
+    assert_true(api_cond_set(o, "New", "True", "R", "m", 0));
+    assert_string_equal(api_cond_type(json_array_get(conds, 5)), "New");
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -131,6 +156,7 @@ int main(void)
         cmocka_unit_test(would_change_predicts_set),
         cmocka_unit_test(shared_conditions_are_copied_before_a_change),
         cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
+        cmocka_unit_test(cond_type_wherever_the_member_is),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

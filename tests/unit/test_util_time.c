@@ -16,6 +16,10 @@ static void test_rfc3339_round_trip_keeps_milliseconds(void **state)
     int64_t ms = 1796032800123LL; /* 2026-11-30T10:00:00.123Z */
     assert_string_equal(timefmt_rfc3339(ms, true, buf), "2026-11-30T10:00:00.123Z");
     assert_string_equal(timefmt_rfc3339(ms, false, buf), "2026-11-30T10:00:00Z");
+    /* before the epoch, and years that are not four digits */
+    assert_string_equal(timefmt_rfc3339(-1, true, buf), "1969-12-31T23:59:59.999Z");
+    assert_string_equal(timefmt_rfc3339(253402300800000LL, false, buf), "10000-01-01T00:00:00Z");
+    assert_string_equal(timefmt_rfc3339(253402300799999LL, true, buf), "9999-12-31T23:59:59.999Z");
     int64_t back = 0;
     assert_int_equal(timefmt_parse("2026-11-30T10:00:00.123Z", &back), 0);
     assert_int_equal(back, ms);
