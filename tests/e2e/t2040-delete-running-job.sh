@@ -20,7 +20,8 @@ worker="i=\$JOB_COMPLETION_INDEX; d=$M
 if (( i % 2 == 0 )); then
   trap 'date +%s.%N >\$d/term-\$i' TERM
   echo \$BASHPID >\$d/pid-\$i
-  while :; do [[ -e \$d/term-\$i ]] && date +%s.%N >\$d/alive-\$i; sleep 0.1; done
+  # alive-N is replaced whole (rename), so the SIGKILL never leaves it empty
+  while :; do [[ -e \$d/term-\$i ]] && date +%s.%N >\$d/a-\$i && mv \$d/a-\$i \$d/alive-\$i; sleep 0.1; done
 else
   trap 'date +%s.%N >\$d/term-\$i; echo exit >\$d/exit-\$i; exit 0' TERM
   echo \$BASHPID >\$d/pid-\$i
