@@ -131,7 +131,7 @@ void srv__handle_list(struct srv_req *q, struct srv_resp *r, struct srv_route *r
     const struct api_kind *k = rt->kind;
     struct srv_filter f;
     long long limit;
-    if (!page_params_valid(q, r, &limit) || srv__filter_init(&f, q, r))
+    if (!page_params_valid(q, r, &limit) || srv__filter_init(&f, q, r, rt->kind))
         return;
     uint64_t rv = 0;
     json_t *all = store_list(q->srv->store, k->id, rt->ns, &rv);
@@ -401,7 +401,7 @@ void srv__handle_delete_collection(struct srv_req *q, struct srv_resp *r, struct
     r->verb = SRV_VERB_DELETE;
     const struct api_kind *k = rt->kind;
     struct srv_filter f;
-    if (srv__filter_init(&f, q, r))
+    if (srv__filter_init(&f, q, r, rt->kind))
         return;
     struct del_opts o;
     if (parse_delete_options(q, r, &o)) {

@@ -4,12 +4,15 @@
  * `path!=value`, in any order, values may be empty, and `\,` `\=` `\!` `\\`
  * escape. Paths are generic dotted paths into the object
  * (metadata.name, involvedObject.kind, spec.nodeName, status.phase), so
- * every kind supports every field. Also the list filter combining them
+ * every kind supports every field its schema has; a path the kind's schema
+ * does not have (a typo) is refused as Kubernetes refuses an unsupported
+ * field label. Also the list filter combining them
  * with label selectors. Pure.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "api/schema.h"
 #include "api/selector.h"
 #include "server/srv-int.h"
 #include "util/err.h"
@@ -152,13 +155,47 @@ bool srv_fieldsel_matches(const struct srv_fieldsel *fs, const json_t *obj)
     return true;
 }
 
-int srv__filter_init(struct srv_filter *f, const struct srv_req *q, struct srv_resp *r)
+bool srv_fieldsel_path_known(const struct api_kind *k, const char *path)
+{
+    const struct api_schema *s = api_schema_for_kind(k->id);
+    char *copy = xstrdup(path), *save = NULL;
+    bool known = true;
+    for (char *seg = strtok_r(copy, ".", &save); seg && s; seg = strtok_r(NULL, ".", &save)) {
+        while (s && s->type == SCH_ARRAY)
+            s = api_schema_items(s);
+        if (!s || s->type == SCH_PASSTHROUGH || s->type == SCH_ANY)
+            break; /* stored as given: any path may exist */
+        if (s->type == SCH_MAP) { /* the segment is a key (data.k, labels.app) */
+            s = api_schema_items(s);
+            continue;
+        }
+        if (s->type != SCH_OBJECT) {
+            known = false; /* a path below a scalar */
+            break;
+        }
+        s = api_schema_field(s, seg);
+        known = s != NULL;
+    }
+    xfree(copy);
+    return known;
+}
+
+int srv__filter_init(struct srv_filter *f, const struct srv_req *q, struct srv_resp *r,
+                     const struct api_kind *k)
 {
     memset(f, 0, sizeof(*f));
     char err[512];
     if (srv_fieldsel_parse(srv__q(q, "fieldSelector"), &f->fields, err, sizeof(err))) {
         srv__resp_status(r, 400, "BadRequest", err, NULL);
         return CU_EBADREQ;
+    }
+    for (size_t i = 0; k && i < f->fields.n; i++) {
+        if (!srv_fieldsel_path_known(k, f->fields.terms[i].path)) {
+            srv__resp_statusf(r, 400, "BadRequest", "field label not supported: %s",
+                              f->fields.terms[i].path);
+            srv_fieldsel_release(&f->fields);
+            return CU_EBADREQ;
+        }
     }
     const char *ls = srv__q(q, "labelSelector");
     if (ls && *ls) {

@@ -294,9 +294,15 @@ struct srv_filter {
     struct api_label_selector labels;
     struct srv_fieldsel fields;
 };
-/* Build from ?labelSelector= and ?fieldSelector=; on error answers r
- * (400) and returns CU_EBADREQ. */
-int srv__filter_init(struct srv_filter *f, const struct srv_req *q, struct srv_resp *r);
+/* Build from ?labelSelector= and ?fieldSelector= for kind k (NULL: no
+ * check of field paths); on error (a selector that does not parse, a field
+ * k's schema lacks: "field label not supported: P") answers r (400) and
+ * returns CU_EBADREQ. */
+int srv__filter_init(struct srv_filter *f, const struct srv_req *q, struct srv_resp *r,
+                     const struct api_kind *k);
+/* Whether the dotted path names a field of kind k's schema (pass-through
+ * subtrees accept any path below them). Pure. */
+bool srv_fieldsel_path_known(const struct api_kind *k, const char *path);
 void srv__filter_release(struct srv_filter *f);
 bool srv__filter_matches(const struct srv_filter *f, const json_t *obj);
 

@@ -296,7 +296,7 @@ void srv__handle_watch(struct srv_req *q, struct srv_resp *r, struct srv_route *
     if (srv__qint(q, r, "timeoutSeconds", 0, &timeout_s) < 0)
         return;
     struct watch *w = xcalloc(1, sizeof(*w));
-    if (srv__filter_init(&w->filter, q, r)) {
+    if (srv__filter_init(&w->filter, q, r, rt->kind)) {
         xfree(w);
         return;
     }

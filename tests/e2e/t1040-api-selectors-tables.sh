@@ -22,6 +22,8 @@ api GET "$CM?fieldSelector=metadata.name%3Dc2"; is "$(names)" c2 "fieldSelector 
 api GET "$CM?fieldSelector=metadata.name%3D%3Dc2"; is "$(names)" c2 "fieldSelector =="
 api GET "$CM?fieldSelector=metadata.name%21%3Dc2,metadata.namespace%3Ddefault"; is "$(names)" c1,c3,c4 "fieldSelector != and several terms"
 api GET "$CM?fieldSelector=data.k%3D4"; is "$(names)" c4 "fieldSelector on a generic dotted path"
+api GET "$CM?fieldSelector=dta.k%3D4"
+is "$API_CODE $(jq_body .message)" "400 field label not supported: dta.k" "a field the kind does not have is refused (a typo does not silently match nothing)"
 api GET "$CM?fieldSelector=metadata.name"; is "$API_CODE" 400 "a fieldSelector term without an operator is 400"
 
 # events by involvedObject, any term order, empty namespace matches none

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "api/kinds.h"
 #include "server/server.h"
 #include "server/srv-int.h"
 #include "util/err.h"
@@ -107,6 +108,31 @@ static void test_duration(void **state)
     assert_int_equal(srv_parse_duration_ms("10m5", &ms), CU_EINVAL);
 }
 
+/* Field paths are checked against the kind's schema: the paths kubectl
+ * and people use are known, a typo is not, pass-through subtrees and map
+ * keys accept anything. */
+static void test_field_paths_follow_the_schema(void **state)
+{
+    (void)state;
+    const struct api_kind *pod = api_kind_get(KIND_POD), *ev = api_kind_get(KIND_EVENT);
+    const struct api_kind *cm = api_kind_get(KIND_CONFIGMAP), *wl = api_kind_get(KIND_WORKLOAD);
+    const struct api_kind *cq = api_kind_get(KIND_CLUSTERQUEUE);
+    assert_true(srv_fieldsel_path_known(pod, "metadata.name"));
+    assert_true(srv_fieldsel_path_known(pod, "metadata.namespace"));
+    assert_true(srv_fieldsel_path_known(pod, "spec.nodeName"));
+    assert_true(srv_fieldsel_path_known(pod, "status.phase"));
+    assert_true(srv_fieldsel_path_known(ev, "involvedObject.uid"));
+    assert_true(srv_fieldsel_path_known(ev, "involvedObject.name"));
+    assert_true(srv_fieldsel_path_known(ev, "reason"));
+    assert_true(srv_fieldsel_path_known(ev, "type"));
+    assert_true(srv_fieldsel_path_known(cm, "data.anything"));
+    assert_true(srv_fieldsel_path_known(wl, "spec.queueName"));
+    assert_true(srv_fieldsel_path_known(wl, "metadata.labels.app"));
+    assert_false(srv_fieldsel_path_known(wl, "spec.bogus"));
+    assert_false(srv_fieldsel_path_known(cq, "spec.cohortt"));
+    assert_false(srv_fieldsel_path_known(pod, "metadata.name.x"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -114,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_parse_errors_and_escapes),
         cmocka_unit_test(test_match),
         cmocka_unit_test(test_duration),
+        cmocka_unit_test(test_field_paths_follow_the_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
