@@ -36,6 +36,8 @@ struct srv_flags {
     long port;
     int64_t scale_down_ms;
     int64_t provisioning_max_wait_ms;
+    bool flavor_fallback;
+    int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
     bool no_default_pool;
     bool stop_pods_on_exit;
 };
@@ -60,6 +62,18 @@ static void usage(FILE *f)
             "  --provisioning-max-wait DUR\n"
             "                      how long a queued ProvisioningRequest may wait for\n"
             "                      capacity (default 7d)\n"
+            "  --flavor-fallback   beyond Kueue: when capacity does not come, evict the\n"
+            "                      Workload and try the next flavor of its ClusterQueue,\n"
+            "                      avoiding the failed one for a while (default off)\n"
+            "  --fallback-node-wait DUR\n"
+            "                      with --flavor-fallback: admitted pods still without a\n"
+            "                      node this long after admission (default 15m)\n"
+            "  --fallback-provisioning-timeout DUR\n"
+            "                      with --flavor-fallback: a ProvisioningRequest not\n"
+            "                      provisioned this long after its creation (default 0:\n"
+            "                      wait as long as --provisioning-max-wait)\n"
+            "  --fallback-flavor-backoff DUR\n"
+            "                      how long the failed flavor is avoided (default 10m)\n"
             "  --no-default-pool   on first start, do not create NodePool default-pool\n"
             "  --stop-pods-on-exit kill every pod when the server stops (default: pods\n"
             "                      keep running and a restarted server re-attaches)\n"
@@ -138,6 +152,15 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
         rc = parse_duration_flag("--scale-down-unneeded-time", v, &f->scale_down_ms);
     } else if ((v = flag_value("--provisioning-max-wait", argc, argv, i, &bad))) {
         rc = parse_duration_flag("--provisioning-max-wait", v, &f->provisioning_max_wait_ms);
+    } else if ((v = flag_value("--fallback-node-wait", argc, argv, i, &bad))) {
+        rc = parse_duration_flag("--fallback-node-wait", v, &f->fallback_node_wait_ms);
+    } else if ((v = flag_value("--fallback-provisioning-timeout", argc, argv, i, &bad))) {
+        rc = parse_duration_flag("--fallback-provisioning-timeout", v,
+                                 &f->fallback_provreq_timeout_ms);
+    } else if ((v = flag_value("--fallback-flavor-backoff", argc, argv, i, &bad))) {
+        rc = parse_duration_flag("--fallback-flavor-backoff", v, &f->fallback_backoff_ms);
+    } else if (!strcmp(argv[*i], "--flavor-fallback")) {
+        f->flavor_fallback = true;
     } else if ((v = flag_value("--log-level", argc, argv, i, &bad))) {
         rc = parse_log_level(v);
     } else if (!strcmp(argv[*i], "--no-default-pool")) {
@@ -163,6 +186,7 @@ static int parse_flags(struct srv_flags *f, int argc, char **argv)
     f->port = 6443;
     f->scale_down_ms = -1;
     f->provisioning_max_wait_ms = -1;
+    f->fallback_node_wait_ms = f->fallback_provreq_timeout_ms = f->fallback_backoff_ms = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -292,6 +316,13 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
         co.config.scale_down_unneeded_ms = f->scale_down_ms;
     if (f->provisioning_max_wait_ms >= 0)
         co.config.provisioning_max_wait_ms = f->provisioning_max_wait_ms;
+    co.config.flavor_fallback = f->flavor_fallback;
+    if (f->fallback_node_wait_ms >= 0)
+        co.config.fallback_node_wait_ms = f->fallback_node_wait_ms;
+    if (f->fallback_provreq_timeout_ms >= 0)
+        co.config.fallback_provreq_timeout_ms = f->fallback_provreq_timeout_ms;
+    if (f->fallback_backoff_ms >= 0)
+        co.config.fallback_flavor_backoff_ms = f->fallback_backoff_ms;
     rn->exec = exec_local_new(f->state_dir);
     if (rn->exec)
         exec_local_set_stop_on_free(rn->exec, f->stop_pods_on_exit);
