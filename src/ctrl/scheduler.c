@@ -23,6 +23,8 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <math.h>
 #include <string.h>
 #include <uthash.h>
 
@@ -120,15 +122,21 @@ static void upsert_all_cqs(struct ctrl *c, struct sched *s)
     json_decref(cqs);
 }
 
-/* Expected end of an admitted Workload for eng_explain: the annotation
- * cueue.dev/expected-runtime-seconds (copied from the job; `cueue sim`
- * sets it from its durations), else the job's activeDeadlineSeconds. */
-static int64_t expected_end(struct ctrl *c, const json_t *wl)
+/* Expected run time of a Workload for eng_explain (ms, 0 = unknown): the
+ * annotation cueue.dev/expected-runtime-seconds (copied from the job;
+ * `cueue sim` sets it from its durations) when it is a number of seconds
+ * greater than 0 and at most 100 years, else the job's
+ * activeDeadlineSeconds (its longest run). */
+static int64_t expected_runtime(struct ctrl *c, const json_t *wl)
 {
-    int64_t since = api_cond_time_ms(wl, "Admitted");
     const char *ann = api_annotation(wl, KQ_EXPECTED_RUNTIME_ANNOTATION);
-    if (ann)
-        return since + (int64_t)(strtod(ann, NULL) * 1000.0);
+    if (ann) {
+        char *end = NULL;
+        errno = 0;
+        double v = strtod(ann, &end);
+        if (end != ann && !*end && !errno && isfinite(v) && v > 0 && v <= 3153600000.0)
+            return (int64_t)(v * 1000.0);
+    }
     const json_t *ref = kq_controller_ref(wl);
     const char *kind = ref ? JX_STR(ref, "kind") : NULL;
     enum api_kind_id k = kind && !strcmp(kind, "Job")      ? KIND_JOB
@@ -139,7 +147,7 @@ static int64_t expected_end(struct ctrl *c, const json_t *wl)
     json_t *job = store_get(ctrl_store(c), k, api_namespace(wl), JX_STR(ref, "name"));
     int64_t ads = JX_INT(job, 0, "spec", "activeDeadlineSeconds");
     json_decref(job);
-    return ads > 0 ? since + ads * 1000 : 0;
+    return ads > 0 ? ads * 1000 : 0;
 }
 
 /* Keep the sets blockAdmission looks at (§2.11); without blockAdmission
@@ -205,12 +213,15 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
         kq_memo_forget(s->memo, api_namespace(obj), api_name(obj));
     } else {
         bool admitted = false;
-        if (force || !kq_memo_same(s->memo, obj, &admitted))
+        bool changed = force || !kq_memo_same(s->memo, obj, &admitted);
+        if (changed)
             admitted = upsert_workload(s, obj);
-        if (admitted) {
-            int64_t end = expected_end(c, obj);
-            if (end > 0)
-                eng_set_expected_end(s->eng, api_namespace(obj), api_name(obj), end);
+        if (changed || admitted) {
+            int64_t run = expected_runtime(c, obj);
+            eng_set_expected_runtime(s->eng, api_namespace(obj), api_name(obj), run);
+            if (admitted && run > 0)
+                eng_set_expected_end(s->eng, api_namespace(obj), api_name(obj),
+                                     api_cond_time_ms(obj, "Admitted") + run);
         }
     }
     kq_queues_observe_workload(s->queues, c, obj, deleted);

@@ -217,6 +217,7 @@ void eng__clone_workload(struct eng *dst, const struct eng *src, const struct en
     struct eng__wl *c = eng__wl_find(dst, wl->ns, wl->name);
     if (c) {
         c->expected_end_ms = wl->expected_end_ms;
+        c->expected_runtime_ms = wl->expected_runtime_ms;
         c->preempted = wl->preempted;
     }
 }

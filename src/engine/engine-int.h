@@ -285,6 +285,7 @@ struct eng__wl {
     bool preempted;           /* the engine issued its preemption */
     uint64_t victim_cycle;    /* e->cycle of the cycle that made it a victim */
     int64_t expected_end_ms;
+    int64_t expected_runtime_ms; /* once admitted, for eng_explain's estimate; 0 unknown */
     /* queue state */
     enum eng__wlq q;
     struct eng__cq *qcq;

@@ -110,6 +110,12 @@ void eng_delete_workload(struct eng *e, const char *ns, const char *name);
 /* Expected end of an admitted workload (ms), used only by eng_explain's
  * admission-time estimate. 0 = unknown. */
 void eng_set_expected_end(struct eng *e, const char *ns, const char *name, int64_t end_ms);
+/* Expected run time of a workload once admitted (ms; 0 = unknown), used
+ * only by eng_explain: a workload the forward simulation admits is
+ * expected to finish this long after, so the estimate reaches past the
+ * workloads running now (a queue of several generations). */
+void eng_set_expected_runtime(struct eng *e, const char *ns, const char *name,
+                              int64_t runtime_ms);
 
 /* ---- outputs ---- */
 

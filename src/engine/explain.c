@@ -134,6 +134,18 @@ static bool reserved_in(const struct eng_result *r, const char *ns, const char *
     return false;
 }
 
+/* Workloads the simulation reserved at t end their expected run time later. */
+static void start_clocks(struct eng *sim, const struct eng_result *r, int64_t t)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        if (r->items[i].type != ENG_RESERVE)
+            continue;
+        struct eng__wl *v = eng__wl_find(sim, r->items[i].wl.ns, r->items[i].wl.name);
+        if (v && v->expected_runtime_ms > 0 && v->expected_end_ms <= 0)
+            v->expected_end_ms = t + v->expected_runtime_ms;
+    }
+}
+
 /* Finish the holders due by t; returns the next expected end after t, or 0. */
 static int64_t finish_due(struct eng *sim, int64_t t)
 {
@@ -165,6 +177,7 @@ static int64_t estimate(const struct eng *e, const struct eng__wl *wl, int64_t n
         int64_t wake = r.next_wakeup_ms;
         if (reserved_in(&r, wl->ns, wl->name))
             found = t;
+        start_clocks(sim, &r, t);
         release_preempted(sim, &r);
         eng_result_release(&r);
         if (found || preempted)

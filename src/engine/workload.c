@@ -379,6 +379,7 @@ static void carry_over(struct eng__wl *nw, struct eng__wl *old)
     old->last_reason = old->last_msg = NULL;
     nw->blocker_emitted = old->blocker_emitted;
     nw->expected_end_ms = old->expected_end_ms;
+    nw->expected_runtime_ms = old->expected_runtime_ms;
     nw->preempted = old->preempted && nw->reserved;
     if (old->has_last && old->hash == nw->hash && old->n_ps == nw->n_ps) {
         nw->has_last = true;
@@ -481,4 +482,12 @@ void eng_set_expected_end(struct eng *e, const char *ns, const char *name, int64
     struct eng__wl *wl = eng__wl_find(e, ns, name);
     if (wl)
         wl->expected_end_ms = end_ms;
+}
+
+void eng_set_expected_runtime(struct eng *e, const char *ns, const char *name,
+                              int64_t runtime_ms)
+{
+    struct eng__wl *wl = eng__wl_find(e, ns, name);
+    if (wl)
+        wl->expected_runtime_ms = runtime_ms > 0 ? runtime_ms : 0;
 }

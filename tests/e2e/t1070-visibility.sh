@@ -148,5 +148,34 @@ d=$(C describe workload "$W2")
 like "$d" $'\n  Position in ClusterQueue: +0\n  Position in LocalQueue: +0\n' "describe workload: positions"
 like "$d" "cpu in flavor default-flavor: 2 more needed; held by default/$W1" "describe workload: the blocker and its holder"
 like "$d" "Estimated Admission: +$eta" "describe workload: the estimated admission time"
+
+# ---- the estimate reaches past the running workloads; bad run times are ignored ----
+cmd_ok "delete the jobs" C delete job first second third --timeout=60s
+job g1 3600 | C apply -f - >/dev/null
+wait_until "$T_TIMEOUT" has_wl g1 || bail "no Workload for g1"
+G1=$(wl_of g1)
+wait_until "$T_TIMEOUT" admitted "$G1"; check "g1 is admitted (runs 3600 s)"
+job g2 600 | C apply -f - >/dev/null
+job g3 | C apply -f - >/dev/null
+wait_until "$T_TIMEOUT" has_wl g3 || bail "no Workload for g3"
+G3=$(wl_of g3)
+wait_until "$T_TIMEOUT" pending "$G3"; check "g2 and g3 wait"
+api GET "$V/namespaces/default/workloads/$G3/pendingworkload"
+eta3=$(jq_body -r '.estimatedAdmissionTime // ""')
+adm=$(C get workload "$G1" -o json | jq -r '.status.conditions[] | select(.type == "Admitted") | .lastTransitionTime')
+[[ -n $eta3 ]] && is "$(($(date -d "$eta3" +%s) - $(date -d "$adm" +%s)))" 4200 \
+  "g3, behind g2 (600 s once admitted) behind g1 (3600 s): estimated at g1's admission + 4200 s"
+[[ -n $eta3 ]]; check "…g3 has an estimate two generations ahead"
+cmd_ok "delete the g jobs" C delete job g1 g2 g3 --timeout=60s
+job bad -5 | C apply -f - >/dev/null
+wait_until "$T_TIMEOUT" has_wl bad || bail "no Workload for bad"
+wait_until "$T_TIMEOUT" admitted "$(wl_of bad)"; check "a job whose expected-runtime-seconds is \"-5\" is admitted"
+job waiter | C apply -f - >/dev/null
+wait_until "$T_TIMEOUT" has_wl waiter || bail "no Workload for waiter"
+WW=$(wl_of waiter)
+wait_until "$T_TIMEOUT" pending "$WW"; check "…and the next one waits"
+api GET "$V/namespaces/default/workloads/$WW/pendingworkload"
+is "$API_CODE $(jq_body -r 'has("estimatedAdmissionTime")')" "200 false" \
+  "…with no estimate: the invalid run time is ignored, not read as 'now'"
 stop_server; check "the server stops cleanly (ASan: no leaks)"
 done_testing

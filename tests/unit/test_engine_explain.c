@@ -64,6 +64,33 @@ static void pending_workload_is_explained(void **state)
     fx_free(f);
 }
 
+/* The estimate reaches past the workloads running now: e2 (4 cpu, runs
+ * 20 s once admitted) waits for e1 (ends at +20 s); e3 waits for e2, so
+ * +40 s. Without e2's run time e3 has no estimate. */
+static void run_times_carry_the_estimate_through_generations(void **state)
+{
+    (void)state;
+    struct fx *f = cluster();
+    job(f, "e1", 1, "4");
+    fx_admit(f);
+    eng_set_expected_end(f->e, "ns", "e1", f->now_ms + 20000);
+    job(f, "e2", 2, "4");
+    job(f, "e3", 3, "2");
+    fx_schedule(f);
+    struct eng_explanation x;
+    assert_int_equal(eng_explain(f->e, "ns", "e3", f->now_ms, &x), 0);
+    assert_int_equal(x.estimated_admission_ms, 0); /* e2's run time unknown */
+    eng_explanation_release(&x);
+    eng_set_expected_runtime(f->e, "ns", "e2", 20000);
+    assert_int_equal(eng_explain(f->e, "ns", "e2", f->now_ms, &x), 0);
+    assert_int_equal(x.estimated_admission_ms, f->now_ms + 20000);
+    eng_explanation_release(&x);
+    assert_int_equal(eng_explain(f->e, "ns", "e3", f->now_ms, &x), 0);
+    assert_int_equal(x.estimated_admission_ms, f->now_ms + 40000);
+    eng_explanation_release(&x);
+    fx_free(f);
+}
+
 static void unknown_ends_give_no_estimate(void **state)
 {
     (void)state;
@@ -83,6 +110,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(pending_workload_is_explained),
+        cmocka_unit_test(run_times_carry_the_estimate_through_generations),
         cmocka_unit_test(unknown_ends_give_no_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
