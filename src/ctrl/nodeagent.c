@@ -444,6 +444,13 @@ static bool agent_after_round(struct ctrl *c, void *self)
 static void agent_on_event(struct ctrl *c, void *self, const struct store_event *ev)
 {
     struct agent *a = self;
+    struct exec *x = ctrl_exec(c);
+    if (ev->kind == KIND_POD && ev->type == STORE_DELETED && x && x->ops->remove &&
+        !json_object_get(a->running, jx_or_empty(api_uid(ev->obj)))) {
+        /* the kubelet removes a deleted pod's directory: its logs go too */
+        x->ops->remove(x, jx_or_empty(api_uid(ev->obj)));
+        return;
+    }
     if (ev->kind == KIND_POD) {
         const char *nn = JX_STR(ev->obj, "spec", "nodeName");
         if ((nn && nn[0]) || json_object_get(a->running, jx_or_empty(api_uid(ev->obj))))
@@ -493,6 +500,28 @@ static const struct ctrl_reconciler_ops agent_ops = {
     .free = agent_free,
 };
 
+static bool pod_uid_stored(void *ctx, const char *uid)
+{
+    return json_object_get(ctx, uid) != NULL;
+}
+
+/* Sandboxes of pods deleted while no server ran (or whose removal found a
+ * supervisor still alive) go at start; pods still stored keep theirs. */
+static void sweep_sandboxes(struct ctrl *c, struct exec *x)
+{
+    if (!x || !x->ops->sweep)
+        return;
+    json_t *uids = json_object();
+    json_t *pods = store_list(ctrl_store(c), KIND_POD, NULL, NULL);
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p)
+        json_object_set_new(uids, jx_or_empty(api_uid(p)), json_true());
+    json_decref(pods);
+    x->ops->sweep(x, pod_uid_stored, uids);
+    json_decref(uids);
+}
+
 void ctrl__nodeagent_register(struct ctrl *c)
 {
     struct agent *a = xcalloc(1, sizeof(*a));
@@ -506,4 +535,5 @@ void ctrl__nodeagent_register(struct ctrl *c)
         x->notify = agent_notify;
         x->notify_ctx = ctrl_store(c);
     }
+    sweep_sandboxes(c, x);
 }

@@ -123,6 +123,18 @@ struct exec_ops {
      * Adopting a pod already followed returns 0. NULL = not supported
      * (treated as CU_ENOTFOUND). Must not block. */
     int (*adopt)(struct exec *x, const struct exec_pod *pod);
+    /* Delete what the executor keeps of a pod that is over and whose Pod
+     * object is gone (its sandbox: logs, volumes, status, as the kubelet
+     * removes a deleted pod's directory). Returns 0 (also when nothing was
+     * there), CU_EFORBIDDEN for a pod still followed or running (left as
+     * it is), CU_EINVAL for a uid that is not one path component, CU_EIO.
+     * NULL = the executor keeps nothing. Blocks on the file system. */
+    int (*remove)(struct exec *x, const char *uid);
+    /* At start: remove (as remove) every pod the executor keeps that
+     * keep(ctx, uid) does not want, so sandboxes of pods deleted while no
+     * server ran do not pile up. Returns how many were removed. NULL =
+     * nothing kept. */
+    int (*sweep)(struct exec *x, bool (*keep)(void *ctx, const char *uid), void *ctx);
 };
 
 struct exec {

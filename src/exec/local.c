@@ -18,8 +18,10 @@
  * and exactly one terminal report, once its supervisor is gone, after
  * which it is forgotten.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -853,6 +855,60 @@ static void local_free(struct exec *x)
     xfree(l);
 }
 
+/* ---- sandboxes of pods that are over ---- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+static bool uid_ok(const char *uid)
+{
+    return uid && *uid && !strchr(uid, '/') && strcmp(uid, ".") && strcmp(uid, "..");
+}
+
+static int local_remove(struct exec *x, const char *uid)
+{
+    struct exec_local *l = to_local(x);
+    if (!uid_ok(uid))
+        return CU_EINVAL;
+    struct lx_pod *p = NULL;
+    pthread_mutex_lock(&l->mu);
+    HASH_FIND_STR(l->pods, uid, p);
+    pthread_mutex_unlock(&l->mu);
+    if (p)
+        return CU_EFORBIDDEN; /* still followed */
+    char *dir = xasprintf("%s/pods/%s", l->state_dir, uid);
+    int rc = 0;
+    if (lx_sup_is_locked(dir))
+        rc = CU_EFORBIDDEN; /* a live supervisor: not ours to delete */
+    else if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+        rc = CU_EIO;
+    xfree(dir);
+    return rc;
+}
+
+static int local_sweep(struct exec *x, bool (*keep)(void *ctx, const char *uid), void *ctx)
+{
+    struct exec_local *l = to_local(x);
+    char *root = xasprintf("%s/pods", l->state_dir);
+    DIR *d = opendir(root);
+    xfree(root);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' || keep(ctx, de->d_name))
+            continue;
+        n += local_remove(x, de->d_name) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
 static const struct exec_ops local_ops = {
     .start = local_start,
     .stop = local_stop,
@@ -861,6 +917,8 @@ static const struct exec_ops local_ops = {
     .log_path = local_log_path,
     .free = local_free,
     .adopt = local_adopt,
+    .remove = local_remove,
+    .sweep = local_sweep,
 };
 
 struct exec *exec_local_new(const char *state_dir)

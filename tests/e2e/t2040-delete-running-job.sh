@@ -5,7 +5,7 @@
 # on SIGTERM, even ones ignore it and keep recording that they are alive.
 # `cueue delete job`: every worker gets SIGTERM; the odd ones exit 0 at once;
 # the even ones live on through the grace period and are then SIGKILLed
-# (exit code 137); the pods and the Workload go away, cluster-queue's usage is
+# (exit code 137); the pods, their sandboxes and the Workload go away, cluster-queue's usage is
 # back to zero, and the next job is admitted on plan A again.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admission-lib.sh"
@@ -38,6 +38,8 @@ is "$(C get workload "$W" -o json | jq -r '.status.admission.podSetAssignments[0
 is "$(C get pods -l batch.kubernetes.io/job-name=stoppable -o json | jq -r '[.items[].spec.terminationGracePeriodSeconds] | unique | join(",")')" 3 \
   "its pods have terminationGracePeriodSeconds 3"
 
+uids=$(C get pods -l batch.kubernetes.io/job-name=stoppable -o json | jq -r '.items[].metadata.uid')
+is "$(for u in $uids; do [[ -d $SRV_DIR/pods/$u ]] && echo y; done | wc -l)" 4 "each pod has its sandbox under the state directory"
 watch_all del /api/v1/pods
 cmd_ok "cueue delete job stoppable" C delete job stoppable
 is "$T_OUT" 'job.batch "stoppable" deleted' "…kubectl's message"
@@ -56,6 +58,8 @@ for i in 0 2; do
 done
 gone() { [[ -z $(C get pods -l batch.kubernetes.io/job-name=stoppable -o name) ]]; }
 wait_until "$T_TIMEOUT" gone; check "the Job's pods are deleted"
+no_sandboxes() { local u; for u in $uids; do [[ ! -e $SRV_DIR/pods/$u ]] || return 1; done; }
+wait_until "$T_TIMEOUT" no_sandboxes; check "…and their sandboxes (logs, volumes, status) with them, as the kubelet removes a deleted pod's directory"
 WP=$T_DIR/watch.del.1
 last_state() { # the terminated state in the pod's DELETED event
   jq -r --arg i "$1" 'select(.type == "DELETED" and .object.metadata.labels["batch.kubernetes.io/job-completion-index"] == $i)

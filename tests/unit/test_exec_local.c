@@ -4,6 +4,7 @@
  * on the executor's notify pipe with a timeout, never on fixed sleeps.
  */
 #include "test_exec_local_fixture.h"
+#include "util/err.h"
 
 static void test_exit_codes_are_reported(void **state)
 {
@@ -298,6 +299,51 @@ static void test_expansion_rules(void **state)
     xfree(err);
 }
 
+static bool keep_none(void *ctx, const char *uid)
+{
+    (void)ctx;
+    (void)uid;
+    return false;
+}
+
+static bool keep_all(void *ctx, const char *uid)
+{
+    (void)ctx;
+    (void)uid;
+    return true;
+}
+
+/* A pod's sandbox is removed only once the pod is over: a running one is
+ * refused; sweep removes what keep() does not want. */
+static void test_remove_and_sweep_sandboxes(void **state)
+{
+    struct fx *f = *state;
+    char *ready = xasprintf("%s/ready", f->dir);
+    json_t *p = probe_pod(f, "Never", json_pack("[s,s,s]", "touch", ready, "pause"));
+    assert_int_equal(start(f, "live", p, NULL, 0, NULL, 0), 0);
+    assert_true(wait_file(ready));
+    char *dir = xasprintf("%s/pods/live", f->dir);
+    assert_int_equal(f->x->ops->remove(f->x, "live"), CU_EFORBIDDEN);
+    assert_int_equal(f->x->ops->sweep(f->x, keep_none, NULL), 0);
+    assert_int_equal(access(dir, F_OK), 0);
+    assert_int_equal(f->x->ops->remove(f->x, "../x"), CU_EINVAL);
+    f->x->ops->stop(f->x, "live", 0);
+    assert_non_null(wait_report(f, "live", -1));
+    assert_int_equal(f->x->ops->sweep(f->x, keep_all, NULL), 0);
+    assert_int_equal(access(dir, F_OK), 0);
+    assert_int_equal(f->x->ops->remove(f->x, "live"), 0);
+    assert_int_equal(access(dir, F_OK), -1);
+    assert_int_equal(f->x->ops->remove(f->x, "live"), 0); /* nothing there: fine */
+    json_t *q = probe_pod(f, "Never", json_pack("[s,s]", "out", "x"));
+    assert_int_equal(start(f, "done", q, NULL, 0, NULL, 0), 0);
+    assert_non_null(wait_report(f, "done", -1));
+    assert_int_equal(f->x->ops->sweep(f->x, keep_none, NULL), 1);
+    xfree(dir);
+    xfree(ready);
+    json_decref(p);
+    json_decref(q);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -311,6 +357,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_mount_paths_are_rewritten, setup, teardown),
         cmocka_unit_test_setup_teardown(test_on_failure_restarts_and_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_init_containers_run_first, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remove_and_sweep_sandboxes, setup, teardown),
         cmocka_unit_test(test_expansion_rules),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
