@@ -7,7 +7,8 @@
  * TPU_ACCELERATOR_TYPE, TPU_HOST_BOUNDS, TPU_CHIPS_PER_HOST_BOUNDS,
  * TPU_SKIP_MDS_QUERY, TPU_RUNTIME_METRICS_PORTS; on a single-host slice
  * also TPU_WORKER_ID=0 and TPU_WORKER_HOSTNAMES=localhost) plus
- * CUEUE_METRICS_FILE. Job-level identity (TPU_WORKER_ID on multi-host
+ * CUEUE_METRICS_FILE and HOSTNAME (spec.hostname, else the pod name).
+ * Job-level identity (TPU_WORKER_ID on multi-host
  * slices, MASTER_ADDR, ...) is the job controllers' and already in the
  * spec. The pod and host IP of every local pod is 127.0.0.1.
  */
@@ -287,6 +288,14 @@ int nodes_podrun_prepare(struct ctrl *c, const json_t *pod, const json_t *node,
     if (rc != 0)
         return rc;
     tpu_env(r, pod, node);
+    if (!spec_defines(pod, "HOSTNAME")) {
+        /* the container runtime's HOSTNAME: spec.hostname, else the pod's
+         * name cut to 63 characters (Kubernetes' pod hostname) */
+        const char *h = JX_STR(pod, "spec", "hostname");
+        char host[64];
+        snprintf(host, sizeof(host), "%s", h && *h ? h : jx_or_empty(api_name(pod)));
+        env_add(r, "HOSTNAME", host);
+    }
     if (r->sandbox) {
         char *mf = xasprintf("%s/%s", r->sandbox, EXEC_METRICS_FILE);
         env_add(r, EXEC_METRICS_ENV, mf);

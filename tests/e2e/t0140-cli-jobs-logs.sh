@@ -75,6 +75,15 @@ check "…then the pod runs"
 cmd_ok "logs of the pod" C logs mountpod
 is "$T_OUT" "mounted" "…and read the mounted file"
 
+# HOSTNAME, as the container runtime sets it: an Indexed Job's pod is <job>-<index>
+job hn 2 100m 'echo host=$HOSTNAME' >"$T_DIR/hn.yaml"
+cmd_ok "apply a job that prints its HOSTNAME" C apply -f "$T_DIR/hn.yaml"
+cmd_ok "wait for it" C wait --for=condition=Complete job/hn --timeout=60s
+cmd_ok "logs job/hn" C logs job/hn
+is "$T_OUT" "host=hn-0
+host=hn-1
+Job 'hn' succeeded" "each pod's HOSTNAME is its hostname (<job>-<index>)"
+
 # a log whose last line has no newline: the result line still starts a line
 job nonl 1 100m 'printf hello' >"$T_DIR/nonl.yaml"
 cmd_ok "apply a job whose log does not end its line" C apply -f "$T_DIR/nonl.yaml"
