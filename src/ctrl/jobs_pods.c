@@ -177,7 +177,7 @@ bool jobs_collect_metrics(json_t *obj, const json_t *pods)
     }
     bool changed = !json_equal(cur, next);
     if (changed) {
-        char *text = jx_dumps_sorted(next);
+        char *text = jx_dumps_readable(next);
         api_set_annotation(obj, KQ_METRICS_ANNOTATION, text);
         xfree(text);
     }

@@ -184,7 +184,7 @@ static void apply_report(json_t *pod, const struct exec_report *r)
     container_statuses(pod, r);
     nodes_pod_tidy_conditions(pod);
     if (r->metrics) {
-        char *m = jx_dumps(r->metrics);
+        char *m = jx_dumps_readable(r->metrics);
         api_set_annotation(pod, ANNOT_METRICS, m);
         xfree(m);
     }

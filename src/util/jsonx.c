@@ -98,6 +98,12 @@ char *jx_dumps_sorted(const json_t *v)
     return dup_and_free(json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS));
 }
 
+char *jx_dumps_readable(const json_t *v)
+{
+    return dup_and_free(json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
+                                          JSON_REAL_PRECISION(15)));
+}
+
 bool jx_equal(const json_t *a, const json_t *b)
 {
     if (!a || !b)

@@ -58,6 +58,10 @@ static inline const char *jx_or_empty(const char *s) { return s ? s : ""; }
 char *jx_dumps(const json_t *v);
 /* Compact JSON text with keys sorted, for byte-stable output. Caller frees. */
 char *jx_dumps_sorted(const json_t *v);
+/* Like jx_dumps_sorted with reals written with 15 significant digits
+ * (0.9, not 0.90000000000000002): for values people read, such as the
+ * metrics workers report. Caller frees (xfree). */
+char *jx_dumps_readable(const json_t *v);
 /* True when a and b are equal JSON values (jansson's json_equal, NULL-safe). */
 bool jx_equal(const json_t *a, const json_t *b);
 

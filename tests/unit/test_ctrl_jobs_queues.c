@@ -224,7 +224,7 @@ static void worker_metrics_are_gathered_on_the_job(void **state)
     const char *pod = api_name(json_array_get(pods, 0));
     json_t *cur = fx_get(f, KIND_POD, "default", pod);
     json_t *cp = json_deep_copy(cur);
-    api_set_annotation(cp, "cueue.dev/metrics", "{\"epoch\": 10, \"loss\": 0.5}");
+    api_set_annotation(cp, "cueue.dev/metrics", "{\"epoch\": 10, \"loss\": 0.9}");
     assert_int_equal(store_update(f->store, KIND_POD, "default", cp, STORE_UPDATE_MAIN, NULL), 0);
     fx_run(f);
     json_decref(job);
@@ -233,6 +233,8 @@ static void worker_metrics_are_gathered_on_the_job(void **state)
     assert_non_null(text);
     json_t *m = json_loads(text, 0, NULL);
     assert_int_equal(JX_INT(m, -1, pod, "epoch"), 10);
+    /* written as people read it: 0.9, not 0.90000000000000002 */
+    assert_non_null(strstr(text, "\"loss\":0.9}"));
     json_decref(m);
     json_decref(cp);
     json_decref(cur);
