@@ -44,6 +44,7 @@ static const char help[] =
     "  -l, --selector SEL        label selector (k=v,k2!=v2,k3 in (a,b),!k4)\n"
     "      --field-selector SEL  field selector (metadata.name=x, status.phase=Running)\n"
     "  -w, --watch               after listing, print changes until interrupted\n"
+    "  -L, --label-columns KEYS  a column per label key (comma-separated, repeatable)\n"
     "      --show-labels         add a LABELS column\n"
     "      --no-headers          print table rows without the header\n"
     "      --ignore-not-found    a missing NAME is not an error\n"
@@ -59,12 +60,13 @@ static const struct option opts[] = {
     {"watch", no_argument, NULL, 'w'},
     {"field-selector", required_argument, NULL, OPT_FIELD_SEL},
     {"show-labels", no_argument, NULL, OPT_SHOW_LABELS},
+    {"label-columns", required_argument, NULL, 'L'},
     {"no-headers", no_argument, NULL, OPT_NO_HEADERS},
     {"ignore-not-found", no_argument, NULL, OPT_IGNORE_NF},
     {0, 0, 0, 0},
 };
 
-static const struct cli_verb verb = {"get", help, opts, "o:l:w"};
+static const struct cli_verb verb = {"get", help, opts, "o:l:wL:"};
 
 static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
 {
@@ -88,6 +90,16 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
     case OPT_SHOW_LABELS:
         g->show_labels = true;
         return 0;
+    case 'L': { /* kubectl's --label-columns: comma-separated keys, repeatable */
+        if (!g->label_cols)
+            g->label_cols = json_array();
+        char *copy = xstrdup(arg), *save = NULL;
+        for (char *k = strtok_r(copy, ",", &save); k; k = strtok_r(NULL, ",", &save))
+            if (*k)
+                json_array_append_new(g->label_cols, json_string(k));
+        xfree(copy);
+        return 0;
+    }
     case OPT_NO_HEADERS:
         g->no_headers = true;
         return 0;
@@ -141,6 +153,7 @@ int cli__cmd_get(struct cli_ctx *c, int argc, char **argv)
     if (rc == 0 && g.watch)
         rc = get__watch(c, &g);
     cli__outfmt_release(&g.fmt);
+    json_decref(g.label_cols);
     cli__table_release(&g.shown);
     json_decref(g.shown_vis);
     xfree(g.t.items);

@@ -13,6 +13,7 @@ struct get_opts {
     const char *field_sel;
     bool watch;
     bool show_labels;
+    json_t *label_cols;         /* -L keys (array of strings), or NULL */
     bool no_headers;
     bool ignore_not_found;
     bool multi_kind;            /* several kinds: names print as kind/name */

@@ -55,7 +55,8 @@ static bool show_ns(const struct cli_ctx *c, const struct api_kind *k)
 size_t get__ncols(const struct cli_ctx *c, const struct get_opts *g, const struct api_kind *k,
                   const json_t *visible)
 {
-    return json_array_size(visible) + (show_ns(c, k) ? 1 : 0) + (g->show_labels ? 1 : 0);
+    return json_array_size(visible) + (show_ns(c, k) ? 1 : 0) + json_array_size(g->label_cols) +
+           (g->show_labels ? 1 : 0);
 }
 
 static char *labels_text(const json_t *labels)
@@ -86,6 +87,14 @@ void get__header_cells(const struct cli_ctx *c, const struct get_opts *g,
             *p = (char)toupper((unsigned char)*p);
         cells[n++] = name;
     }
+    json_array_foreach(g->label_cols, i, idx) {
+        /* kubectl: the key's name part, upper-cased (gke-nodepool -> GKE-NODEPOOL) */
+        const char *key = json_string_value(idx), *slash = strrchr(key, '/');
+        char *name = xstrdup(slash ? slash + 1 : key);
+        for (char *p = name; *p; p++)
+            *p = (char)toupper((unsigned char)*p);
+        cells[n++] = name;
+    }
     if (g->show_labels)
         cells[n++] = xstrdup("LABELS");
 }
@@ -108,6 +117,10 @@ void get__row_cells(const struct cli_ctx *c, const struct get_opts *g, const str
         }
         cells[n++] = t;
     }
+    json_array_foreach(g->label_cols, i, idx)
+        cells[n++] = xstrdup(jx_or_empty(
+            json_string_value(json_object_get(JX_GET(obj, "metadata", "labels"),
+                                              json_string_value(idx)))));
     if (g->show_labels)
         cells[n++] = labels_text(JX_GET(obj, "metadata", "labels"));
 }

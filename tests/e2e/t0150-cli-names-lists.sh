@@ -139,6 +139,12 @@ is "$(grep -c 'deleted' <<<"$T_OUT")" 2 "…each one"
 python3 -c '
 for i in range(50):
     print("---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gone-%d" % i)' >"$T_DIR/fifty.yaml"
+# kubectl's -L/--label-columns: a column per label key, headed by its name part
+cmd_ok "create a labelled ConfigMap" C create configmap lc --from-literal=k=v
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lc2\n  labels: {example.com/tier: gold, app: x}\n' >"$T_DIR/lc2.yaml"
+cmd_ok "…and one with labels" C apply -f "$T_DIR/lc2.yaml"
+cmd_ok "get cm -L example.com/tier,app" C get cm lc lc2 -L example.com/tier,app
+like "$T_OUT" '^NAME +DATA +AGE +TIER +APP'$'\n''lc +1 +[0-9]+s +'$'\n''lc2 +0 +[0-9]+s +gold +x$' "…TIER and APP columns, empty where the label is missing"
 stop_server || true
 for verb in apply delete create; do
   cmd_fails "$verb -f of 50 documents with the server gone" C "$verb" -f "$T_DIR/fifty.yaml"
