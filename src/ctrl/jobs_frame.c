@@ -360,21 +360,30 @@ static bool ensure_workload(struct ctrl *c, struct jobs_frame *f, int rid, const
     return wrote;
 }
 
-/* The job's pod sets differ from the Workload's (names, counts, templates)? */
+/* Whether the job's pod sets differ from the Workload's (Kueue's
+ * EquivalentToWorkload). Suspended, holding no quota: names, counts and
+ * templates against spec.podSets. Running: the counts against the ones it
+ * was admitted with (status.admission.podSetAssignments, else the spec's);
+ * the templates then carry the admission's injections and may not change
+ * anyway (Job validation). */
 static bool podsets_changed(struct ctrl *c, const struct jobs_integration *in,
-                            const json_t *job, const json_t *wl)
+                            const json_t *job, const json_t *wl, bool running)
 {
     struct jobs_podsets ps = {0};
     char err[256];
     if (in->podsets(c, job, &ps, err, sizeof(err)) != 0)
         return false;
-    json_t *cur = JX_GET(wl, "spec", "podSets");
-    bool changed = json_array_size(cur) != ps.n;
+    const json_t *spec = JX_GET(wl, "spec", "podSets");
+    const json_t *psa = JX_GET(wl, "status", "admission", "podSetAssignments");
+    bool changed = json_array_size(spec) != ps.n;
     for (size_t i = 0; !changed && i < ps.n; i++) {
-        json_t *w = json_array_get(cur, i);
-        changed = strcmp(jx_or_empty(JX_STR(w, "name")), ps.items[i].name) ||
-                  JX_INT(w, 1, "count") != ps.items[i].count ||
-                  !jx_equal(JX_GET(w, "template"), ps.items[i].tmpl);
+        const json_t *w = json_array_get(spec, i);
+        int64_t count = JX_INT(w, 1, "count");
+        if (running)
+            count = JX_INT(json_array_get(psa, i), count, "count");
+        changed = count != ps.items[i].count ||
+                  (!running && (strcmp(jx_or_empty(JX_STR(w, "name")), ps.items[i].name) ||
+                                !jx_equal(JX_GET(w, "template"), ps.items[i].tmpl)));
     }
     jobs_podsets_release(&ps);
     return changed;
@@ -547,28 +556,6 @@ static bool sync_status(struct ctrl *c, const struct jobs_integration *in, const
     return dirty;
 }
 
-/* A running job's pod counts differ from the counts its Workload was
- * admitted with (status.admission.podSetAssignments, else spec.podSets):
- * Kueue's EquivalentToWorkload against the expected running pod sets. */
-static bool running_counts_changed(struct ctrl *c, const struct jobs_integration *in,
-                                   const json_t *job, const json_t *wl)
-{
-    struct jobs_podsets ps = {0};
-    char err[256];
-    if (in->podsets(c, job, &ps, err, sizeof(err)) != 0)
-        return false;
-    const json_t *spec = JX_GET(wl, "spec", "podSets");
-    const json_t *psa = JX_GET(wl, "status", "admission", "podSetAssignments");
-    bool changed = json_array_size(spec) != ps.n;
-    for (size_t i = 0; !changed && i < ps.n; i++) {
-        int64_t admitted = JX_INT(json_array_get(spec, i), 1, "count");
-        admitted = JX_INT(json_array_get(psa, i), admitted, "count");
-        changed = admitted != ps.items[i].count;
-    }
-    jobs_podsets_release(&ps);
-    return changed;
-}
-
 /* Kueue's ensureOneWorkload for a running job that no longer matches its
  * Workload (its parallelism or replicas changed while it ran, not an
  * elastic job): stop it ("No matching Workload") and delete the Workload;
@@ -608,7 +595,8 @@ static bool step_view(struct ctrl *c, struct jobs_frame *f, int rid, const json_
         return false;
     }
     bool suspended = jobs_is_suspended(job);
-    if (suspended && !kq_wl_has_reservation(v->cur) && podsets_changed(c, in, job, v->cur)) {
+    if (suspended && !kq_wl_has_reservation(v->cur) &&
+        podsets_changed(c, in, job, v->cur, false)) {
         replace_podsets(c, in, job, wl_own(v));
         write_wl(c, rid, job, v->own, STORE_UPDATE_MAIN);
         return false;
@@ -623,7 +611,7 @@ static bool step_view(struct ctrl *c, struct jobs_frame *f, int rid, const json_
         return false;
     }
     if (!suspended && !is_elastic(job) && kq_wl_has_reservation(wl) &&
-        running_counts_changed(c, in, job, wl))
+        podsets_changed(c, in, job, wl, true))
         return no_matching_workload(c, f, rid, job, wl);
     if (kq_wl_is_evicted(wl) && kq_wl_has_reservation(wl))
         return handle_eviction(c, f, rid, job, v);

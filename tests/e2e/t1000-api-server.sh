@@ -115,6 +115,9 @@ like "$out" 'invalid --port "nope"' "…with a clear message"
 out=$("$CUEUE_BIN" server --state-dir= 2>&1); st=$?
 is "$st" 2 "an empty --state-dir is a usage error (2)"
 like "$out" 'invalid --state-dir ""' "…naming the flag"
+out=$("$CUEUE_BIN" server --flavor-fallback --fallback-node-wait=soon 2>&1); st=$?
+is "$st" 2 "a bad --fallback-node-wait is a usage error (2)"
+like "$out" 'invalid --fallback-node-wait "soon"' "…naming the flag"
 out=$("$CUEUE_BIN" server --scale-down-unneeded-time 10x 2>&1); st=$?
 like "$out" 'invalid --scale-down-unneeded-time "10x"' "a bad duration is refused clearly"
 out=$("$CUEUE_BIN" server --help 2>&1); st=$?
