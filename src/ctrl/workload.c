@@ -490,9 +490,11 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
 static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_event *ev)
 {
     bool is_cq = ev->kind == KIND_CLUSTERQUEUE;
+    const char *pol = ev->type == STORE_DELETED ? "None" : stop_policy(ev->obj);
+    if (r->n_stopped == 0 && !strcmp(pol, "None"))
+        return; /* every queue seen so far has None (or no entry): unchanged */
     char *key = is_cq ? xasprintf("cq/%s", api_name(ev->obj))
                       : xasprintf("lq/%s/%s", api_namespace(ev->obj), api_name(ev->obj));
-    const char *pol = ev->type == STORE_DELETED ? "None" : stop_policy(ev->obj);
     struct stop_seen *s;
     HASH_FIND_STR(r->seen, key, s);
     bool changed = s ? strcmp(s->policy, pol) != 0 : strcmp(pol, "None") != 0;

@@ -227,6 +227,10 @@ void sim_warn(struct sim *s, const char *fmt, ...) __attribute__((format(printf,
  * NULL): printed as one line when tracing, kept when keep_records, counted
  * always. */
 void sim_trace_emit(struct sim *s, const char *event, json_t *fields);
+/* True when a record's fields are printed or kept (a trace file or
+ * keep_records); otherwise only its event is counted, and an emitter may
+ * pass NULL fields instead of building them. */
+bool sim_trace_wants_fields(const struct sim *s);
 /* The sink handed to ctrl_set_trace: records from reconcilers whose event
  * the simulator derives itself (sim_trace_is_derived) are dropped; others
  * pass through sim_trace_emit. */
