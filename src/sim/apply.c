@@ -207,6 +207,26 @@ void sim_pod_outcome(void *ctx, const json_t *pod, struct exec_sim_outcome *out)
 
 /* ---- apply ---- */
 
+static char *action_where(struct sim *s, const struct sim_action *a, int32_t occ);
+
+/* Where an apply happened, for its error messages: a fixed text, or an
+ * action occurrence whose text is only built when an error needs it. */
+struct apply_where {
+    const char *text; /* NULL: action_where(a, occ) */
+    const struct sim_action *a;
+    int32_t occ;
+    char *built;
+};
+
+static const char *where_text(struct sim *s, struct apply_where *w)
+{
+    if (w->text)
+        return w->text;
+    if (!w->built)
+        w->built = action_where(s, w->a, w->occ);
+    return w->built;
+}
+
 static char *admit_error(const struct api_kind *k, const json_t *obj, int rc,
                          const struct diag *d, const char *where)
 {
@@ -227,7 +247,7 @@ static const char *object_ns(const struct api_kind *k, const json_t *obj)
     return ns && ns[0] ? ns : "default";
 }
 
-static int ensure_namespace(struct sim *s, const char *ns, const char *where, char **err)
+static int ensure_namespace(struct sim *s, const char *ns, struct apply_where *wh, char **err)
 {
     if (!ns)
         return 0;
@@ -236,7 +256,7 @@ static int ensure_namespace(struct sim *s, const char *ns, const char *where, ch
         json_decref(n);
         return 0;
     }
-    *err = xasprintf("%s: namespaces \"%s\" not found", where, ns);
+    *err = xasprintf("%s: namespaces \"%s\" not found", where_text(s, wh), ns);
     return CU_ENOTFOUND;
 }
 
@@ -298,7 +318,7 @@ static void namespace_active(struct sim *s, const json_t *stored)
 
 /* sim_apply of o, which is taken: admission changes it in place and the
  * store keeps its values (store_create_take). */
-static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char *where,
+static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, struct apply_where *wh,
                        char **err)
 {
     *err = NULL;
@@ -307,7 +327,7 @@ static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char 
     const struct api_kind *k = api_doc_kind(o, &d);
     if (!k) {
         char *m = diag_summary(&d);
-        *err = xasprintf("%s: %s", where, m);
+        *err = xasprintf("%s: %s", where_text(s, wh), m);
         xfree(m);
         diag_release(&d);
         json_decref(o);
@@ -315,21 +335,22 @@ static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char 
     }
     const char *ns = object_ns(k, o);
     char *nsc = xstrdup(ns);
-    int rc = ensure_namespace(s, nsc, where, err);
+    int rc = ensure_namespace(s, nsc, wh, err);
     json_t *old = rc || !api_name(o) ? NULL : store_get(s->store, k->id, nsc, api_name(o));
     if (!rc && !old)
         prepare_create(s, k, o);
     if (!rc)
         rc = api_admit(k, o, old, nsc, &d);
     if (rc && !*err) {
-        *err = admit_error(k, o, rc, &d, where);
+        *err = admit_error(k, o, rc, &d, where_text(s, wh));
     } else if (!rc) {
         json_t *stored = NULL;
         rc = old ? store_update(s->store, k->id, nsc, o, STORE_UPDATE_MAIN, &stored)
                  : store_create_take(s->store, k->id, nsc, json_incref(o), &stored);
         if (rc)
-            *err = xasprintf("%s: %s %s \"%s\": %s", where, k->kind, old ? "update" : "create",
-                             jx_or_empty(api_name(o)), cu_strerror(rc));
+            *err = xasprintf("%s: %s %s \"%s\": %s", where_text(s, wh), k->kind,
+                             old ? "update" : "create", jx_or_empty(api_name(o)),
+                             cu_strerror(rc));
         else if (run_for_ms >= 0)
             runtime_record(s, k->kind, nsc, api_name(stored), run_for_ms);
         if (!rc && !old && k->id == KIND_NAMESPACE)
@@ -346,7 +367,8 @@ static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char 
 int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *where,
               char **err)
 {
-    return apply_owned(s, jx_deep_copy(obj), run_for_ms, where, err);
+    struct apply_where wh = {where, NULL, 0, NULL};
+    return apply_owned(s, jx_deep_copy(obj), run_for_ms, &wh, err);
 }
 
 /* ---- helpers for the other verbs ---- */
@@ -369,42 +391,42 @@ static char *subst_str(const char *s, int32_t occ)
     return r;
 }
 
-static void subst_in_place(json_t *v, int32_t occ)
+/* A copy of v with every string value's ${i} replaced by occ, made in one
+ * pass: containers are new, strings without ${i} and other scalars are
+ * shared (jansson scalars are never changed in place here), keys keep
+ * their order. */
+static json_t *subst_copy(const json_t *v, int32_t occ)
 {
     if (json_is_object(v)) {
-        const char *k;
-        json_t *c;
-        json_object_foreach(v, k, c) {
-            if (json_is_string(c)) {
-                char *r = subst_str(json_string_value(c), occ);
-                if (r)
-                    json_object_set_new(v, k, json_string(r));
-                xfree(r);
-            } else {
-                subst_in_place(c, occ);
-            }
-        }
-    } else if (json_is_array(v)) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(v, i, c) {
-            if (json_is_string(c)) {
-                char *r = subst_str(json_string_value(c), occ);
-                if (r)
-                    json_array_set_new(v, i, json_string(r));
-                xfree(r);
-            } else {
-                subst_in_place(c, occ);
-            }
+        json_t *out = json_object();
+        const char *key;
+        size_t klen;
+        json_t *x;
+        json_object_keylen_foreach((json_t *)v, key, klen, x)
+            json_object_setn_new_nocheck(out, key, klen, subst_copy(x, occ));
+        return out;
+    }
+    if (json_is_array(v)) {
+        size_t n = json_array_size(v);
+        json_t *out = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(out, subst_copy(json_array_get(v, i), occ));
+        return out;
+    }
+    if (json_is_string(v)) {
+        char *r = subst_str(json_string_value(v), occ);
+        if (r) {
+            json_t *out = json_string(r);
+            xfree(r);
+            return out;
         }
     }
+    return json_incref((json_t *)v);
 }
 
 json_t *sim_subst_index(const json_t *v, int32_t occ)
 {
-    json_t *c = jx_deep_copy(v);
-    subst_in_place(c, occ);
-    return c;
+    return subst_copy(v, occ);
 }
 
 void sim_merge_patch(json_t *target, const json_t *patch)
@@ -539,9 +561,9 @@ int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char 
     *err = NULL;
     if (a->type == SIM_ACT_APPLY) {
         /* a fresh copy of the manifest: applied as it is */
-        char *where = action_where(s, a, occ);
-        int rc = apply_owned(s, sim_subst_index(a->manifest, occ), a->run_for_ms, where, err);
-        xfree(where);
+        struct apply_where wh = {NULL, a, occ, NULL};
+        int rc = apply_owned(s, sim_subst_index(a->manifest, occ), a->run_for_ms, &wh, err);
+        xfree(wh.built);
         return rc;
     }
     char *name = subst_str(a->name, occ);

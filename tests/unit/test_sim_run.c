@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -188,6 +189,28 @@ static void test_merge_patch_and_index_substitution(void **state)
     json_decref(t);
 }
 
+/* ${i} is replaced in every string value (in objects and arrays, several
+ * times in one string), never in keys; keys keep their order, and the
+ * template is left as it was for the next occurrence. */
+static void test_index_substitution_copies_and_keeps_template(void **state)
+{
+    (void)state;
+    json_t *t = json_pack("{s:s, s:[s, i, {s:s}], s:b, s:{s:s}}", "z", "w-${i}-${i}", "a",
+                          "x${i}", 3, "${i}", "p${i}", "m", 1, "k", "n", "plain");
+    json_t *sub = sim_subst_index(t, 12);
+    char *s = json_dumps(sub, JSON_COMPACT);
+    assert_string_equal(s, "{\"z\":\"w-12-12\",\"a\":[\"x12\",3,{\"${i}\":\"p12\"}],"
+                           "\"m\":true,\"k\":{\"n\":\"plain\"}}");
+    free(s); /* jansson's allocation */
+    json_object_set_new(json_object_get(sub, "k"), "n", json_string("changed"));
+    s = json_dumps(t, JSON_COMPACT);
+    assert_string_equal(s, "{\"z\":\"w-${i}-${i}\",\"a\":[\"x${i}\",3,{\"${i}\":\"p${i}\"}],"
+                           "\"m\":true,\"k\":{\"n\":\"plain\"}}");
+    free(s);
+    json_decref(sub);
+    json_decref(t);
+}
+
 /* A capacity model for a pool that no NodePool carries (a typo) is said,
  * once, at the end of the run. */
 static void test_capacity_for_a_missing_pool_is_a_warning(void **state)
@@ -237,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_rejected_manifest_stops_with_the_api_message),
         cmocka_unit_test(test_missing_namespace_is_an_error),
         cmocka_unit_test(test_merge_patch_and_index_substitution),
+        cmocka_unit_test(test_index_substitution_copies_and_keeps_template),
         cmocka_unit_test(test_capacity_for_a_missing_pool_is_a_warning),
         cmocka_unit_test(test_deleted_workloads_are_counted),
     };
