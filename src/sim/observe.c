@@ -66,6 +66,8 @@ static void wl_free(struct wl_state *w)
     xfree(w->pending);
     json_decref(w->checks);
     json_decref(w->contrib_from);
+    json_decref(w->seen_spec);
+    json_decref(w->seen_status);
     for (size_t i = 0; i < w->n_contrib; i++) {
         xfree(w->contrib[i].cq);
         xfree(w->contrib[i].flavor);
@@ -481,6 +483,9 @@ static void wl_forget(struct sim *s, struct wl_state *w)
     cancel_finish(s->obs, w);
     HASH_DELETE(hh, s->obs->live, w);
     HASH_DELETE(hh_uid, s->obs->by_uid, w);
+    json_decref(w->seen_spec);
+    json_decref(w->seen_status);
+    w->seen_spec = w->seen_status = NULL;
     w->deleted = true;
     recount(s->obs, w);
 }
@@ -511,9 +516,20 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     if (!w)
         w = wl_new(s, obj, key);
     xfree(key);
-    diff_workload(s, w, obj);
+    /* diff_workload and update_usage read only spec and status, and a
+     * second pass over what they last saw changes nothing (no record, same
+     * state, same usage): a write that left both alone (metadata, such as
+     * a finalizer) is not diffed again */
+    json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
+    if (!status || spec != w->seen_spec || status != w->seen_status) {
+        diff_workload(s, w, obj);
+        update_usage(s, w, obj, false);
+        json_decref(w->seen_spec);
+        json_decref(w->seen_status);
+        w->seen_spec = json_incref(spec);
+        w->seen_status = json_incref(status);
+    }
     recount(s->obs, w);
-    update_usage(s, w, obj, false);
     if (w->bare)
         play_bare(s, w, obj);
 }
