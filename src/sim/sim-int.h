@@ -166,6 +166,7 @@ struct sim {
     struct ctrl *ctrl;
     struct sim_observer *obs;
     struct sim_runtimes *runtimes;
+    struct sim_admitted *admitted; /* per spec.actions entry, or NULL (apply.c) */
     /* trace */
     struct sbuf line;
     json_t *records;       /* kept records (opt.keep_records) */
@@ -208,6 +209,9 @@ void sim_merge_patch(json_t *target, const json_t *patch);
 /* The runtime recorded for (kind, ns, name) by runFor, or -1. */
 int64_t sim_runtime_lookup(struct sim *s, const char *kind, const char *ns, const char *name);
 void sim_runtimes_free(struct sim_runtimes *rt);
+/* Release s->admitted (the admitted occurrences apply.c keeps per
+ * repeated apply action). */
+void sim_admitted_free(struct sim *s);
 /* Runtime of an object from its annotation cueue.dev/sim-runtime or the
  * label kueue.x-k8s.io/performance-scheduler-running-ms, else runFor; -1
  * when none says. */
