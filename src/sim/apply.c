@@ -299,14 +299,18 @@ static void prepare_create(struct sim *s, const struct api_kind *k, json_t *obj)
     prepare_create_with(k, obj, gen ? sfx : NULL, uid);
 }
 
-int sim_apply_precheck(const json_t *manifest, struct diag *d)
+int sim_apply_precheck(const json_t *manifest, struct diag *d, json_t **admitted)
 {
+    if (admitted)
+        *admitted = NULL;
     const struct api_kind *k = api_doc_kind(manifest, d);
     if (!k)
         return CU_EBADREQ;
     json_t *o = sim_subst_index(manifest, 0);
     prepare_create_with(k, o, "aaaaa", "00000000-0000-4000-8000-000000000000");
     int rc = api_admit(k, o, NULL, object_ns(k, o), d);
+    if (!rc && admitted)
+        *admitted = json_incref(o);
     json_decref(o);
     return rc;
 }
@@ -637,8 +641,13 @@ static struct admitted_entry *admitted_entry(struct sim *s, const struct sim_act
     if (idx >= s->admitted->n)
         return NULL;
     struct admitted_entry *e = &s->admitted->e[idx];
-    if (!e->state)
+    if (!e->state) {
         e->state = admitted_eligible(a) ? 1 : -1;
+        /* the load-time admission of occurrence 0 (sim_apply_precheck) is
+         * one such admitted object: its placeholder uid is replaced too */
+        if (e->state > 0 && a->admitted)
+            e->obj = json_incref(a->admitted);
+    }
     return e->state > 0 ? e : NULL;
 }
 

@@ -429,7 +429,7 @@ static void decode_action_body(const json_t *act, const char *base, struct sim_a
             a->manifest = json_deep_copy(v);
             struct diag kd;
             diag_init(&kd);
-            if (sim_apply_precheck(v, &kd))
+            if (sim_apply_precheck(v, &kd, &a->admitted))
                 merge_prefixed(f, &kd, d);
             diag_release(&kd);
         } else if (a->type == SIM_ACT_DELETE) {
@@ -792,6 +792,7 @@ void sim_scenario_release(struct sim_scenario *sc)
         struct sim_action *a = &sc->actions[i];
         xfree(a->where);
         json_decref(a->manifest);
+        json_decref(a->admitted);
         xfree(a->ns);
         xfree(a->name);
         xfree(a->group);

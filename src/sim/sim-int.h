@@ -79,6 +79,9 @@ struct sim_action {
     json_t *manifest;      /* apply: the object; patch: the merge patch; may
                               contain "${i}" (occurrence index) in strings */
     int64_t run_for_ms;    /* apply: runtime of what it creates; -1 = unset */
+    json_t *admitted;      /* apply: occurrence 0 as sim_apply_precheck's
+                              admission left it (uid a placeholder), or NULL
+                              when rejected; read only */
     const struct api_kind *kind; /* delete, patch, scale */
     char *ns;              /* NULL for cluster-scoped kinds */
     char *name;            /* may contain "${i}" */
@@ -197,8 +200,10 @@ int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *
  * so a scenario with an object the API would reject fails before the run
  * starts. Causes go to d (fields as in the manifest). Returns 0, CU_EBADREQ
  * or CU_EINVAL. Checks that need the cluster (the namespace exists, an
- * update keeps immutable fields) still happen when the action runs. */
-int sim_apply_precheck(const json_t *manifest, struct diag *d);
+ * update keeps immutable fields) still happen when the action runs.
+ * admitted (may be NULL) receives the admitted object on success (new
+ * reference; its uid is a placeholder), else NULL. */
+int sim_apply_precheck(const json_t *manifest, struct diag *d, json_t **admitted);
 /* Run occurrence `occ` of an action at the current time. Missing targets of
  * delete/patch/scale are warnings (return 0); invalid results are errors. */
 int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err);
