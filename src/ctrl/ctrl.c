@@ -31,9 +31,9 @@
 #define ROUND_BUDGET 100000
 
 struct wq_item {
-    char *key; /* "ns\x1fname" */
     struct wq_item *prev, *next;
     UT_hash_handle hh;
+    char key[]; /* "ns\x1fname", allocated with the item */
 };
 
 struct reconciler {
@@ -155,7 +155,6 @@ static void wq_clear(struct reconciler *r)
     HASH_ITER(hh, r->set, it, tmp) {
         HASH_DEL(r->set, it);
         DL_DELETE(r->list, it);
-        xfree(it->key);
         xfree(it);
     }
 }
@@ -210,27 +209,32 @@ int ctrl_find(struct ctrl *c, const char *name, void **self_out)
     return -1;
 }
 
-static char *make_key(const char *ns, const char *name)
-{
-    return xjoin(ns, '\x1f', name);
-}
-
 void ctrl_enqueue(struct ctrl *c, int rid, const char *ns, const char *name)
 {
     if (rid < 0 || rid >= c->n_rec)
         return;
     struct reconciler *r = &c->rec[rid];
-    char *key = make_key(ns, name);
+    /* the key "ns\x1fname" (NULL reads as ""), built where the item would
+     * hold it, so a key already queued costs no allocation */
+    size_t nns = ns ? strlen(ns) : 0, nname = name ? strlen(name) : 0;
+    size_t klen = nns + 1 + nname;
+    char stack[256];
+    char *key = klen < sizeof(stack) ? stack : xmalloc(klen + 1);
+    memcpy(key, ns ? ns : "", nns);
+    key[nns] = '\x1f';
+    memcpy(key + nns + 1, name ? name : "", nname);
+    key[klen] = '\0';
     struct wq_item *it;
-    HASH_FIND_STR(r->set, key, it);
-    if (it) {
-        xfree(key);
-        return;
+    HASH_FIND(hh, r->set, key, klen, it);
+    if (!it) {
+        it = xmalloc(sizeof(*it) + klen + 1);
+        memset(it, 0, sizeof(*it));
+        memcpy(it->key, key, klen + 1);
+        HASH_ADD_KEYPTR(hh, r->set, it->key, klen, it);
+        DL_APPEND(r->list, it);
     }
-    it = xcalloc(1, sizeof(*it));
-    it->key = key;
-    HASH_ADD_KEYPTR(hh, r->set, it->key, strlen(it->key), it);
-    DL_APPEND(r->list, it);
+    if (key != stack)
+        xfree(key);
 }
 
 static void add_timer(struct ctrl *c, int rid, const char *ns, const char *name, int64_t at_ms)
@@ -364,7 +368,6 @@ static int drain_queues(struct ctrl *c)
                 const char *ns = it->key[0] ? it->key : NULL;
                 if (r->ops->reconcile)
                     r->ops->reconcile(c, r->self, ns, sep + 1);
-                xfree(it->key);
                 xfree(it);
                 n++;
                 any = true;

@@ -42,6 +42,13 @@ struct wl_rec {
     size_t n_stopped; /* entries of seen whose policy is not None */
 };
 
+/* The condition types the steps read, in the order of cond_types. */
+enum { C_FINISHED, C_EVICTED, C_QUOTA_RESERVED, C_ADMITTED, C_DEACTIVATION_TARGET, C_REQUEUED,
+       C_PODS_READY, C__COUNT };
+static const char *const cond_types[C__COUNT] = {"Finished", "Evicted", "QuotaReserved",
+                                                 "Admitted", "DeactivationTarget", "Requeued",
+                                                 "PodsReady"};
+
 /* One reconcile. wl is what the steps read: the stored document until a
  * step must change something, then a copy whose status is private (wl_mut),
  * or all of it (wl_mut_all); orig keeps the stored one alive meanwhile, so
@@ -55,7 +62,35 @@ struct wl_ctx {
     bool all; /* wl is private throughout (wl_mut_all) */
     bool dirty;
     int64_t now;
+    const json_t *conds[C__COUNT]; /* orig's first condition of each C_* type */
 };
+
+/* The Workload's condition of type cond_types[t] (api_cond_get): found
+ * once per reconcile in the stored document (conds), and looked up again
+ * only once a step has made its own copy, which it may have changed. */
+static const json_t *x_cond(const struct wl_ctx *x, int t)
+{
+    return x->wl == x->orig ? x->conds[t] : api_cond_get(x->wl, cond_types[t]);
+}
+
+/* api_cond_status and api_cond_is_true over x_cond. */
+static const char *x_status(const struct wl_ctx *x, int t)
+{
+    const json_t *c = x_cond(x, t);
+    return c ? JX_STR(c, "status") : NULL;
+}
+
+static bool x_true(const struct wl_ctx *x, int t)
+{
+    const char *st = x_status(x, t);
+    return st && !strcmp(st, "True");
+}
+
+/* kq_wl_has_reservation over x_cond. */
+static bool x_reserved(const struct wl_ctx *x)
+{
+    return JX_GET(x->wl, "status", "admission") != NULL && x_true(x, C_QUOTA_RESERVED);
+}
 
 /* The Workload with a status the caller may change (store_status_copy on
  * the first call: the rest is the stored document's). */
@@ -150,7 +185,7 @@ static void retry_eviction(struct wl_ctx *x)
 static void step_checks(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
-    if (!kq_wl_has_reservation(wl) || kq_wl_is_evicted(wl) || !kq_wl_is_active(wl))
+    if (!x_reserved(x) || x_true(x, C_EVICTED) || !kq_wl_is_active(wl))
         return;
     struct kq_check_rule *rules;
     size_t n;
@@ -183,13 +218,13 @@ static void step_checks(struct wl_ctx *x)
         return;
     }
     if (kq_wl_all_checks_ready(wl)) {
-        if (!kq_wl_is_admitted(wl)) {
+        if (!x_true(x, C_ADMITTED)) {
             kq_wl_set_admitted(x->c, wl_mut(x));
             x->dirty = true;
         }
     } else {
-        const char *reason = JX_STR(api_cond_get(wl, "Admitted"), "reason");
-        if (kq_wl_is_admitted(wl) || !reason || strcmp(reason, "UnsatisfiedAdmissionChecks")) {
+        const char *reason = JX_STR(x_cond(x, C_ADMITTED), "reason");
+        if (x_true(x, C_ADMITTED) || !reason || strcmp(reason, "UnsatisfiedAdmissionChecks")) {
             kq_wl_unset_admitted(x->c, wl_mut(x), "UnsatisfiedAdmissionChecks",
                                  "The workload has not all checks ready");
             x->dirty = true;
@@ -203,8 +238,8 @@ static void step_max_exec(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
     int64_t max_s = JX_INT(wl, 0, "spec", "maximumExecutionTimeSeconds");
-    if (max_s <= 0 || !kq_wl_is_admitted(wl) || kq_wl_is_evicted(wl) || !kq_wl_is_active(wl) ||
-        api_cond_is_true(wl, "DeactivationTarget"))
+    if (max_s <= 0 || !x_true(x, C_ADMITTED) || x_true(x, C_EVICTED) || !kq_wl_is_active(wl) ||
+        x_true(x, C_DEACTIVATION_TARGET))
         return;
     int64_t acc = JX_INT(wl, 0, "status", "accumulatedPastExexcutionTimeSeconds");
     int64_t at = api_cond_time_ms(wl, "Admitted") + (max_s - acc) * 1000;
@@ -226,8 +261,8 @@ static void step_max_exec(struct wl_ctx *x)
 static bool step_deactivation(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
-    const json_t *dt = api_cond_get(wl, "DeactivationTarget");
-    bool has_dt = api_cond_is_true(wl, "DeactivationTarget");
+    const json_t *dt = x_cond(x, C_DEACTIVATION_TARGET);
+    bool has_dt = x_true(x, C_DEACTIVATION_TARGET);
     if (has_dt && kq_wl_is_active(wl)) {
         wl = wl_mut_all(x);
         JX_SET_NEW(wl, json_false(), "spec", "active");
@@ -235,8 +270,8 @@ static bool step_deactivation(struct wl_ctx *x)
             return true; /* requeued by the event or the conflict */
     }
     if (kq_wl_is_active(wl)) {
-        const char *rq = JX_STR(api_cond_get(wl, "Requeued"), "reason");
-        if (api_cond_status(wl, "Requeued") && !api_cond_is_true(wl, "Requeued") && rq &&
+        const char *rq = JX_STR(x_cond(x, C_REQUEUED), "reason");
+        if (x_status(x, C_REQUEUED) && !x_true(x, C_REQUEUED) && rq &&
             !strncmp(rq, "Deactivated", 11)) {
             api_cond_set(wl_mut(x), "Requeued", "True", "Reactivated",
                          "The workload was reactivated", x->now);
@@ -244,15 +279,15 @@ static bool step_deactivation(struct wl_ctx *x)
         }
         return false;
     }
-    if (!kq_wl_is_evicted(wl) || has_dt) {
+    if (!x_true(x, C_EVICTED) || has_dt) {
         wl = wl_mut(x);
-        dt = api_cond_get(wl, "DeactivationTarget");
+        dt = x_cond(x, C_DEACTIVATION_TARGET);
         char *reason = has_dt ? xasprintf("DeactivatedDueTo%s", JX_STR(dt, "reason"))
                               : xstrdup("Deactivated");
         char *msg = has_dt ? xasprintf("The workload is deactivated due to %s",
                                        jx_or_empty(JX_STR(dt, "message")))
                            : xstrdup("The workload is deactivated");
-        if (!kq_wl_is_evicted(wl))
+        if (!x_true(x, C_EVICTED))
             kq_wl_evict(x->c, wl, reason, has_dt ? JX_STR(dt, "reason") : NULL, msg);
         if (ctrl_traces(x->c, "Deactivated")) {
             json_t *f = kq_wl_trace_fields(wl, kq_wl_cluster_queue(wl));
@@ -262,7 +297,7 @@ static bool step_deactivation(struct wl_ctx *x)
         }
         api_cond_remove(wl, "DeactivationTarget");
         JX_DEL(wl, "status", "requeueState");
-        if (!kq_wl_has_reservation(wl)) {
+        if (!x_reserved(x)) {
             api_cond_set(wl, "QuotaReserved", "False", "Deactivated",
                          "The workload is deactivated", x->now);
             api_cond_set(wl, "Requeued", "False", reason, msg, x->now);
@@ -311,9 +346,9 @@ static void step_stop(struct wl_ctx *x)
     const char *cq_stop, *lq_stop, *cqn;
     json_t *cq, *lq;
     stop_policies(x, &cq_stopped, &lq_stopped, &cq_stop, &lq_stop, &cqn, &cq, &lq);
-    if (kq_wl_has_reservation(wl) && !kq_wl_is_evicted(wl) && (cq_stopped || lq_stopped)) {
+    if (x_reserved(x) && !x_true(x, C_EVICTED) && (cq_stopped || lq_stopped)) {
         const char *policy = cq_stopped ? cq_stop : lq_stop;
-        if (!kq_wl_is_admitted(wl)) {
+        if (!x_true(x, C_ADMITTED)) {
             char *msg = cq_stopped ? xasprintf("ClusterQueue %s is stopped", cqn)
                                    : xasprintf("LocalQueue %s is stopped", q);
             wl = wl_mut(x);
@@ -327,8 +362,8 @@ static void step_stop(struct wl_ctx *x)
             x->dirty = true;
         }
     }
-    const char *rq = JX_STR(api_cond_get(wl, "Requeued"), "reason");
-    if (rq && !api_cond_is_true(wl, "Requeued")) {
+    const char *rq = JX_STR(x_cond(x, C_REQUEUED), "reason");
+    if (rq && !x_true(x, C_REQUEUED)) {
         if (!strcmp(rq, "ClusterQueueStopped") && !cq_stopped) {
             api_cond_set(wl_mut(x), "Requeued", "True", "ClusterQueueRestarted",
                          "The ClusterQueue was restarted after being stopped", x->now);
@@ -349,9 +384,9 @@ static void step_pods_ready(struct wl_ctx *x)
 {
     const struct ctrl_config *cfg = ctrl_cfg(x->c);
     json_t *wl = x->wl;
-    const json_t *pr = api_cond_get(wl, "PodsReady");
-    if (!cfg->wait_for_pods_ready || !pr || api_cond_is_true(wl, "PodsReady") ||
-        !kq_wl_is_admitted(wl) || kq_wl_is_evicted(wl))
+    const json_t *pr = x_cond(x, C_PODS_READY);
+    if (!cfg->wait_for_pods_ready || !pr || x_true(x, C_PODS_READY) ||
+        !x_true(x, C_ADMITTED) || x_true(x, C_EVICTED))
         return;
     const char *reason = jx_or_empty(JX_STR(pr, "reason"));
     int64_t start = !strcmp(reason, "WaitForRecovery") ? api_cond_time_ms(wl, "PodsReady")
@@ -383,8 +418,8 @@ static void step_pods_ready(struct wl_ctx *x)
 static void step_backoff(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
-    const char *rq = JX_STR(api_cond_get(wl, "Requeued"), "reason");
-    if (!rq || api_cond_is_true(wl, "Requeued") || kq_wl_has_reservation(wl) ||
+    const char *rq = JX_STR(x_cond(x, C_REQUEUED), "reason");
+    if (!rq || x_true(x, C_REQUEUED) || x_reserved(x) ||
         (strcmp(rq, "PodsReadyTimeout") && strcmp(rq, "AdmissionCheck")))
         return;
     int64_t at = 0;
@@ -415,10 +450,10 @@ static bool has_integration_owner(const json_t *wl)
 static void step_bare(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
-    if (has_integration_owner(wl) || !kq_wl_is_evicted(wl) || !kq_wl_has_reservation(wl))
+    if (has_integration_owner(wl) || !x_true(x, C_EVICTED) || !x_reserved(x))
         return;
     wl = wl_mut(x);
-    const json_t *ev = api_cond_get(wl, "Evicted");
+    const json_t *ev = x_cond(x, C_EVICTED);
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     char *msg = xstrdup(jx_or_empty(JX_STR(ev, "message")));
     char *rs = xstrdup(reason);
@@ -459,11 +494,12 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
         json_decref(wl);
         return;
     }
-    if (kq_wl_is_finished(wl)) {
+    struct wl_ctx x = {c, r, wl, wl, false, false, ctrl_now(c), {NULL}};
+    api_cond_get_all(wl, cond_types, C__COUNT, x.conds);
+    if (x_true(&x, C_FINISHED)) {
         json_decref(wl);
         return;
     }
-    struct wl_ctx x = {c, r, wl, wl, false, false, ctrl_now(c)};
     step_checks(&x);
     if (ctrl_cfg(c)->flavor_fallback)
         x.dirty |= kq_fallback_step(c, r->rid, wl_mut_all(&x));
@@ -490,9 +526,11 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
 static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_event *ev)
 {
     bool is_cq = ev->kind == KIND_CLUSTERQUEUE;
+    const char *pol = ev->type == STORE_DELETED ? "None" : stop_policy(ev->obj);
+    if (r->n_stopped == 0 && !strcmp(pol, "None"))
+        return; /* every queue seen so far has None (or no entry): unchanged */
     char *key = is_cq ? xasprintf("cq/%s", api_name(ev->obj))
                       : xasprintf("lq/%s/%s", api_namespace(ev->obj), api_name(ev->obj));
-    const char *pol = ev->type == STORE_DELETED ? "None" : stop_policy(ev->obj);
     struct stop_seen *s;
     HASH_FIND_STR(r->seen, key, s);
     bool changed = s ? strcmp(s->policy, pol) != 0 : strcmp(pol, "None") != 0;

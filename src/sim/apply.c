@@ -15,7 +15,9 @@
 #include <uthash.h>
 
 #include "api/meta.h"
+#include "api/names.h"
 #include "api/object.h"
+#include "api/schema.h"
 #include "sim/sim-int.h"
 #include "store/store.h"
 #include "util/err.h"
@@ -207,6 +209,28 @@ void sim_pod_outcome(void *ctx, const json_t *pod, struct exec_sim_outcome *out)
 
 /* ---- apply ---- */
 
+static char *action_where(struct sim *s, const struct sim_action *a, int32_t occ);
+
+/* Where an apply happened, for its error messages: a fixed text, or an
+ * action occurrence whose text is only built when an error needs it. */
+struct apply_where {
+    const char *text; /* NULL: action_where(a, occ) */
+    const struct sim_action *a;
+    int32_t occ;
+    char *built;
+    json_t **keep; /* when set and *keep NULL: a new object, once admitted,
+                      is copied there (admitted_apply) */
+};
+
+static const char *where_text(struct sim *s, struct apply_where *w)
+{
+    if (w->text)
+        return w->text;
+    if (!w->built)
+        w->built = action_where(s, w->a, w->occ);
+    return w->built;
+}
+
 static char *admit_error(const struct api_kind *k, const json_t *obj, int rc,
                          const struct diag *d, const char *where)
 {
@@ -227,7 +251,7 @@ static const char *object_ns(const struct api_kind *k, const json_t *obj)
     return ns && ns[0] ? ns : "default";
 }
 
-static int ensure_namespace(struct sim *s, const char *ns, const char *where, char **err)
+static int ensure_namespace(struct sim *s, const char *ns, struct apply_where *wh, char **err)
 {
     if (!ns)
         return 0;
@@ -236,7 +260,7 @@ static int ensure_namespace(struct sim *s, const char *ns, const char *where, ch
         json_decref(n);
         return 0;
     }
-    *err = xasprintf("%s: namespaces \"%s\" not found", where, ns);
+    *err = xasprintf("%s: namespaces \"%s\" not found", where_text(s, wh), ns);
     return CU_ENOTFOUND;
 }
 
@@ -275,14 +299,18 @@ static void prepare_create(struct sim *s, const struct api_kind *k, json_t *obj)
     prepare_create_with(k, obj, gen ? sfx : NULL, uid);
 }
 
-int sim_apply_precheck(const json_t *manifest, struct diag *d)
+int sim_apply_precheck(const json_t *manifest, struct diag *d, json_t **admitted)
 {
+    if (admitted)
+        *admitted = NULL;
     const struct api_kind *k = api_doc_kind(manifest, d);
     if (!k)
         return CU_EBADREQ;
     json_t *o = sim_subst_index(manifest, 0);
     prepare_create_with(k, o, "aaaaa", "00000000-0000-4000-8000-000000000000");
     int rc = api_admit(k, o, NULL, object_ns(k, o), d);
+    if (!rc && admitted)
+        *admitted = json_incref(o);
     json_decref(o);
     return rc;
 }
@@ -298,7 +326,7 @@ static void namespace_active(struct sim *s, const json_t *stored)
 
 /* sim_apply of o, which is taken: admission changes it in place and the
  * store keeps its values (store_create_take). */
-static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char *where,
+static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, struct apply_where *wh,
                        char **err)
 {
     *err = NULL;
@@ -307,7 +335,7 @@ static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char 
     const struct api_kind *k = api_doc_kind(o, &d);
     if (!k) {
         char *m = diag_summary(&d);
-        *err = xasprintf("%s: %s", where, m);
+        *err = xasprintf("%s: %s", where_text(s, wh), m);
         xfree(m);
         diag_release(&d);
         json_decref(o);
@@ -315,21 +343,24 @@ static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char 
     }
     const char *ns = object_ns(k, o);
     char *nsc = xstrdup(ns);
-    int rc = ensure_namespace(s, nsc, where, err);
+    int rc = ensure_namespace(s, nsc, wh, err);
     json_t *old = rc || !api_name(o) ? NULL : store_get(s->store, k->id, nsc, api_name(o));
     if (!rc && !old)
         prepare_create(s, k, o);
     if (!rc)
         rc = api_admit(k, o, old, nsc, &d);
     if (rc && !*err) {
-        *err = admit_error(k, o, rc, &d, where);
+        *err = admit_error(k, o, rc, &d, where_text(s, wh));
     } else if (!rc) {
+        if (!old && wh->keep && !*wh->keep)
+            *wh->keep = jx_deep_copy(o); /* as admission left it, before the store */
         json_t *stored = NULL;
         rc = old ? store_update(s->store, k->id, nsc, o, STORE_UPDATE_MAIN, &stored)
                  : store_create_take(s->store, k->id, nsc, json_incref(o), &stored);
         if (rc)
-            *err = xasprintf("%s: %s %s \"%s\": %s", where, k->kind, old ? "update" : "create",
-                             jx_or_empty(api_name(o)), cu_strerror(rc));
+            *err = xasprintf("%s: %s %s \"%s\": %s", where_text(s, wh), k->kind,
+                             old ? "update" : "create", jx_or_empty(api_name(o)),
+                             cu_strerror(rc));
         else if (run_for_ms >= 0)
             runtime_record(s, k->kind, nsc, api_name(stored), run_for_ms);
         if (!rc && !old && k->id == KIND_NAMESPACE)
@@ -346,7 +377,8 @@ static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, const char 
 int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *where,
               char **err)
 {
-    return apply_owned(s, jx_deep_copy(obj), run_for_ms, where, err);
+    struct apply_where wh = {where, NULL, 0, NULL, NULL};
+    return apply_owned(s, jx_deep_copy(obj), run_for_ms, &wh, err);
 }
 
 /* ---- helpers for the other verbs ---- */
@@ -369,42 +401,42 @@ static char *subst_str(const char *s, int32_t occ)
     return r;
 }
 
-static void subst_in_place(json_t *v, int32_t occ)
+/* A copy of v with every string value's ${i} replaced by occ, made in one
+ * pass: containers are new, strings without ${i} and other scalars are
+ * shared (jansson scalars are never changed in place here), keys keep
+ * their order. */
+static json_t *subst_copy(const json_t *v, int32_t occ)
 {
     if (json_is_object(v)) {
-        const char *k;
-        json_t *c;
-        json_object_foreach(v, k, c) {
-            if (json_is_string(c)) {
-                char *r = subst_str(json_string_value(c), occ);
-                if (r)
-                    json_object_set_new(v, k, json_string(r));
-                xfree(r);
-            } else {
-                subst_in_place(c, occ);
-            }
-        }
-    } else if (json_is_array(v)) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(v, i, c) {
-            if (json_is_string(c)) {
-                char *r = subst_str(json_string_value(c), occ);
-                if (r)
-                    json_array_set_new(v, i, json_string(r));
-                xfree(r);
-            } else {
-                subst_in_place(c, occ);
-            }
+        json_t *out = json_object();
+        const char *key;
+        size_t klen;
+        json_t *x;
+        json_object_keylen_foreach((json_t *)v, key, klen, x)
+            json_object_setn_new_nocheck(out, key, klen, subst_copy(x, occ));
+        return out;
+    }
+    if (json_is_array(v)) {
+        size_t n = json_array_size(v);
+        json_t *out = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(out, subst_copy(json_array_get(v, i), occ));
+        return out;
+    }
+    if (json_is_string(v)) {
+        char *r = subst_str(json_string_value(v), occ);
+        if (r) {
+            json_t *out = json_string(r);
+            xfree(r);
+            return out;
         }
     }
+    return json_incref((json_t *)v);
 }
 
 json_t *sim_subst_index(const json_t *v, int32_t occ)
 {
-    json_t *c = jx_deep_copy(v);
-    subst_in_place(c, occ);
-    return c;
+    return subst_copy(v, occ);
 }
 
 void sim_merge_patch(json_t *target, const json_t *patch)
@@ -534,14 +566,157 @@ static void warn_not_found(struct sim *s, const struct sim_action *a, const char
              sim_format_seconds(b->at_rel, t));
 }
 
+/* ---- repeated Workload applies: admitted once per template ----
+ *
+ * A repeated apply of a Workload whose only ${i} is in metadata.name gives
+ * occurrences that differ, before admission, in metadata.name and in the
+ * uid prepare_create draws, nothing else. Admission (api_admit on create)
+ * reads metadata.name only to check it against the kind's name rule
+ * (admit.c validate_meta; metadata.name is a plain string in the schema,
+ * checked below; the Workload hooks of schema_workload.c never read it)
+ * and never copies either value elsewhere. So once one occurrence has been
+ * admitted as a new object, the next is that admitted object with its own
+ * name and uid put in their places, provided its name passes the same rule.
+ * Anything else (a name the rule rejects, a missing namespace, an existing
+ * object of that name: an update) takes the full path, which gives the
+ * exact message or update. test_sim_run checks both against the full path. */
+
+struct admitted_entry {
+    int state;   /* 0 = not yet looked at, 1 = eligible, -1 = not */
+    json_t *obj; /* an occurrence as admission left it, or NULL */
+};
+
+struct sim_admitted {
+    size_t n;
+    struct admitted_entry *e; /* by spec.actions index */
+};
+
+/* Strings in v that contain ${i}. */
+static size_t count_indexed(const json_t *v)
+{
+    size_t n = 0;
+    if (json_is_string(v))
+        return strstr(json_string_value(v), "${i}") != NULL;
+    if (json_is_object(v)) {
+        const char *k;
+        json_t *x;
+        json_object_foreach((json_t *)v, k, x)
+            n += count_indexed(x);
+    } else if (json_is_array(v)) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(v, i, x)
+            n += count_indexed(x);
+    }
+    return n;
+}
+
+static bool admitted_eligible(const struct sim_action *a)
+{
+    const json_t *m = a->manifest;
+    const struct api_kind *k = api_kind_by_gvk(jx_or_empty(JX_STR(m, "apiVersion")),
+                                               jx_or_empty(JX_STR(m, "kind")));
+    if (a->repeat < 2 || !k || k->id != KIND_WORKLOAD)
+        return false;
+    const char *name = JX_STR(m, "metadata", "name");
+    if (!name || !strstr(name, "${i}") || count_indexed(m) != 1)
+        return false;
+    const struct api_schema *f =
+        api_schema_field(api_schema_field(api_kind_schema(k->id)->root, "metadata"), "name");
+    return f && f->type == SCH_STRING && !f->enum_values && f->format == FMT_NONE &&
+           !f->max_length && !f->check && !f->default_json;
+}
+
+/* The entry of a repeated apply action, or NULL when it is not eligible. */
+static struct admitted_entry *admitted_entry(struct sim *s, const struct sim_action *a)
+{
+    if (a->repeat < 2)
+        return NULL;
+    if (!s->admitted) {
+        s->admitted = xcalloc(1, sizeof(*s->admitted));
+        s->admitted->n = s->sc->n_actions;
+        s->admitted->e = xcalloc(s->admitted->n ? s->admitted->n : 1, sizeof(*s->admitted->e));
+    }
+    size_t idx = (size_t)(a - s->sc->actions);
+    if (idx >= s->admitted->n)
+        return NULL;
+    struct admitted_entry *e = &s->admitted->e[idx];
+    if (!e->state) {
+        e->state = admitted_eligible(a) ? 1 : -1;
+        /* the load-time admission of occurrence 0 (sim_apply_precheck) is
+         * one such admitted object: its placeholder uid is replaced too */
+        if (e->state > 0 && a->admitted)
+            e->obj = json_incref(a->admitted);
+    }
+    return e->state > 0 ? e : NULL;
+}
+
+void sim_admitted_free(struct sim *s)
+{
+    if (!s->admitted)
+        return;
+    for (size_t i = 0; i < s->admitted->n; i++)
+        json_decref(s->admitted->e[i].obj);
+    xfree(s->admitted->e);
+    XFREE(s->admitted);
+}
+
+/* Occurrence occ of a, created from e->obj when it can be (see above):
+ * true with the store's result in *rc (and *err), false when the full
+ * path must run (nothing was done, no rng drawn). */
+static bool admitted_apply(struct sim *s, const struct sim_action *a, struct admitted_entry *e,
+                           int32_t occ, int *rc, char **err)
+{
+    const struct api_kind *k = api_kind_get(KIND_WORKLOAD);
+    const struct api_kind_schema *ks = api_kind_schema(KIND_WORKLOAD);
+    const char *ns = object_ns(k, e->obj);
+    char *name = subst_str(JX_STR(a->manifest, "metadata", "name"), occ);
+    struct diag d;
+    diag_init(&d);
+    bool ok = api_validate_name(name, ks->name_rule, ks->name_max, false, "metadata.name", &d);
+    diag_release(&d);
+    json_t *nso = ok ? store_get(s->store, KIND_NAMESPACE, NULL, ns) : NULL;
+    json_t *old = nso ? store_get(s->store, k->id, ns, name) : NULL;
+    if (!nso || old) {
+        json_decref(nso);
+        json_decref(old);
+        xfree(name);
+        return false;
+    }
+    json_decref(nso);
+    json_t *o = jx_deep_copy(e->obj);
+    json_t *md = json_object_get(o, "metadata");
+    json_object_set_new(md, "name", json_string(name));
+    char uid[37];
+    rng_uuid(&s->rng, uid); /* prepare_create's draw */
+    json_object_set_new(md, "uid", json_string(uid));
+    json_t *stored = NULL;
+    *rc = store_create_take(s->store, k->id, ns, json_incref(o), &stored);
+    if (*rc) {
+        char *where = action_where(s, a, occ);
+        *err = xasprintf("%s: %s create \"%s\": %s", where, k->kind, name, cu_strerror(*rc));
+        xfree(where);
+    } else if (a->run_for_ms >= 0) {
+        runtime_record(s, k->kind, ns, api_name(stored), a->run_for_ms);
+    }
+    json_decref(stored);
+    json_decref(o);
+    xfree(name);
+    return true;
+}
+
 int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err)
 {
     *err = NULL;
     if (a->type == SIM_ACT_APPLY) {
+        struct admitted_entry *e = admitted_entry(s, a);
+        int rc;
+        if (e && e->obj && admitted_apply(s, a, e, occ, &rc, err))
+            return rc;
         /* a fresh copy of the manifest: applied as it is */
-        char *where = action_where(s, a, occ);
-        int rc = apply_owned(s, sim_subst_index(a->manifest, occ), a->run_for_ms, where, err);
-        xfree(where);
+        struct apply_where wh = {NULL, a, occ, NULL, e ? &e->obj : NULL};
+        rc = apply_owned(s, sim_subst_index(a->manifest, occ), a->run_for_ms, &wh, err);
+        xfree(wh.built);
         return rc;
     }
     char *name = subst_str(a->name, occ);

@@ -151,6 +151,7 @@ void sim_free(struct sim *s)
         s->prov->ops->free(s->prov);
     store_close(s->store);
     sim_runtimes_free(s->runtimes);
+    sim_admitted_free(s);
     sbuf_release(&s->line);
     json_decref(s->records);
     json_decref(s->event_counts);

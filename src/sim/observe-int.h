@@ -60,6 +60,10 @@ struct wl_state {
     size_t n_contrib, cap_contrib;
     json_t *contrib_from; /* the status.admission contrib was computed from
                              (reference; NULL = contributes nothing) */
+    json_t *seen_spec, *seen_status; /* the spec and status last diffed
+                                        (references: stored documents never
+                                        change in place, so the same pointers
+                                        mean the same content) */
     /* bare play */
     struct sim_finish *finish;
     int64_t run_ms;

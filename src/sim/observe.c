@@ -66,6 +66,8 @@ static void wl_free(struct wl_state *w)
     xfree(w->pending);
     json_decref(w->checks);
     json_decref(w->contrib_from);
+    json_decref(w->seen_spec);
+    json_decref(w->seen_status);
     for (size_t i = 0; i < w->n_contrib; i++) {
         xfree(w->contrib[i].cq);
         xfree(w->contrib[i].flavor);
@@ -104,8 +106,12 @@ void sim_obs_emit(struct sim *s, const char *event, json_t *fields)
     sim_trace_emit(s, event, fields);
 }
 
+/* f (NULL: fields not wanted, see wl_fields) with the condition's reason
+ * and message. */
 static json_t *cond_fields(json_t *f, const json_t *cond)
 {
+    if (!f)
+        return NULL;
     json_object_set_new(f, "reason", json_string(jx_or_empty(JX_STR(cond, "reason"))));
     json_object_set_new(f, "message", json_string(jx_or_empty(JX_STR(cond, "message"))));
     return f;
@@ -129,11 +135,17 @@ static const char *wl_cq(struct sim *s, struct wl_state *w, const json_t *obj)
     return w->cq;
 }
 
+/* A Workload record's leading fields, or NULL when no record's fields are
+ * printed or kept (sim_trace_wants_fields): then the record is only counted,
+ * and every caller adds its fields only to a non-NULL f. The ClusterQueue
+ * is remembered either way (the summary reads w->cq). */
 static json_t *wl_fields(struct sim *s, struct wl_state *w, const json_t *obj)
 {
+    const char *cq = wl_cq(s, w, obj);
+    if (!sim_trace_wants_fields(s))
+        return NULL;
     json_t *f = json_object();
     json_object_set_new(f, "workload", json_string(w->key));
-    const char *cq = wl_cq(s, w, obj);
     if (cq)
         json_object_set_new(f, "clusterQueue", json_string(cq));
     return f;
@@ -177,14 +189,24 @@ static char *two(const char *a, const char *b)
     return xjoin(a, '\x1f', b); /* NULL reads as "" */
 }
 
-static bool set_if_changed(char **slot, char *val)
+/* True when *slot already holds two(a, b) (compared without building it). */
+static bool same_two(const char *slot, const char *a, const char *b)
 {
-    if (*slot && !strcmp(*slot, val)) {
-        xfree(val);
+    if (!slot)
         return false;
-    }
+    a = jx_or_empty(a);
+    b = jx_or_empty(b);
+    size_t na = strlen(a);
+    return !strncmp(slot, a, na) && slot[na] == '\x1f' && !strcmp(slot + na + 1, b);
+}
+
+/* Store two(a, b) in *slot; false when it already held that. */
+static bool set_two_if_changed(char **slot, const char *a, const char *b)
+{
+    if (same_two(*slot, a, b))
+        return false;
     xfree(*slot);
-    *slot = val;
+    *slot = two(a, b);
     return true;
 }
 
@@ -222,7 +244,7 @@ static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj,
     bool preempted = cond_true(pc);
     if (preempted && !w->preempted) {
         json_t *f = cond_fields(wl_fields(s, w, obj), pc);
-        const char *by = preemptor_of(s->obs, JX_STR(pc, "message"));
+        const char *by = f ? preemptor_of(s->obs, JX_STR(pc, "message")) : NULL;
         if (by)
             json_object_set_new(f, "preemptor", json_string(by));
         sim_obs_emit(s, "Preempted", f);
@@ -245,18 +267,19 @@ static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const js
 {
     const json_t *rq = wc->requeued;
     bool released = w->reserved && !reserved;
-    bool changed = rq && set_if_changed(&w->requeued, two(JX_STR(rq, "status"),
-                                                            JX_STR(rq, "reason")));
+    bool changed = rq && set_two_if_changed(&w->requeued, JX_STR(rq, "status"),
+                                            JX_STR(rq, "reason"));
     if (rq && (changed || released)) {
         json_t *f = wl_fields(s, w, obj);
-        json_object_set_new(f, "status", json_string(jx_or_empty(JX_STR(rq, "status"))));
+        if (f)
+            json_object_set_new(f, "status", json_string(jx_or_empty(JX_STR(rq, "status"))));
         sim_obs_emit(s, "Requeued", cond_fields(f, rq));
     }
     const json_t *qr = wc->quota_reserved;
     if (reserved) {
         XFREE(w->pending);
     } else if (qr && !strcmp(jx_or_empty(JX_STR(qr, "status")), "False") &&
-               set_if_changed(&w->pending, two(JX_STR(qr, "reason"), JX_STR(qr, "message")))) {
+               set_two_if_changed(&w->pending, JX_STR(qr, "reason"), JX_STR(qr, "message"))) {
         sim_obs_emit(s, "Pending", cond_fields(wl_fields(s, w, obj), qr));
     }
 }
@@ -277,9 +300,11 @@ static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
         if (prev && !strcmp(prev, state))
             continue;
         json_t *f = wl_fields(s, w, obj);
-        json_object_set_new(f, "check", json_string(name));
-        json_object_set_new(f, "state", json_string(state));
-        json_object_set_new(f, "message", json_string(jx_or_empty(JX_STR(ac, "message"))));
+        if (f) {
+            json_object_set_new(f, "check", json_string(name));
+            json_object_set_new(f, "state", json_string(state));
+            json_object_set_new(f, "message", json_string(jx_or_empty(JX_STR(ac, "message"))));
+        }
         sim_obs_emit(s, "AdmissionCheckUpdated", f);
     }
     json_decref(w->checks);
@@ -300,7 +325,8 @@ static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj)
     emit_requeue_and_pending(s, w, obj, &wc, reserved);
     if (reserved && !w->reserved) {
         json_t *f = wl_fields(s, w, obj);
-        json_object_set_new(f, "podSets", podsets_json(obj));
+        if (f)
+            json_object_set_new(f, "podSets", podsets_json(obj));
         sim_obs_emit(s, "QuotaReserved", cond_fields(f, wc.quota_reserved));
     }
     w->reserved = reserved;
@@ -457,6 +483,9 @@ static void wl_forget(struct sim *s, struct wl_state *w)
     cancel_finish(s->obs, w);
     HASH_DELETE(hh, s->obs->live, w);
     HASH_DELETE(hh_uid, s->obs->by_uid, w);
+    json_decref(w->seen_spec);
+    json_decref(w->seen_status);
+    w->seen_spec = w->seen_status = NULL;
     w->deleted = true;
     recount(s->obs, w);
 }
@@ -464,12 +493,19 @@ static void wl_forget(struct sim *s, struct wl_state *w)
 void sim_obs_workload(struct sim *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
-    char *key = xjoin(api_namespace(obj), '/', api_name(obj));
+    const char *uid = jx_or_empty(api_uid(obj));
     struct wl_state *w;
-    HASH_FIND(hh, s->obs->live, key, strlen(key), w);
-    if (w && strcmp(w->uid, jx_or_empty(api_uid(obj)))) {
-        wl_forget(s, w); /* a new object under an old name */
-        w = NULL;
+    /* the live Workload with this uid has this name (names are immutable);
+     * only a uid not seen live needs the name index */
+    HASH_FIND(hh_uid, s->obs->by_uid, uid, strlen(uid), w);
+    char *key = NULL;
+    if (!w) {
+        key = xjoin(api_namespace(obj), '/', api_name(obj));
+        HASH_FIND(hh, s->obs->live, key, strlen(key), w);
+        if (w) {
+            wl_forget(s, w); /* a new object under an old name */
+            w = NULL;
+        }
     }
     if (ev->type == STORE_DELETED) {
         if (w)
@@ -480,9 +516,20 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     if (!w)
         w = wl_new(s, obj, key);
     xfree(key);
-    diff_workload(s, w, obj);
+    /* diff_workload and update_usage read only spec and status, and a
+     * second pass over what they last saw changes nothing (no record, same
+     * state, same usage): a write that left both alone (metadata, such as
+     * a finalizer) is not diffed again */
+    json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
+    if (!status || spec != w->seen_spec || status != w->seen_status) {
+        diff_workload(s, w, obj);
+        update_usage(s, w, obj, false);
+        json_decref(w->seen_spec);
+        json_decref(w->seen_status);
+        w->seen_spec = json_incref(spec);
+        w->seen_status = json_incref(status);
+    }
     recount(s->obs, w);
-    update_usage(s, w, obj, false);
     if (w->bare)
         play_bare(s, w, obj);
 }

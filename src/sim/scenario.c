@@ -426,10 +426,10 @@ static void decode_action_body(const json_t *act, const char *base, struct sim_a
         a->type = (enum sim_action_type)i;
         char *f = path_key(base, verbs[i]);
         if (a->type == SIM_ACT_APPLY) {
-            a->manifest = json_deep_copy(v);
+            a->manifest = json_incref(v); /* only read (and copied) from here on */
             struct diag kd;
             diag_init(&kd);
-            if (sim_apply_precheck(v, &kd))
+            if (sim_apply_precheck(v, &kd, &a->admitted))
                 merge_prefixed(f, &kd, d);
             diag_release(&kd);
         } else if (a->type == SIM_ACT_DELETE) {
@@ -443,7 +443,7 @@ static void decode_action_body(const json_t *act, const char *base, struct sim_a
             decode_target(v, f, a, d);
             json_t *m = member(v, f, "merge", JSON_OBJECT, "object", d);
             if (m) {
-                a->manifest = json_deep_copy(m);
+                a->manifest = json_incref(m); /* only read (and copied) from here on */
             } else if (!json_object_get(v, "merge")) {
                 char *mf = path_key(f, "merge");
                 diag_add(d, DIAG_REQUIRED, mf, NULL, NULL);
@@ -792,6 +792,7 @@ void sim_scenario_release(struct sim_scenario *sc)
         struct sim_action *a = &sc->actions[i];
         xfree(a->where);
         json_decref(a->manifest);
+        json_decref(a->admitted);
         xfree(a->ns);
         xfree(a->name);
         xfree(a->group);

@@ -79,6 +79,9 @@ struct sim_action {
     json_t *manifest;      /* apply: the object; patch: the merge patch; may
                               contain "${i}" (occurrence index) in strings */
     int64_t run_for_ms;    /* apply: runtime of what it creates; -1 = unset */
+    json_t *admitted;      /* apply: occurrence 0 as sim_apply_precheck's
+                              admission left it (uid a placeholder), or NULL
+                              when rejected; read only */
     const struct api_kind *kind; /* delete, patch, scale */
     char *ns;              /* NULL for cluster-scoped kinds */
     char *name;            /* may contain "${i}" */
@@ -166,6 +169,7 @@ struct sim {
     struct ctrl *ctrl;
     struct sim_observer *obs;
     struct sim_runtimes *runtimes;
+    struct sim_admitted *admitted; /* per spec.actions entry, or NULL (apply.c) */
     /* trace */
     struct sbuf line;
     json_t *records;       /* kept records (opt.keep_records) */
@@ -196,8 +200,10 @@ int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *
  * so a scenario with an object the API would reject fails before the run
  * starts. Causes go to d (fields as in the manifest). Returns 0, CU_EBADREQ
  * or CU_EINVAL. Checks that need the cluster (the namespace exists, an
- * update keeps immutable fields) still happen when the action runs. */
-int sim_apply_precheck(const json_t *manifest, struct diag *d);
+ * update keeps immutable fields) still happen when the action runs.
+ * admitted (may be NULL) receives the admitted object on success (new
+ * reference; its uid is a placeholder), else NULL. */
+int sim_apply_precheck(const json_t *manifest, struct diag *d, json_t **admitted);
 /* Run occurrence `occ` of an action at the current time. Missing targets of
  * delete/patch/scale are warnings (return 0); invalid results are errors. */
 int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err);
@@ -208,6 +214,9 @@ void sim_merge_patch(json_t *target, const json_t *patch);
 /* The runtime recorded for (kind, ns, name) by runFor, or -1. */
 int64_t sim_runtime_lookup(struct sim *s, const char *kind, const char *ns, const char *name);
 void sim_runtimes_free(struct sim_runtimes *rt);
+/* Release s->admitted (the admitted occurrences apply.c keeps per
+ * repeated apply action). */
+void sim_admitted_free(struct sim *s);
 /* Runtime of an object from its annotation cueue.dev/sim-runtime or the
  * label kueue.x-k8s.io/performance-scheduler-running-ms, else runFor; -1
  * when none says. */
@@ -227,6 +236,10 @@ void sim_warn(struct sim *s, const char *fmt, ...) __attribute__((format(printf,
  * NULL): printed as one line when tracing, kept when keep_records, counted
  * always. */
 void sim_trace_emit(struct sim *s, const char *event, json_t *fields);
+/* True when a record's fields are printed or kept (a trace file or
+ * keep_records); otherwise only its event is counted, and an emitter may
+ * pass NULL fields instead of building them. */
+bool sim_trace_wants_fields(const struct sim *s);
 /* The sink handed to ctrl_set_trace: records from reconcilers whose event
  * the simulator derives itself (sim_trace_is_derived) are dropped; others
  * pass through sim_trace_emit. */

@@ -143,6 +143,11 @@ static void count_event(struct sim *s, const char *event)
                         json_integer(c ? json_integer_value(c) + 1 : 1));
 }
 
+bool sim_trace_wants_fields(const struct sim *s)
+{
+    return s->opt.trace_out || s->opt.keep_records;
+}
+
 void sim_trace_emit(struct sim *s, const char *event, json_t *fields)
 {
     int64_t rel = clk_now(&s->clock.clk) - s->sc->start_ms;

@@ -6,11 +6,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "sim/sim-int.h"
+#include "store/store.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
@@ -36,7 +38,10 @@ static void run_text(struct run *r, const char *spec, int64_t until_rel)
     char *text = xasprintf("%s%s", spec, queue);
     char *err = NULL;
     memset(r, 0, sizeof(*r));
-    assert_int_equal(sim_scenario_parse(text, strlen(text), "t.yaml", &r->sc, &err), 0);
+    int prc = sim_scenario_parse(text, strlen(text), "t.yaml", &r->sc, &err);
+    if (prc)
+        print_error("%s\n", err ? err : "?");
+    assert_int_equal(prc, 0);
     xfree(text);
     struct sim_options opt = {.until_rel = until_rel, .keep_records = true,
                               .quiet_warnings = true};
@@ -188,6 +193,118 @@ static void test_merge_patch_and_index_substitution(void **state)
     json_decref(t);
 }
 
+/* ${i} is replaced in every string value (in objects and arrays, several
+ * times in one string), never in keys; keys keep their order, and the
+ * template is left as it was for the next occurrence. */
+static void test_index_substitution_copies_and_keeps_template(void **state)
+{
+    (void)state;
+    json_t *t = json_pack("{s:s, s:[s, i, {s:s}], s:b, s:{s:s}}", "z", "w-${i}-${i}", "a",
+                          "x${i}", 3, "${i}", "p${i}", "m", 1, "k", "n", "plain");
+    json_t *sub = sim_subst_index(t, 12);
+    char *s = json_dumps(sub, JSON_COMPACT);
+    assert_string_equal(s, "{\"z\":\"w-12-12\",\"a\":[\"x12\",3,{\"${i}\":\"p12\"}],"
+                           "\"m\":true,\"k\":{\"n\":\"plain\"}}");
+    free(s); /* jansson's allocation */
+    json_object_set_new(json_object_get(sub, "k"), "n", json_string("changed"));
+    s = json_dumps(t, JSON_COMPACT);
+    assert_string_equal(s, "{\"z\":\"w-${i}-${i}\",\"a\":[\"x${i}\",3,{\"${i}\":\"p${i}\"}],"
+                           "\"m\":true,\"k\":{\"n\":\"plain\"}}");
+    free(s);
+    json_decref(sub);
+    json_decref(t);
+}
+
+/* A Workload apply of `at` (seconds), `repeat` occurrences 10 s apart
+ * (repeat 0: no repeat key), named `name`. */
+static char *wl_action(int at, int repeat, const char *name)
+{
+    char *rep = repeat ? xasprintf("    repeat: {count: %d, every: 10s}\n", repeat) : xstrdup("");
+    char *a = xasprintf(
+        "  - at: %ds\n%s    runFor: 15s\n"
+        "    apply:\n      apiVersion: kueue.x-k8s.io/v1beta1\n      kind: Workload\n"
+        "      metadata: {name: \"%s\", labels: {cueue.dev/sim-class: batch, tier: gold}}\n"
+        "      spec:\n        queueName: lq\n        priority: 5\n        podSets:\n"
+        "        - {name: main, count: 1, template: {spec: {containers: [{name: c, image: p,"
+        " resources: {requests: {cpu: \"3\"}}}]}}}\n",
+        at, rep, name);
+    xfree(rep);
+    return a;
+}
+
+/* A repeated Workload apply whose only ${i} is its name is admitted once
+ * and then created from that admitted object (apply.c, admitted_apply):
+ * the store's Workloads (uids, defaults, timestamps), the records and the
+ * summary are those of the same Workloads applied one by one, each through
+ * the full admission. */
+static void test_repeated_apply_matches_one_by_one(void **state)
+{
+    (void)state;
+    static const char head[] = "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n"
+                               "spec:\n  actions:\n";
+    char *rep = wl_action(1, 3, "w-${i}");
+    char *a0 = wl_action(1, 0, "w-0"), *a1 = wl_action(11, 0, "w-1"),
+         *a2 = wl_action(21, 0, "w-2");
+    char *t1 = xasprintf("%s%s", head, rep);
+    char *t2 = xasprintf("%s%s%s%s", head, a0, a1, a2);
+    struct run r1, r2;
+    run_text(&r1, t1, 25000);
+    run_text(&r2, t2, 25000);
+    assert_int_equal(r1.rc, 0);
+    assert_int_equal(r2.rc, 0);
+    json_t *l1 = store_list(r1.s->store, KIND_WORKLOAD, NULL, NULL);
+    json_t *l2 = store_list(r2.s->store, KIND_WORKLOAD, NULL, NULL);
+    assert_int_equal(json_array_size(l1), 3);
+    char *d1 = json_dumps(l1, JSON_COMPACT), *d2 = json_dumps(l2, JSON_COMPACT);
+    assert_string_equal(d1, d2); /* same members in the same order */
+    free(d1); /* jansson's allocations */
+    free(d2);
+    assert_true(json_equal(r1.s->records, r2.s->records));
+    json_object_del(r1.summary, "wallSeconds");
+    json_object_del(r2.summary, "wallSeconds");
+    assert_true(json_equal(r1.summary, r2.summary));
+    json_decref(l1);
+    json_decref(l2);
+    run_release(&r1);
+    run_release(&r2);
+    xfree(t1);
+    xfree(t2);
+    xfree(rep);
+    xfree(a0);
+    xfree(a1);
+    xfree(a2);
+}
+
+/* The name of each occurrence is still checked: 251 letters and ${i} give
+ * names of 252 and 253 characters up to i = 99, and 254 at i = 100, which
+ * the Workload name rule (a DNS subdomain, at most 253) rejects with the
+ * API's message, after the 100 valid ones were created. */
+static void test_repeated_apply_rejects_an_occurrence_whose_name_is_invalid(void **state)
+{
+    (void)state;
+    char prefix[252];
+    memset(prefix, 'a', 251);
+    prefix[251] = '\0';
+    char *name = xasprintf("%s${i}", prefix);
+    char *act = wl_action(1, 101, name);
+    char *text = xasprintf("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n"
+                           "spec:\n  actions:\n%s", act);
+    struct run r;
+    run_text(&r, text, -1);
+    assert_int_not_equal(r.rc, 0);
+    assert_non_null(r.err);
+    assert_non_null(strstr(r.err, "spec.actions[0] (i=100, at 1001s): Workload.kueue.x-k8s.io"));
+    assert_non_null(strstr(r.err, "metadata.name"));
+    assert_non_null(strstr(r.err, "253"));
+    json_t *l = store_list(r.s->store, KIND_WORKLOAD, NULL, NULL);
+    assert_int_equal(json_array_size(l), 100);
+    json_decref(l);
+    run_release(&r);
+    xfree(text);
+    xfree(act);
+    xfree(name);
+}
+
 /* A capacity model for a pool that no NodePool carries (a typo) is said,
  * once, at the end of the run. */
 static void test_capacity_for_a_missing_pool_is_a_warning(void **state)
@@ -237,6 +354,9 @@ int main(void)
         cmocka_unit_test(test_rejected_manifest_stops_with_the_api_message),
         cmocka_unit_test(test_missing_namespace_is_an_error),
         cmocka_unit_test(test_merge_patch_and_index_substitution),
+        cmocka_unit_test(test_index_substitution_copies_and_keeps_template),
+        cmocka_unit_test(test_repeated_apply_matches_one_by_one),
+        cmocka_unit_test(test_repeated_apply_rejects_an_occurrence_whose_name_is_invalid),
         cmocka_unit_test(test_capacity_for_a_missing_pool_is_a_warning),
         cmocka_unit_test(test_deleted_workloads_are_counted),
     };
