@@ -21,7 +21,10 @@
 #include <uthash.h>
 
 #include "api/meta.h"
+#include "api/object.h"
+#include "ctrl/kueue_int.h"
 #include "ctrl/kueue_sched.h"
+#include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
@@ -55,6 +58,8 @@ struct memo_entry {
     json_t *in[N_INPUTS];  /* its values (borrowed from doc), NULL where absent */
     struct cond_sum conds; /* its conditions (values borrowed from doc) */
     bool admitted;
+    bool has_dec;           /* dec is what doc decodes to */
+    struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
     json_t *rr_spec; /* the spec rr was computed for (reference) */
     json_t *rr;      /* status.resourceRequests for it (reference) */
     UT_hash_handle hh;
@@ -73,6 +78,16 @@ struct kq_memo {
 
 struct kq_memo *kq_memo_new(void) { return xcalloc(1, sizeof(struct kq_memo)); }
 
+/* Release the decoded Workload (its avoid list is ctrl's: types.h). */
+static void entry_drop_decoded(struct memo_entry *m)
+{
+    kq_avoid_release(m->dec.avoid_flavors, m->dec.n_avoid_flavors);
+    m->dec.avoid_flavors = NULL;
+    m->dec.n_avoid_flavors = 0;
+    api_workload_release(&m->dec);
+    m->has_dec = false;
+}
+
 static void entry_clear_inputs(struct memo_entry *m)
 {
     json_decref(m->doc);
@@ -84,6 +99,7 @@ static void entry_clear_inputs(struct memo_entry *m)
 static void entry_free(struct memo_entry *m)
 {
     entry_clear_inputs(m);
+    entry_drop_decoded(m);
     json_decref(m->rr_spec);
     json_decref(m->rr);
     xfree(m->key);
@@ -212,9 +228,11 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     return true;
 }
 
-void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
+/* Remember obj as m's document (its inputs, from the kq_memo_same that
+ * just read them when there was one). */
+static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
+                          bool admitted)
 {
-    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
     json_t *doc = json_incref((json_t *)obj); /* before letting the old one go */
     entry_clear_inputs(m);
     m->doc = doc;
@@ -228,6 +246,70 @@ void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
         cond_summary(obj, &m->conds);
     memo->last_obj = NULL;
     m->admitted = admitted;
+}
+
+void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
+{
+    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    entry_drop_decoded(m); /* decoded from another document */
+    entry_set_doc(memo, m, obj, admitted);
+}
+
+/* Whether obj's metadata and spec (every value api_workload_from_json
+ * reads outside the status, and the annotations kq_avoid_from_workload
+ * reads) are the very values of m's document. */
+static bool same_source(const struct memo_entry *m, const json_t *obj)
+{
+    json_t *in[N_INPUTS];
+    plain_inputs(obj, in);
+    return m->doc && in[0] == m->in[0] && in[1] == m->in[1] && in[2] == m->in[2] &&
+           in[3] == m->in[3] && in[5] == m->in[5];
+}
+
+/* m->dec decoded again from obj: only its status when m's document has
+ * the same metadata and spec values. Returns 0 or CU_EINVAL. */
+static int entry_decode(struct memo_entry *m, const json_t *obj)
+{
+    if (m->has_dec && same_source(m, obj)) {
+        struct api_flavor_avoid *avoid = m->dec.avoid_flavors; /* kept: same annotations */
+        size_t n_avoid = m->dec.n_avoid_flavors;
+        m->dec.avoid_flavors = NULL;
+        m->dec.n_avoid_flavors = 0;
+        if (api_workload_status_from_json(obj, &m->dec) != 0) {
+            kq_avoid_release(avoid, n_avoid);
+            m->has_dec = false;
+            return CU_EINVAL;
+        }
+        m->dec.avoid_flavors = avoid;
+        m->dec.n_avoid_flavors = n_avoid;
+        return 0;
+    }
+    entry_drop_decoded(m);
+    if (api_workload_from_json(obj, &m->dec) != 0)
+        return CU_EINVAL;
+    kq_avoid_from_workload(obj, &m->dec.avoid_flavors, &m->dec.n_avoid_flavors);
+    m->has_dec = true;
+    return 0;
+}
+
+const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *obj)
+{
+    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    if (entry_decode(m, obj) != 0) {
+        HASH_DEL(memo->entries, m);
+        entry_free(m);
+        memo->last_obj = NULL;
+        return NULL;
+    }
+    entry_set_doc(memo, m, obj, m->dec.admitted);
+    return &m->dec;
+}
+
+const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const json_t *obj)
+{
+    struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
+    const json_t *spec = json_object_get(obj, "spec");
+    return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
 }
 
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)

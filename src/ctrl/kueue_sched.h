@@ -47,6 +47,19 @@ void kq_memo_free(struct kq_memo *m);
 bool kq_memo_same(struct kq_memo *m, const json_t *obj, bool *admitted);
 /* Remember obj's values (references held) after feeding it to the engine. */
 void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
+/* What obj decodes to (api_workload_from_json, with avoid_flavors from
+ * kq_avoid_from_workload), to be fed to the engine; the memo then
+ * remembers obj as kq_memo_store(obj, its Admitted flag) does. When the
+ * last document decoded for obj's namespace/name has the very metadata and
+ * spec values of obj, only the status is decoded again
+ * (api_workload_status_from_json). Borrowed: valid until the memo's next
+ * call for that namespace/name. NULL when obj does not decode (the
+ * Workload is then forgotten). */
+const struct api_workload *kq_memo_decode(struct kq_memo *m, const json_t *obj);
+/* The Workload last decoded for obj's namespace/name (kq_memo_decode) when
+ * it was decoded from obj's very spec value, else NULL: its spec fields
+ * (pod sets, queue, priority) are obj's. Borrowed, as kq_memo_decode's. */
+const struct api_workload *kq_memo_decoded_spec(struct kq_memo *m, const json_t *obj);
 /* Forget a Workload (deleted, finished, or to be decoded again). */
 void kq_memo_forget(struct kq_memo *m, const char *ns, const char *name);
 /* The status.resourceRequests remembered for obj's spec (the same spec
