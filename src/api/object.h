@@ -91,9 +91,12 @@ int api_workload_from_json(const json_t *obj, struct api_workload *out);
  * reclaimable pods) from obj, keeping everything else *wl holds: for a
  * Workload whose metadata and spec are the very ones *wl was decoded from
  * by api_workload_from_json, which it then equals (a status write seen by
- * the scheduler driver). Returns 0, or CU_EINVAL (obj is not an object, a
+ * the scheduler driver). keep_admission: obj's status.admission is also
+ * the very value (or absence) *wl's admission was decoded from, which is
+ * then kept as it is. Returns 0, or CU_EINVAL (obj is not an object, a
  * resourceUsage quantity does not parse) with *wl released (empty). */
-int api_workload_status_from_json(const json_t *obj, struct api_workload *wl);
+int api_workload_status_from_json(const json_t *obj, struct api_workload *wl,
+                                  bool keep_admission);
 
 /* Whether a stored ClusterQueue (JSON) names the ResourceFlavor `flavor`
  * in spec.resourceGroups[].flavors[], or the AdmissionCheck `check` in

@@ -382,15 +382,19 @@ static void wl_meta_misc(const json_t *obj, struct api_workload *wl)
     wl->job_uid = job_uid ? xstrdup(job_uid) : NULL;
 }
 
-/* Empty the status fields of wl (those wl_status decodes). */
-static void wl_status_release(struct api_workload *wl)
+/* Empty the status fields of wl (those wl_status decodes), but for the
+ * admission when it is kept. */
+static void wl_status_release(struct api_workload *wl, bool keep_admission)
 {
-    api_admission_release(&wl->admission);
+    if (!keep_admission) {
+        api_admission_release(&wl->admission);
+        wl->has_admission = false;
+    }
     xfree(wl->evicted_reason);
     for (size_t i = 0; i < wl->n_reclaimable; i++)
         api_podset_assignment_release(&wl->reclaimable[i]);
     xfree(wl->reclaimable);
-    wl->has_admission = wl->quota_reserved = wl->admitted = wl->finished = false;
+    wl->quota_reserved = wl->admitted = wl->finished = false;
     wl->evicted = wl->requeued_false = false;
     wl->evicted_ms = wl->requeue_at_ms = wl->quota_reserved_ms = 0;
     wl->evicted_reason = NULL;
@@ -399,10 +403,11 @@ static void wl_status_release(struct api_workload *wl)
     wl->n_reclaimable = 0;
 }
 
-/* The status fields (the admission reads the pod set counts). */
-static int wl_status(const json_t *obj, struct api_workload *wl)
+/* The status fields (the admission reads the pod set counts), but for the
+ * admission when it is kept. */
+static int wl_status(const json_t *obj, struct api_workload *wl, bool keep_admission)
 {
-    if (wl_admission(json_object_get(obj, "status"), wl) < 0)
+    if (!keep_admission && wl_admission(json_object_get(obj, "status"), wl) < 0)
         return CU_EINVAL;
     wl_conditions(obj, wl);
     wl_status_misc(obj, wl);
@@ -424,7 +429,7 @@ int api_workload_from_json(const json_t *obj, struct api_workload *out)
     const char *pc = JX_STR(spec, "priorityClassName");
     out->priority_class = dup_or(pc ? pc : JX_STR(spec, "priorityClassRef", "name"), "");
     out->active = JX_BOOL(spec, true, "active");
-    if (wl_podsets(spec, out) < 0 || wl_status(obj, out) < 0) {
+    if (wl_podsets(spec, out) < 0 || wl_status(obj, out, false) < 0) {
         api_workload_release(out);
         return CU_EINVAL;
     }
@@ -432,10 +437,11 @@ int api_workload_from_json(const json_t *obj, struct api_workload *out)
     return 0;
 }
 
-int api_workload_status_from_json(const json_t *obj, struct api_workload *wl)
+int api_workload_status_from_json(const json_t *obj, struct api_workload *wl,
+                                  bool keep_admission)
 {
-    wl_status_release(wl);
-    if (!json_is_object(obj) || wl_status(obj, wl) < 0) {
+    wl_status_release(wl, keep_admission);
+    if (!json_is_object(obj) || wl_status(obj, wl, keep_admission) < 0) {
         api_workload_release(wl);
         return CU_EINVAL;
     }

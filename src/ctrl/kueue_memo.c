@@ -258,24 +258,25 @@ void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
 /* Whether obj's metadata and spec (every value api_workload_from_json
  * reads outside the status, and the annotations kq_avoid_from_workload
  * reads) are the very values of m's document. */
-static bool same_source(const struct memo_entry *m, const json_t *obj)
+static bool same_source(const struct memo_entry *m, json_t *const in[N_INPUTS])
 {
-    json_t *in[N_INPUTS];
-    plain_inputs(obj, in);
     return m->doc && in[0] == m->in[0] && in[1] == m->in[1] && in[2] == m->in[2] &&
            in[3] == m->in[3] && in[5] == m->in[5];
 }
 
 /* m->dec decoded again from obj: only its status when m's document has
- * the same metadata and spec values. Returns 0 or CU_EINVAL. */
+ * the same metadata and spec values (and not the admission when it is the
+ * same value too). Returns 0 or CU_EINVAL. */
 static int entry_decode(struct memo_entry *m, const json_t *obj)
 {
-    if (m->has_dec && same_source(m, obj)) {
+    json_t *in[N_INPUTS];
+    plain_inputs(obj, in);
+    if (m->has_dec && same_source(m, in)) {
         struct api_flavor_avoid *avoid = m->dec.avoid_flavors; /* kept: same annotations */
         size_t n_avoid = m->dec.n_avoid_flavors;
         m->dec.avoid_flavors = NULL;
         m->dec.n_avoid_flavors = 0;
-        if (api_workload_status_from_json(obj, &m->dec) != 0) {
+        if (api_workload_status_from_json(obj, &m->dec, in[6] == m->in[6]) != 0) {
             kq_avoid_release(avoid, n_avoid);
             m->has_dec = false;
             return CU_EINVAL;

@@ -488,7 +488,7 @@ static void test_workload_status_decoded_again(void **state)
     struct api_workload wl, want;
     assert_int_equal(api_workload_from_json(bare, &wl), 0);
     assert_false(wl.has_admission);
-    assert_int_equal(api_workload_status_from_json(full, &wl), 0);
+    assert_int_equal(api_workload_status_from_json(full, &wl, false), 0);
     assert_int_equal(api_workload_from_json(full, &want), 0);
     assert_string_equal(wl.name, want.name);
     assert_int_equal(wl.n_podsets, 2);
@@ -507,8 +507,22 @@ static void test_workload_status_decoded_again(void **state)
     assert_string_equal(wl.reclaimable[0].name, "tpu-group");
     assert_true(wl.elastic);
     assert_string_equal(wl.admission_gated_by, "someone");
+    /* the same admission kept as decoded, the rest decoded again */
+    json_t *fin = json_deep_copy(full);
+    JX_SET_NEW(json_array_get(JX_GET(fin, "status", "conditions"), 1), json_string("False"),
+               "status");
+    json_t *c = json_pack("{s:s, s:s}", "type", "Finished", "status", "True");
+    json_array_append_new(JX_GET(fin, "status", "conditions"), c);
+    assert_int_equal(api_workload_status_from_json(fin, &wl, true), 0);
+    assert_true(wl.finished);
+    assert_false(wl.admitted);
+    assert_true(wl.has_admission);
+    assert_string_equal(wl.admission.cluster_queue, "cluster-queue");
+    assert_int_equal(wl.admission.n_podsets, 2);
+    assert_int_equal(wl.n_reclaimable, 1);
+    json_decref(fin);
     /* back to no status: every status field cleared, the rest kept */
-    assert_int_equal(api_workload_status_from_json(bare, &wl), 0);
+    assert_int_equal(api_workload_status_from_json(bare, &wl, false), 0);
     assert_false(wl.has_admission || wl.quota_reserved || wl.admitted || wl.evicted ||
                  wl.requeued_false);
     assert_null(wl.admission.podsets);
@@ -523,7 +537,7 @@ static void test_workload_status_decoded_again(void **state)
                                 "\"head\",\"resourceUsage\":{\"cpu\":\"lots\"}}]}",
                                 0, NULL),
                "status", "admission");
-    assert_int_equal(api_workload_status_from_json(bare, &wl), CU_EINVAL);
+    assert_int_equal(api_workload_status_from_json(bare, &wl, false), CU_EINVAL);
     assert_null(wl.name);
     assert_int_equal(wl.n_podsets, 0);
     api_workload_release(&wl);

@@ -167,6 +167,15 @@ static void decoding_keeps_what_did_not_change(void **state)
     assert_int_equal(d->n_avoid_flavors, 1);
     assert_true(kq_memo_same(m, v2, &admitted));
     assert_true(admitted);
+    /* a status write that leaves the admission: kept, the rest follows */
+    json_t *v2b = store_status_copy(v2, NULL);
+    api_cond_set(v2b, "Admitted", "False", "NoReservation", "", T0 + 1000);
+    d = kq_memo_decode(m, v2b);
+    assert_false(d->admitted);
+    assert_true(d->has_admission);
+    assert_string_equal(d->admission.cluster_queue, "cq");
+    assert_int_equal(api_reslist_get(&d->admission.podsets[0].resource_usage, "cpu"), 2000);
+    d = kq_memo_decode(m, v2);
     /* another spec value (priority) and other annotations: decoded again */
     json_t *v3 = jx_deep_copy(v2);
     JX_SET_NEW(v3, json_integer(5), "spec", "priority");
@@ -189,7 +198,7 @@ static void decoding_keeps_what_did_not_change(void **state)
     assert_non_null(kq_memo_decode(m, v3));
     kq_memo_store(m, v2, true);
     assert_null(kq_memo_decoded_spec(m, v2));
-    json_t *docs[] = {v1, v2, v3, v4};
+    json_t *docs[] = {v1, v2, v2b, v3, v4};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         json_decref(docs[i]);
     kq_memo_free(m);
