@@ -71,6 +71,7 @@ struct kq_memo {
      * kq_memo_store of the same document that follows it (every other call
      * clears last_obj, so an address reused later never matches) */
     const json_t *last_obj;
+    struct memo_entry *last_entry; /* obj's entry */
     json_t *last_in[N_INPUTS];
     struct cond_sum last_conds;
     bool last_complete; /* last_conds is filled too */
@@ -215,6 +216,7 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
         return false;
     json_t **in = memo->last_in;
     memo->last_obj = obj;
+    memo->last_entry = m;
     memo->last_complete = false;
     plain_inputs(obj, in); /* the cheap ones first */
     if (memcmp(in, m->in, sizeof(m->in)) != 0)
@@ -295,7 +297,9 @@ static int entry_decode(struct memo_entry *m, const json_t *obj)
 
 const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *obj)
 {
-    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    struct memo_entry *m = memo->last_obj == obj
+                               ? memo->last_entry
+                               : find_or_add(memo, api_namespace(obj), api_name(obj));
     if (entry_decode(m, obj) != 0) {
         HASH_DEL(memo->entries, m);
         entry_free(m);

@@ -513,7 +513,8 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
 static void reset_on_reserve(json_t *wl, const char *type, int64_t now)
 {
     json_t *cond = api_cond_get(wl, type);
-    if (!cond || !api_cond_is_true(wl, type))
+    const char *status = JX_STR(cond, "status");
+    if (!status || strcmp(status, "True"))
         return;
     char *msg = xasprintf("Previously: %s", jx_or_empty(JX_STR(cond, "message")));
     api_cond_set(wl, type, "False", "QuotaReserved", msg, now);
