@@ -269,10 +269,13 @@ static bool same_source(const struct memo_entry *m, json_t *const in[N_INPUTS])
 /* m->dec decoded again from obj: only its status when m's document has
  * the same metadata and spec values (and not the admission when it is the
  * same value too). Returns 0 or CU_EINVAL. */
-static int entry_decode(struct memo_entry *m, const json_t *obj)
+static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t *obj)
 {
     json_t *in[N_INPUTS];
-    plain_inputs(obj, in);
+    if (memo->last_obj == obj)
+        memcpy(in, memo->last_in, sizeof(in));
+    else
+        plain_inputs(obj, in);
     if (m->has_dec && same_source(m, in)) {
         struct api_flavor_avoid *avoid = m->dec.avoid_flavors; /* kept: same annotations */
         size_t n_avoid = m->dec.n_avoid_flavors;
@@ -300,7 +303,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
     struct memo_entry *m = memo->last_obj == obj
                                ? memo->last_entry
                                : find_or_add(memo, api_namespace(obj), api_name(obj));
-    if (entry_decode(m, obj) != 0) {
+    if (entry_decode(memo, m, obj) != 0) {
         HASH_DEL(memo->entries, m);
         entry_free(m);
         memo->last_obj = NULL;
