@@ -286,6 +286,25 @@ void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name)
     kq_set_add(q->dirty_lq, a->key);
 }
 
+void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const json_t *obj)
+{
+    if (kind == KIND_CLUSTERQUEUE) {
+        const char *name = api_name(obj);
+        struct cq_state *cs = NULL;
+        if (name)
+            HASH_FIND_STR(q->cqs, name, cs);
+        if (!cs || cs->written != obj)
+            kq_queues_mark_cq(q, name);
+        return;
+    }
+    const char *ns = api_namespace(obj), *name = api_name(obj);
+    if (!ns || !name)
+        return;
+    struct lq_agg *a = lq_get(q, ns, name);
+    if (a->written != obj)
+        kq_set_add(q->dirty_lq, a->key);
+}
+
 static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int sign)
 {
     if (!w->lq || w->st == WS_NONE)

@@ -28,6 +28,11 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
 /* Mark a queue for a status rewrite. */
 void kq_queues_mark_cq(struct kq_queues *q, const char *cq);
 void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name);
+/* A ClusterQueue or LocalQueue event that changed no spec (a status
+ * write): mark the queue for a rewrite (the status is ours), unless obj is
+ * the very document our last status write of it left (that write seen
+ * back: nothing to rewrite). */
+void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const json_t *obj);
 /* Rewrite the status of every marked ClusterQueue (from eng_cq_status;
  * its finalizer is dropped once a deleting ClusterQueue holds nothing) and
  * LocalQueue. Returns true when something was written. */

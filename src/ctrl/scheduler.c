@@ -295,10 +295,8 @@ static void observe_queue(struct ctrl *c, struct sched *s, const struct store_ev
     bool del = ev->type == STORE_DELETED;
     if (!spec_changed(s, ev)) {
         /* someone wrote its status: ours is the truth, write it again */
-        if (ev->kind == KIND_CLUSTERQUEUE)
-            kq_queues_mark_cq(s->queues, api_name(obj));
-        else if (ev->kind == KIND_LOCALQUEUE)
-            kq_queues_mark_lq(s->queues, api_namespace(obj), api_name(obj));
+        if (ev->kind == KIND_CLUSTERQUEUE || ev->kind == KIND_LOCALQUEUE)
+            kq_queues_observe_status(s->queues, ev->kind, obj);
         return;
     }
     if (ev->kind == KIND_CLUSTERQUEUE) {
