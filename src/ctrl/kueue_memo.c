@@ -16,6 +16,11 @@
  * decoded Workload, and an upsert of it would be the no-op engine.h says it
  * is. The memo holds a reference to the document the values came from,
  * which keeps them alive: an address is never reused while it is compared.
+ *
+ * It also keeps the Workload that document decoded to (kq_memo_decode):
+ * a later document with the very same metadata and spec values (a status
+ * write) has only its status decoded again, and its pod sets give the
+ * resourceRequests without decoding.
  */
 #include <string.h>
 #include <uthash.h>

@@ -45,10 +45,13 @@ struct kq_memo;
 struct kq_memo *kq_memo_new(void);
 void kq_memo_free(struct kq_memo *m);
 /* True when every JSON value of obj that api_workload_from_json and
- * kq_avoid_from_workload read is the very value (same reference) of the
- * last kq_memo_store for obj's namespace/name: decoding obj would give the
- * same Workload, whose upsert engine.h says is a no-op. *admitted then
- * receives the decoded Admitted flag of that store. */
+ * kq_avoid_from_workload read outside the conditions is the very value
+ * (same reference) of the last kq_memo_store / kq_memo_decode for obj's
+ * namespace/name, and the conditions decode the same (the same ones hold,
+ * with equal lastTransitionTime, and Evicted reason, where the decoding
+ * reads them): decoding obj would give the same Workload, whose upsert
+ * engine.h says is a no-op. *admitted then receives the decoded Admitted
+ * flag of that store. */
 bool kq_memo_same(struct kq_memo *m, const json_t *obj, bool *admitted);
 /* Remember obj's values (references held) after feeding it to the engine. */
 void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
