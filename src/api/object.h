@@ -86,6 +86,17 @@ int api_cohort_from_json(const json_t *obj, struct api_cohort *out);
 int api_local_queue_from_json(const json_t *obj, struct api_local_queue *out);
 int api_priority_class_from_json(const json_t *obj, struct api_priority_class *out);
 int api_workload_from_json(const json_t *obj, struct api_workload *out);
+/* Decode again only the status fields of *wl (has_admission, admission,
+ * the condition flags and times, evicted_reason, requeue state,
+ * reclaimable pods) from obj, keeping everything else *wl holds: for a
+ * Workload whose metadata and spec are the very ones *wl was decoded from
+ * by api_workload_from_json, which it then equals (a status write seen by
+ * the scheduler driver). keep_admission: obj's status.admission is also
+ * the very value (or absence) *wl's admission was decoded from, which is
+ * then kept as it is. Returns 0, or CU_EINVAL (obj is not an object, a
+ * resourceUsage quantity does not parse) with *wl released (empty). */
+int api_workload_status_from_json(const json_t *obj, struct api_workload *wl,
+                                  bool keep_admission);
 
 /* Whether a stored ClusterQueue (JSON) names the ResourceFlavor `flavor`
  * in spec.resourceGroups[].flavors[], or the AdmissionCheck `check` in

@@ -352,6 +352,7 @@ static void wl_conditions(const json_t *obj, struct api_workload *wl)
     wl->quota_reserved_ms = wl->quota_reserved ? cond_time_ms(c[0]) : 0;
 }
 
+/* status.requeueState and status.reclaimablePods. */
 static void wl_status_misc(const json_t *obj, struct api_workload *wl)
 {
     const json_t *st = json_object_get(obj, "status");
@@ -367,6 +368,11 @@ static void wl_status_misc(const json_t *obj, struct api_workload *wl)
         wl->reclaimable[i].name = dup_or(JX_STR(rp, "name"), "");
         wl->reclaimable[i].count = (int32_t)JX_INT(rp, 0, "count");
     }
+}
+
+/* The labels and annotations the view reads. */
+static void wl_meta_misc(const json_t *obj, struct api_workload *wl)
+{
     wl->elastic = is(api_annotation(obj, "kueue.x-k8s.io/elastic-job"), "true");
     const char *rf = api_annotation(obj, "kueue.x-k8s.io/workload-slice-replacement-for");
     wl->replacement_for = rf ? xstrdup(rf) : NULL;
@@ -374,6 +380,38 @@ static void wl_status_misc(const json_t *obj, struct api_workload *wl)
     wl->admission_gated_by = gate ? xstrdup(gate) : NULL;
     const char *job_uid = api_label(obj, "kueue.x-k8s.io/job-uid");
     wl->job_uid = job_uid ? xstrdup(job_uid) : NULL;
+}
+
+/* Empty the status fields of wl (those wl_status decodes), but for the
+ * admission when it is kept. */
+static void wl_status_release(struct api_workload *wl, bool keep_admission)
+{
+    if (!keep_admission) {
+        api_admission_release(&wl->admission);
+        wl->has_admission = false;
+    }
+    xfree(wl->evicted_reason);
+    for (size_t i = 0; i < wl->n_reclaimable; i++)
+        api_podset_assignment_release(&wl->reclaimable[i]);
+    xfree(wl->reclaimable);
+    wl->quota_reserved = wl->admitted = wl->finished = false;
+    wl->evicted = wl->requeued_false = false;
+    wl->evicted_ms = wl->requeue_at_ms = wl->quota_reserved_ms = 0;
+    wl->evicted_reason = NULL;
+    wl->requeue_count = 0;
+    wl->reclaimable = NULL;
+    wl->n_reclaimable = 0;
+}
+
+/* The status fields (the admission reads the pod set counts), but for the
+ * admission when it is kept. */
+static int wl_status(const json_t *obj, struct api_workload *wl, bool keep_admission)
+{
+    if (!keep_admission && wl_admission(json_object_get(obj, "status"), wl) < 0)
+        return CU_EINVAL;
+    wl_conditions(obj, wl);
+    wl_status_misc(obj, wl);
+    return 0;
 }
 
 int api_workload_from_json(const json_t *obj, struct api_workload *out)
@@ -391,12 +429,22 @@ int api_workload_from_json(const json_t *obj, struct api_workload *out)
     const char *pc = JX_STR(spec, "priorityClassName");
     out->priority_class = dup_or(pc ? pc : JX_STR(spec, "priorityClassRef", "name"), "");
     out->active = JX_BOOL(spec, true, "active");
-    if (wl_podsets(spec, out) < 0 || wl_admission(json_object_get(obj, "status"), out) < 0) {
+    if (wl_podsets(spec, out) < 0 || wl_status(obj, out, false) < 0) {
         api_workload_release(out);
         return CU_EINVAL;
     }
-    wl_conditions(obj, out);
-    wl_status_misc(obj, out);
+    wl_meta_misc(obj, out);
+    return 0;
+}
+
+int api_workload_status_from_json(const json_t *obj, struct api_workload *wl,
+                                  bool keep_admission)
+{
+    wl_status_release(wl, keep_admission);
+    if (!json_is_object(obj) || wl_status(obj, wl, keep_admission) < 0) {
+        api_workload_release(wl);
+        return CU_EINVAL;
+    }
     return 0;
 }
 

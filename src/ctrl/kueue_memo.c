@@ -8,39 +8,63 @@
  * A Workload's inputs are the JSON values api_workload_from_json and
  * kq_avoid_from_workload read (metadata uid, creationTimestamp, labels,
  * annotations and deletionTimestamp; spec; status admission, requeueState
- * and reclaimablePods; the status, lastTransitionTime (and for Evicted the
- * reason) of the conditions it decodes), compared by identity: stored
+ * and reclaimablePods), compared by identity, and what the decoding makes
+ * of the conditions (which of them hold, and the time and reason it reads
+ * of those), compared by value. Identity is enough because stored
  * documents are immutable and share every value a write leaves alone
  * (store_status_copy, api_cond_set), so the same values mean the same
  * decoded Workload, and an upsert of it would be the no-op engine.h says it
  * is. The memo holds a reference to the document the values came from,
  * which keeps them alive: an address is never reused while it is compared.
+ *
+ * It also keeps the Workload that document decoded to (kq_memo_decode):
+ * a later document with the very same metadata and spec values (a status
+ * write) has only its status decoded again, and its pod sets give the
+ * resourceRequests without decoding.
  */
 #include <string.h>
 #include <uthash.h>
 
 #include "api/meta.h"
+#include "api/object.h"
+#include "ctrl/kueue_int.h"
 #include "ctrl/kueue_sched.h"
+#include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
-/* The conditions api_workload_from_json decodes. */
+/* The conditions api_workload_from_json decodes, in its order. */
 static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
                                          "Requeued"};
 #define N_CONDS (sizeof(MEMO_CONDS) / sizeof(MEMO_CONDS[0]))
-#define EVICTED 3
+#define COND_QUOTA_RESERVED 0
+#define COND_EVICTED 3
+#define COND_REQUEUED 4
 /* uid, creationTimestamp, labels, annotations, deletionTimestamp, spec,
- * admission, requeueState, reclaimablePods, then per condition its status
- * and lastTransitionTime, then Evicted's reason */
-#define N_PLAIN 9
-#define N_INPUTS (N_PLAIN + 2 * N_CONDS + 1)
+ * admission, requeueState, reclaimablePods */
+#define N_INPUTS 9
+
+/* What the decoding makes of the conditions: which of them hold (status
+ * "True"; for Requeued "False", the only status it tells apart), and the
+ * values it reads of those that hold. Other statuses, reasons, messages and
+ * times are not read, so a write that changes only them (a first Pending
+ * write: QuotaReserved=False, Admitted=False) decodes to the same Workload. */
+struct cond_sum {
+    unsigned held;                /* bit k: MEMO_CONDS[k] holds */
+    const json_t *qr_time;        /* QuotaReserved lastTransitionTime when it holds */
+    const json_t *evicted_time;   /* Evicted lastTransitionTime when it holds */
+    const json_t *evicted_reason; /* Evicted reason when it holds */
+};
 
 struct memo_entry {
     char *key; /* ns NUL name */
     size_t keylen;
-    json_t *doc;          /* the document last fed (reference) */
-    json_t *in[N_INPUTS]; /* its values (borrowed from doc), NULL where absent */
+    json_t *doc;           /* the document last fed (reference) */
+    json_t *in[N_INPUTS];  /* its values (borrowed from doc), NULL where absent */
+    struct cond_sum conds; /* its conditions (values borrowed from doc) */
     bool admitted;
+    bool has_dec;           /* dec is what doc decodes to */
+    struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
     json_t *rr_spec; /* the spec rr was computed for (reference) */
     json_t *rr;      /* status.resourceRequests for it (reference) */
     UT_hash_handle hh;
@@ -52,22 +76,36 @@ struct kq_memo {
      * kq_memo_store of the same document that follows it (every other call
      * clears last_obj, so an address reused later never matches) */
     const json_t *last_obj;
+    struct memo_entry *last_entry; /* obj's entry */
     json_t *last_in[N_INPUTS];
-    bool last_complete; /* last_in holds the condition values too */
+    struct cond_sum last_conds;
+    bool last_complete; /* last_conds is filled too */
 };
 
 struct kq_memo *kq_memo_new(void) { return xcalloc(1, sizeof(struct kq_memo)); }
+
+/* Release the decoded Workload (its avoid list is ctrl's: types.h). */
+static void entry_drop_decoded(struct memo_entry *m)
+{
+    kq_avoid_release(m->dec.avoid_flavors, m->dec.n_avoid_flavors);
+    m->dec.avoid_flavors = NULL;
+    m->dec.n_avoid_flavors = 0;
+    api_workload_release(&m->dec);
+    m->has_dec = false;
+}
 
 static void entry_clear_inputs(struct memo_entry *m)
 {
     json_decref(m->doc);
     m->doc = NULL;
     memset(m->in, 0, sizeof(m->in));
+    memset(&m->conds, 0, sizeof(m->conds));
 }
 
 static void entry_free(struct memo_entry *m)
 {
     entry_clear_inputs(m);
+    entry_drop_decoded(m);
     json_decref(m->rr_spec);
     json_decref(m->rr);
     xfree(m->key);
@@ -119,7 +157,7 @@ static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, cons
 }
 
 /* The values obj's decoding reads outside the conditions (borrowed). */
-static void plain_inputs(const json_t *obj, json_t *out[N_PLAIN])
+static void plain_inputs(const json_t *obj, json_t *out[N_INPUTS])
 {
     const json_t *md = json_object_get(obj, "metadata");
     const json_t *st = json_object_get(obj, "status");
@@ -134,32 +172,45 @@ static void plain_inputs(const json_t *obj, json_t *out[N_PLAIN])
     out[8] = json_object_get(st, "reclaimablePods");
 }
 
-/* The values read from the conditions (borrowed). */
-static void cond_inputs(const json_t *obj, json_t *out[N_INPUTS - N_PLAIN])
+static bool status_is(const json_t *cond, const char *want)
 {
-    for (size_t i = 0; i < N_INPUTS - N_PLAIN; i++)
-        out[i] = NULL;
-    bool seen[N_CONDS] = {false};
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
-        const char *type = api_cond_type(c);
-        for (size_t k = 0; type && k < N_CONDS; k++) {
-            if (seen[k] || strcmp(type, MEMO_CONDS[k]))
-                continue; /* api_cond_get takes the first of a type */
-            seen[k] = true;
-            out[2 * k] = json_object_get(c, "status");
-            out[2 * k + 1] = json_object_get(c, "lastTransitionTime");
-            if (k == EVICTED)
-                out[N_INPUTS - N_PLAIN - 1] = json_object_get(c, "reason");
-        }
+    const char *s = json_string_value(json_object_get(cond, "status"));
+    return s && !strcmp(s, want);
+}
+
+/* The conditions as the decoding reads them (api_cond_get_all takes the
+ * first of each type, as the decoding does). Values borrowed from obj. */
+static void cond_summary(const json_t *obj, struct cond_sum *out)
+{
+    const json_t *c[N_CONDS];
+    api_cond_get_all(obj, MEMO_CONDS, N_CONDS, c);
+    memset(out, 0, sizeof(*out));
+    for (size_t k = 0; k < N_CONDS; k++)
+        if (status_is(c[k], k == COND_REQUEUED ? "False" : "True"))
+            out->held |= 1u << k;
+    if (out->held & (1u << COND_QUOTA_RESERVED))
+        out->qr_time = json_object_get(c[COND_QUOTA_RESERVED], "lastTransitionTime");
+    if (out->held & (1u << COND_EVICTED)) {
+        out->evicted_time = json_object_get(c[COND_EVICTED], "lastTransitionTime");
+        out->evicted_reason = json_object_get(c[COND_EVICTED], "reason");
     }
 }
 
-static void inputs_of(const json_t *obj, json_t *out[N_INPUTS])
+/* Whether the decoding reads the same from a and b: the same value (or
+ * both absent), or two equal strings. */
+static bool same_value(const json_t *a, const json_t *b)
 {
-    plain_inputs(obj, out);
-    cond_inputs(obj, out + N_PLAIN);
+    if (a == b)
+        return true;
+    const char *x = json_string_value(a), *y = json_string_value(b);
+    return x && y && !strcmp(x, y);
+}
+
+static bool same_conds(const struct cond_sum *a, const struct cond_sum *b)
+{
+    return a->held == b->held && same_value(a->qr_time, b->qr_time) &&
+           same_value(a->evicted_time, b->evicted_time) &&
+           same_value(a->evicted_reason, b->evicted_reason);
 }
 
 bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
@@ -170,35 +221,108 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
         return false;
     json_t **in = memo->last_in;
     memo->last_obj = obj;
+    memo->last_entry = m;
     memo->last_complete = false;
     plain_inputs(obj, in); /* the cheap ones first */
-    if (memcmp(in, m->in, N_PLAIN * sizeof(in[0])) != 0)
+    if (memcmp(in, m->in, sizeof(m->in)) != 0)
         return false;
-    cond_inputs(obj, in + N_PLAIN);
+    cond_summary(obj, &memo->last_conds);
     memo->last_complete = true;
-    if (memcmp(in + N_PLAIN, m->in + N_PLAIN, (N_INPUTS - N_PLAIN) * sizeof(in[0])) != 0)
+    if (!same_conds(&memo->last_conds, &m->conds))
         return false;
     memo->last_obj = NULL;
     *admitted = m->admitted;
     return true;
 }
 
-void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
+/* Remember obj as m's document (its inputs, from the kq_memo_same that
+ * just read them when there was one). */
+static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
+                          bool admitted)
 {
-    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
     json_t *doc = json_incref((json_t *)obj); /* before letting the old one go */
     entry_clear_inputs(m);
     m->doc = doc;
-    if (memo->last_obj == obj && memo->last_complete) {
+    if (memo->last_obj == obj)
         memcpy(m->in, memo->last_in, sizeof(m->in));
-    } else if (memo->last_obj == obj) {
-        memcpy(m->in, memo->last_in, N_PLAIN * sizeof(m->in[0]));
-        cond_inputs(obj, m->in + N_PLAIN);
-    } else {
-        inputs_of(obj, m->in);
-    }
+    else
+        plain_inputs(obj, m->in);
+    if (memo->last_obj == obj && memo->last_complete)
+        m->conds = memo->last_conds;
+    else
+        cond_summary(obj, &m->conds);
     memo->last_obj = NULL;
     m->admitted = admitted;
+}
+
+void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
+{
+    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    entry_drop_decoded(m); /* decoded from another document */
+    entry_set_doc(memo, m, obj, admitted);
+}
+
+/* Whether obj's metadata and spec (every value api_workload_from_json
+ * reads outside the status, and the annotations kq_avoid_from_workload
+ * reads) are the very values of m's document. */
+static bool same_source(const struct memo_entry *m, json_t *const in[N_INPUTS])
+{
+    return m->doc && in[0] == m->in[0] && in[1] == m->in[1] && in[2] == m->in[2] &&
+           in[3] == m->in[3] && in[5] == m->in[5];
+}
+
+/* m->dec decoded again from obj: only its status when m's document has
+ * the same metadata and spec values (and not the admission when it is the
+ * same value too). Returns 0 or CU_EINVAL. */
+static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t *obj)
+{
+    json_t *in[N_INPUTS];
+    if (memo->last_obj == obj)
+        memcpy(in, memo->last_in, sizeof(in));
+    else
+        plain_inputs(obj, in);
+    if (m->has_dec && same_source(m, in)) {
+        struct api_flavor_avoid *avoid = m->dec.avoid_flavors; /* kept: same annotations */
+        size_t n_avoid = m->dec.n_avoid_flavors;
+        m->dec.avoid_flavors = NULL;
+        m->dec.n_avoid_flavors = 0;
+        if (api_workload_status_from_json(obj, &m->dec, in[6] == m->in[6]) != 0) {
+            kq_avoid_release(avoid, n_avoid);
+            m->has_dec = false;
+            return CU_EINVAL;
+        }
+        m->dec.avoid_flavors = avoid;
+        m->dec.n_avoid_flavors = n_avoid;
+        return 0;
+    }
+    entry_drop_decoded(m);
+    if (api_workload_from_json(obj, &m->dec) != 0)
+        return CU_EINVAL;
+    kq_avoid_from_workload(obj, &m->dec.avoid_flavors, &m->dec.n_avoid_flavors);
+    m->has_dec = true;
+    return 0;
+}
+
+const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *obj)
+{
+    struct memo_entry *m = memo->last_obj == obj
+                               ? memo->last_entry
+                               : find_or_add(memo, api_namespace(obj), api_name(obj));
+    if (entry_decode(memo, m, obj) != 0) {
+        HASH_DEL(memo->entries, m);
+        entry_free(m);
+        memo->last_obj = NULL;
+        return NULL;
+    }
+    entry_set_doc(memo, m, obj, m->dec.admitted);
+    return &m->dec;
+}
+
+const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const json_t *obj)
+{
+    struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
+    const json_t *spec = json_object_get(obj, "spec");
+    return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
 }
 
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)

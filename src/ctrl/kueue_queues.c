@@ -204,6 +204,14 @@ static bool cq_figures_equal(const struct eng_cq_status *a, const struct eng_cq_
            flavor_usage_equal(a->usage, a->n_usage, b->usage, b->n_usage);
 }
 
+static void contrib_free(struct wl_contrib *w)
+{
+    usage_release(&w->amt);
+    xfree(w->key);
+    xfree(w->lq);
+    xfree(w);
+}
+
 struct kq_queues *kq_queues_new(void)
 {
     struct kq_queues *q = xcalloc(1, sizeof(*q));
@@ -240,10 +248,7 @@ void kq_queues_free(struct kq_queues *q)
     struct wl_contrib *w, *wt;
     HASH_ITER(hh, q->wls, w, wt) {
         HASH_DEL(q->wls, w);
-        usage_release(&w->amt);
-        xfree(w->key);
-        xfree(w->lq);
-        xfree(w);
+        contrib_free(w);
     }
     kq_set_free(q->dirty_cq);
     kq_set_free(q->dirty_lq);
@@ -279,6 +284,25 @@ void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name)
         return;
     struct lq_agg *a = lq_get(q, ns, name);
     kq_set_add(q->dirty_lq, a->key);
+}
+
+void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const json_t *obj)
+{
+    if (kind == KIND_CLUSTERQUEUE) {
+        const char *name = api_name(obj);
+        struct cq_state *cs = NULL;
+        if (name)
+            HASH_FIND_STR(q->cqs, name, cs);
+        if (!cs || cs->written != obj)
+            kq_queues_mark_cq(q, name);
+        return;
+    }
+    const char *ns = api_namespace(obj), *name = api_name(obj);
+    if (!ns || !name)
+        return;
+    struct lq_agg *a = lq_get(q, ns, name);
+    if (a->written != obj)
+        kq_set_add(q->dirty_lq, a->key);
 }
 
 static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int sign)
@@ -325,38 +349,53 @@ static void contrib_from(const json_t *wl, struct wl_contrib *w)
     }
 }
 
+/* Mark the ClusterQueue of the Workload: its admission's, else its
+ * LocalQueue's. */
+static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const json_t *wl, const char *queue)
+{
+    const char *cq = kq_wl_cluster_queue(wl);
+    if (cq || !queue) {
+        kq_queues_mark_cq(q, cq);
+        return;
+    }
+    json_t *lq = store_get(ctrl_store(c), KIND_LOCALQUEUE, api_namespace(wl), queue);
+    kq_queues_mark_cq(q, JX_STR(lq, "spec", "clusterQueue"));
+    json_decref(lq);
+}
+
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
                                 bool deleted)
 {
     char *key = kq_key(api_namespace(wl), api_name(wl));
     struct wl_contrib *w;
     HASH_FIND_STR(q->wls, key, w);
+    const char *queue = JX_STR(wl, "spec", "queueName");
+    struct lq_agg *a = deleted || !queue ? NULL : lq_get(q, api_namespace(wl), queue);
+    struct wl_contrib now = {0};
+    if (a)
+        contrib_from(wl, &now);
+    if (w && a && !strcmp(w->lq, a->key) && w->st == now.st && usage_equal(&w->amt, &now.amt)) {
+        /* the same contribution: the marks only (apply_contrib's included) */
+        usage_release(&now.amt);
+        xfree(key);
+        mark_wl_cq(q, c, wl, queue);
+        kq_set_add(q->dirty_lq, a->key);
+        return;
+    }
     if (w) {
         apply_contrib(q, w, -1);
         HASH_DEL(q->wls, w);
-        usage_release(&w->amt);
-        xfree(w->key);
-        xfree(w->lq);
-        xfree(w);
+        contrib_free(w);
     }
-    const char *queue = JX_STR(wl, "spec", "queueName");
-    const char *cq = kq_wl_cluster_queue(wl);
-    char *lq_cq = NULL;
-    if (!cq && queue) {
-        lq_cq = kq_wl_queue_cq(c, wl);
-        cq = lq_cq;
-    }
-    kq_queues_mark_cq(q, cq);
-    xfree(lq_cq);
-    if (deleted || !queue) {
+    mark_wl_cq(q, c, wl, queue);
+    if (!a) {
         xfree(key);
         return;
     }
-    struct lq_agg *a = lq_get(q, api_namespace(wl), queue);
     w = xcalloc(1, sizeof(*w));
+    *w = now;
     w->key = key;
     w->lq = xstrdup(a->key);
-    contrib_from(wl, w);
     HASH_ADD_KEYPTR(hh, q->wls, w->key, strlen(w->key), w);
     apply_contrib(q, w, +1);
     kq_set_add(q->dirty_lq, a->key);

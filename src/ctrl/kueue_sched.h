@@ -28,6 +28,11 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
 /* Mark a queue for a status rewrite. */
 void kq_queues_mark_cq(struct kq_queues *q, const char *cq);
 void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name);
+/* A ClusterQueue or LocalQueue event that changed no spec (a status
+ * write): mark the queue for a rewrite (the status is ours), unless obj is
+ * the very document our last status write of it left (that write seen
+ * back: nothing to rewrite). */
+void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const json_t *obj);
 /* Rewrite the status of every marked ClusterQueue (from eng_cq_status;
  * its finalizer is dropped once a deleting ClusterQueue holds nothing) and
  * LocalQueue. Returns true when something was written. */
@@ -40,13 +45,29 @@ struct kq_memo;
 struct kq_memo *kq_memo_new(void);
 void kq_memo_free(struct kq_memo *m);
 /* True when every JSON value of obj that api_workload_from_json and
- * kq_avoid_from_workload read is the very value (same reference) of the
- * last kq_memo_store for obj's namespace/name: decoding obj would give the
- * same Workload, whose upsert engine.h says is a no-op. *admitted then
- * receives the decoded Admitted flag of that store. */
+ * kq_avoid_from_workload read outside the conditions is the very value
+ * (same reference) of the last kq_memo_store / kq_memo_decode for obj's
+ * namespace/name, and the conditions decode the same (the same ones hold,
+ * with equal lastTransitionTime, and Evicted reason, where the decoding
+ * reads them): decoding obj would give the same Workload, whose upsert
+ * engine.h says is a no-op. *admitted then receives the decoded Admitted
+ * flag of that store. */
 bool kq_memo_same(struct kq_memo *m, const json_t *obj, bool *admitted);
 /* Remember obj's values (references held) after feeding it to the engine. */
 void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
+/* What obj decodes to (api_workload_from_json, with avoid_flavors from
+ * kq_avoid_from_workload), to be fed to the engine; the memo then
+ * remembers obj as kq_memo_store(obj, its Admitted flag) does. When the
+ * last document decoded for obj's namespace/name has the very metadata and
+ * spec values of obj, only the status is decoded again
+ * (api_workload_status_from_json). Borrowed: valid until the memo's next
+ * call for that namespace/name. NULL when obj does not decode (the
+ * Workload is then forgotten). */
+const struct api_workload *kq_memo_decode(struct kq_memo *m, const json_t *obj);
+/* The Workload last decoded for obj's namespace/name (kq_memo_decode) when
+ * it was decoded from obj's very spec value, else NULL: its spec fields
+ * (pod sets, queue, priority) are obj's. Borrowed, as kq_memo_decode's. */
+const struct api_workload *kq_memo_decoded_spec(struct kq_memo *m, const json_t *obj);
 /* Forget a Workload (deleted, finished, or to be decoded again). */
 void kq_memo_forget(struct kq_memo *m, const char *ns, const char *name);
 /* The status.resourceRequests remembered for obj's spec (the same spec

@@ -175,26 +175,13 @@ static void track_readiness(struct ctrl *c, struct sched *s, const json_t *obj, 
  * fed). Returns the decoded Admitted flag. */
 static bool upsert_workload(struct sched *s, const json_t *obj)
 {
-    struct api_workload wl;
-    memset(&wl, 0, sizeof(wl));
-    bool admitted = false;
-    if (api_workload_from_json(obj, &wl) == 0) {
-        kq_avoid_from_workload(obj, &wl.avoid_flavors, &wl.n_avoid_flavors);
-        eng_upsert_workload(s->eng, &wl);
-        admitted = wl.admitted;
-        if (wl.finished) /* the engine keeps nothing of it */
-            kq_memo_forget(s->memo, wl.ns, wl.name);
-        else
-            kq_memo_store(s->memo, obj, admitted);
-    } else {
+    const struct api_workload *wl = kq_memo_decode(s->memo, obj);
+    if (!wl)
+        return false;
+    eng_upsert_workload(s->eng, wl);
+    bool admitted = wl->admitted;
+    if (wl->finished) /* the engine keeps nothing of it */
         kq_memo_forget(s->memo, api_namespace(obj), api_name(obj));
-    }
-    /* ctrl owns the avoid list (types.h): free it here, whatever
-     * api_workload_release does */
-    kq_avoid_release(wl.avoid_flavors, wl.n_avoid_flavors);
-    wl.avoid_flavors = NULL;
-    wl.n_avoid_flavors = 0;
-    api_workload_release(&wl);
     return admitted;
 }
 
@@ -308,10 +295,8 @@ static void observe_queue(struct ctrl *c, struct sched *s, const struct store_ev
     bool del = ev->type == STORE_DELETED;
     if (!spec_changed(s, ev)) {
         /* someone wrote its status: ours is the truth, write it again */
-        if (ev->kind == KIND_CLUSTERQUEUE)
-            kq_queues_mark_cq(s->queues, api_name(obj));
-        else if (ev->kind == KIND_LOCALQUEUE)
-            kq_queues_mark_lq(s->queues, api_namespace(obj), api_name(obj));
+        if (ev->kind == KIND_CLUSTERQUEUE || ev->kind == KIND_LOCALQUEUE)
+            kq_queues_observe_status(s->queues, ev->kind, obj);
         return;
     }
     if (ev->kind == KIND_CLUSTERQUEUE) {
@@ -526,7 +511,8 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
 static void reset_on_reserve(json_t *wl, const char *type, int64_t now)
 {
     json_t *cond = api_cond_get(wl, type);
-    if (!cond || !api_cond_is_true(wl, type))
+    const char *status = JX_STR(cond, "status");
+    if (!status || strcmp(status, "True"))
         return;
     char *msg = xasprintf("Previously: %s", jx_or_empty(JX_STR(cond, "message")));
     api_cond_set(wl, type, "False", "QuotaReserved", msg, now);
@@ -626,29 +612,38 @@ static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_deci
 }
 
 /* status.resourceRequests: per pod set, the total requests of its pods. */
-static json_t *resource_requests(const json_t *obj)
+static json_t *resource_requests(const struct api_workload *wl)
 {
+    json_t *out = json_array();
+    for (size_t i = 0; i < wl->n_podsets; i++) {
+        const struct api_podset *ps = &wl->podsets[i];
+        json_t *res = json_object();
+        for (size_t j = 0; j < ps->requests.n; j++) {
+            int64_t per = ps->requests.items[j].value;
+            int64_t total = per > INT64_MAX / (ps->count > 0 ? ps->count : 1)
+                                ? INT64_MAX
+                                : per * ps->count;
+            json_object_set_new(res, ps->requests.items[j].name,
+                                kq_quantity_json(total, ps->requests.items[j].name));
+        }
+        json_t *item = json_object();
+        json_object_set_new(item, "name", json_string(ps->name));
+        json_object_set_new(item, "resources", res);
+        json_array_append_new(out, item);
+    }
+    return out;
+}
+
+/* resource_requests of obj's spec, from the Workload the memo decoded from
+ * it when there is one. */
+static json_t *resource_requests_of(struct sched *s, const json_t *obj)
+{
+    const struct api_workload *known = kq_memo_decoded_spec(s->memo, obj);
+    if (known)
+        return resource_requests(known);
     struct api_workload wl;
     memset(&wl, 0, sizeof(wl));
-    json_t *out = json_array();
-    if (api_workload_from_json(obj, &wl) == 0) {
-        for (size_t i = 0; i < wl.n_podsets; i++) {
-            const struct api_podset *ps = &wl.podsets[i];
-            json_t *res = json_object();
-            for (size_t j = 0; j < ps->requests.n; j++) {
-                int64_t per = ps->requests.items[j].value;
-                int64_t total = per > INT64_MAX / (ps->count > 0 ? ps->count : 1)
-                                    ? INT64_MAX
-                                    : per * ps->count;
-                json_object_set_new(res, ps->requests.items[j].name,
-                                    kq_quantity_json(total, ps->requests.items[j].name));
-            }
-            json_t *item = json_object();
-            json_object_set_new(item, "name", json_string(ps->name));
-            json_object_set_new(item, "resources", res);
-            json_array_append_new(out, item);
-        }
-    }
+    json_t *out = api_workload_from_json(obj, &wl) == 0 ? resource_requests(&wl) : json_array();
     api_workload_release(&wl);
     return out;
 }
@@ -669,7 +664,7 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     /* they follow the spec: computed once per spec value */
     json_t *rr = kq_memo_requests(s->memo, wl);
     if (!rr) {
-        rr = resource_requests(wl);
+        rr = resource_requests_of(s, wl);
         kq_memo_set_requests(s->memo, wl, rr);
     }
     JX_SET_NEW(wl, rr, "status", "resourceRequests");

@@ -475,6 +475,77 @@ static void test_workload_every_field(void **state)
     json_decref(docs);
 }
 
+/* A status decoded again over a decoded Workload: the status fields follow
+ * the new document (set and cleared), the others stay; a bad status empties
+ * the Workload. */
+static void test_workload_status_decoded_again(void **state)
+{
+    (void)state;
+    json_t *docs = t_parse_ok(WORKLOAD);
+    json_t *full = json_array_get(docs, 0);
+    json_t *bare = json_deep_copy(full);
+    json_object_del(bare, "status");
+    struct api_workload wl, want;
+    assert_int_equal(api_workload_from_json(bare, &wl), 0);
+    assert_false(wl.has_admission);
+    assert_int_equal(api_workload_status_from_json(full, &wl, false), 0);
+    assert_int_equal(api_workload_from_json(full, &want), 0);
+    assert_string_equal(wl.name, want.name);
+    assert_int_equal(wl.n_podsets, 2);
+    assert_true(wl.has_admission);
+    assert_string_equal(wl.admission.cluster_queue, "cluster-queue");
+    assert_int_equal(wl.admission.podsets[0].count, 1); /* from the kept pod sets */
+    assert_int_equal(api_reslist_get(&wl.admission.podsets[1].resource_usage, "cpu"), 32000);
+    assert_true(wl.quota_reserved && wl.admitted && wl.evicted && wl.requeued_false);
+    assert_false(wl.finished);
+    assert_true(wl.quota_reserved_ms == want.quota_reserved_ms);
+    assert_true(wl.evicted_ms == want.evicted_ms);
+    assert_string_equal(wl.evicted_reason, "Preempted");
+    assert_int_equal(wl.requeue_count, 2);
+    assert_true(wl.requeue_at_ms == want.requeue_at_ms);
+    assert_int_equal(wl.n_reclaimable, 1);
+    assert_string_equal(wl.reclaimable[0].name, "tpu-group");
+    assert_true(wl.elastic);
+    assert_string_equal(wl.admission_gated_by, "someone");
+    /* the same admission kept as decoded, the rest decoded again */
+    json_t *fin = json_deep_copy(full);
+    JX_SET_NEW(json_array_get(JX_GET(fin, "status", "conditions"), 1), json_string("False"),
+               "status");
+    json_t *c = json_pack("{s:s, s:s}", "type", "Finished", "status", "True");
+    json_array_append_new(JX_GET(fin, "status", "conditions"), c);
+    assert_int_equal(api_workload_status_from_json(fin, &wl, true), 0);
+    assert_true(wl.finished);
+    assert_false(wl.admitted);
+    assert_true(wl.has_admission);
+    assert_string_equal(wl.admission.cluster_queue, "cluster-queue");
+    assert_int_equal(wl.admission.n_podsets, 2);
+    assert_int_equal(wl.n_reclaimable, 1);
+    json_decref(fin);
+    /* back to no status: every status field cleared, the rest kept */
+    assert_int_equal(api_workload_status_from_json(bare, &wl, false), 0);
+    assert_false(wl.has_admission || wl.quota_reserved || wl.admitted || wl.evicted ||
+                 wl.requeued_false);
+    assert_null(wl.admission.podsets);
+    assert_null(wl.evicted_reason);
+    assert_true(wl.evicted_ms == 0 && wl.quota_reserved_ms == 0 && wl.requeue_at_ms == 0);
+    assert_int_equal(wl.requeue_count, 0);
+    assert_int_equal(wl.n_reclaimable, 0);
+    assert_int_equal(wl.n_podsets, 2);
+    assert_string_equal(wl.queue_name, "user-queue");
+    /* a quantity that does not parse */
+    JX_SET_NEW(bare, json_loads("{\"clusterQueue\":\"cq\",\"podSetAssignments\":[{\"name\":"
+                                "\"head\",\"resourceUsage\":{\"cpu\":\"lots\"}}]}",
+                                0, NULL),
+               "status", "admission");
+    assert_int_equal(api_workload_status_from_json(bare, &wl, false), CU_EINVAL);
+    assert_null(wl.name);
+    assert_int_equal(wl.n_podsets, 0);
+    api_workload_release(&wl);
+    api_workload_release(&want);
+    json_decref(bare);
+    json_decref(docs);
+}
+
 static void test_workload_defaults_and_v1beta2(void **state)
 {
     (void)state;
@@ -519,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_seed_rayjob_worker_podset),
         cmocka_unit_test(test_podset_requests_rules),
         cmocka_unit_test(test_workload_every_field),
+        cmocka_unit_test(test_workload_status_decoded_again),
         cmocka_unit_test(test_workload_defaults_and_v1beta2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

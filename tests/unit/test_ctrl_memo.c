@@ -71,6 +71,139 @@ static void same_values_are_recognised_and_changes_are_not(void **state)
     kq_memo_free(m);
 }
 
+/* What the decoding reads of the conditions is compared by value: which of
+ * them hold, and the times and reason it reads of those that hold. */
+static void conditions_count_only_as_decoded(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    json_t *v0 = store_status_copy(v1, NULL);
+    json_object_del(JX_GET(v0, "status"), "conditions"); /* no conditions yet */
+    bool admitted = true;
+    kq_memo_store(m, v0, false);
+    /* a first Pending write: conditions that do not hold appear */
+    json_t *v2 = store_status_copy(v0, NULL);
+    api_cond_set(v2, "QuotaReserved", "False", "Pending", "waiting", T0);
+    api_cond_set(v2, "Admitted", "False", "NoReservation", "no", T0);
+    api_cond_set(v2, "Requeued", "True", "Backoff", "", T0);
+    assert_true(kq_memo_same(m, v2, &admitted));
+    /* Requeued=False holds (parked) */
+    json_t *v3 = store_status_copy(v2, NULL);
+    api_cond_set(v3, "Requeued", "False", "Backoff", "", T0 + 1000);
+    assert_false(kq_memo_same(m, v3, &admitted));
+    /* a reservation's time is read: another time is a change, an equal
+     * string in another value is not */
+    json_t *r1 = store_status_copy(v0, NULL);
+    api_cond_set(r1, "QuotaReserved", "True", "QuotaReserved", "", T0);
+    kq_memo_store(m, r1, false);
+    json_t *r2 = store_status_copy(r1, NULL);
+    /* conditions of their own: the same time in another string */
+    JX_SET_NEW(r2, jx_deep_copy(JX_GET(r1, "status", "conditions")), "status", "conditions");
+    JX_SET_NEW(api_cond_get(r2, "QuotaReserved"), json_string("other"), "message");
+    JX_SET_NEW(api_cond_get(r2, "QuotaReserved"),
+               json_string(JX_STR(api_cond_get(r1, "QuotaReserved"), "lastTransitionTime")),
+               "lastTransitionTime");
+    assert_ptr_not_equal(JX_GET(api_cond_get(r2, "QuotaReserved"), "lastTransitionTime"),
+                         JX_GET(api_cond_get(r1, "QuotaReserved"), "lastTransitionTime"));
+    assert_true(kq_memo_same(m, r2, &admitted));
+    json_t *r3 = store_status_copy(r1, NULL);
+    api_cond_set(r3, "QuotaReserved", "False", "Pending", "", T0 + 2000);
+    api_cond_set(r3, "QuotaReserved", "True", "QuotaReserved", "", T0 + 2000);
+    assert_false(kq_memo_same(m, r3, &admitted));
+    /* an eviction's reason is read while it holds, not after */
+    json_t *e1 = store_status_copy(v0, NULL);
+    api_cond_set(e1, "Evicted", "True", "Preempted", "", T0);
+    kq_memo_store(m, e1, false);
+    json_t *e2 = store_status_copy(e1, NULL);
+    api_cond_set(e2, "Evicted", "True", "PodsReadyTimeout", "", T0);
+    assert_false(kq_memo_same(m, e2, &admitted));
+    json_t *e3 = store_status_copy(e1, NULL);
+    api_cond_set(e3, "Evicted", "False", "QuotaReserved", "", T0 + 1000);
+    kq_memo_store(m, e3, false);
+    json_t *e4 = store_status_copy(e3, NULL);
+    api_cond_set(e4, "Evicted", "False", "Other", "", T0 + 3000);
+    assert_true(kq_memo_same(m, e4, &admitted));
+    json_t *docs[] = {v0, v1, v2, v3, r1, r2, r3, e1, e2, e3, e4};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        json_decref(docs[i]);
+    kq_memo_free(m);
+}
+
+/* kq_memo_decode decodes only the status again while the metadata and
+ * spec are the same values, and everything when they are not. */
+static void decoding_keeps_what_did_not_change(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    JX_SET_NEW(v1, json_string("{\"f1\": \"2026-01-01T00:00:00Z\"}"), "metadata",
+               "annotations", "cueue.dev/avoid-flavors");
+    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
+                        json_pack("{s:{s:[{s:s, s:{s:{s:s}}}]}}", "spec", "containers", "name",
+                                  "c", "resources", "requests", "cpu", "1"));
+    const struct api_workload *d = kq_memo_decode(m, v1);
+    assert_non_null(d);
+    assert_int_equal(d->priority, 1);
+    assert_false(d->has_admission);
+    assert_int_equal(d->n_avoid_flavors, 1);
+    assert_string_equal(d->avoid_flavors[0].flavor, "f1");
+    bool admitted = true;
+    assert_true(kq_memo_same(m, v1, &admitted)); /* remembered as fed */
+    assert_ptr_equal(kq_memo_decoded_spec(m, v1), d);
+    /* a status write: the new status, the same pod sets and avoid list */
+    json_t *v2 = store_status_copy(v1, NULL);
+    JX_SET_NEW(v2, json_pack("{s:s, s:[{s:s, s:{s:s}, s:{s:s}}]}", "clusterQueue", "cq",
+                             "podSetAssignments", "name", "main", "flavors", "cpu", "f",
+                             "resourceUsage", "cpu", "2"),
+               "status", "admission");
+    api_cond_set(v2, "QuotaReserved", "True", "QuotaReserved", "", T0);
+    api_cond_set(v2, "Admitted", "True", "Admitted", "", T0);
+    assert_false(kq_memo_same(m, v2, &admitted));
+    d = kq_memo_decode(m, v2);
+    assert_true(d->has_admission && d->quota_reserved && d->admitted);
+    assert_int_equal(d->admission.podsets[0].count, 1);
+    assert_int_equal(d->n_podsets, 1);
+    assert_int_equal(d->n_avoid_flavors, 1);
+    assert_true(kq_memo_same(m, v2, &admitted));
+    assert_true(admitted);
+    /* a status write that leaves the admission: kept, the rest follows */
+    json_t *v2b = store_status_copy(v2, NULL);
+    api_cond_set(v2b, "Admitted", "False", "NoReservation", "", T0 + 1000);
+    d = kq_memo_decode(m, v2b);
+    assert_false(d->admitted);
+    assert_true(d->has_admission);
+    assert_string_equal(d->admission.cluster_queue, "cq");
+    assert_int_equal(api_reslist_get(&d->admission.podsets[0].resource_usage, "cpu"), 2000);
+    d = kq_memo_decode(m, v2);
+    /* another spec value (priority) and other annotations: decoded again */
+    json_t *v3 = jx_deep_copy(v2);
+    JX_SET_NEW(v3, json_integer(5), "spec", "priority");
+    json_object_del(JX_GET(v3, "metadata", "annotations"), "cueue.dev/avoid-flavors");
+    assert_null(kq_memo_decoded_spec(m, v3));
+    d = kq_memo_decode(m, v3);
+    assert_int_equal(d->priority, 5);
+    assert_int_equal(d->n_avoid_flavors, 0);
+    assert_true(d->admitted);
+    /* a status that does not decode: nothing, and the Workload is forgotten */
+    json_t *v4 = store_status_copy(v3, NULL);
+    JX_SET_NEW(v4, json_pack("{s:s, s:[{s:s, s:{s:s}}]}", "clusterQueue", "cq",
+                             "podSetAssignments", "name", "main", "resourceUsage", "cpu",
+                             "lots"),
+               "status", "admission");
+    assert_null(kq_memo_decode(m, v4));
+    assert_false(kq_memo_same(m, v3, &admitted));
+    assert_null(kq_memo_decoded_spec(m, v3));
+    /* a plain store drops what was decoded from another document */
+    assert_non_null(kq_memo_decode(m, v3));
+    kq_memo_store(m, v2, true);
+    assert_null(kq_memo_decoded_spec(m, v2));
+    json_t *docs[] = {v1, v2, v2b, v3, v4};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        json_decref(docs[i]);
+    kq_memo_free(m);
+}
+
 static void requests_are_remembered_per_spec_value(void **state)
 {
     (void)state;
@@ -99,6 +232,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_values_are_recognised_and_changes_are_not),
+        cmocka_unit_test(conditions_count_only_as_decoded),
+        cmocka_unit_test(decoding_keeps_what_did_not_change),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
