@@ -62,7 +62,8 @@ static void set_rv(json_t *meta, uint64_t rv)
         *--p = (char)('0' + rv % 10);
         rv /= 10;
     } while (rv);
-    json_object_set_new(meta, "resourceVersion", json_string(p));
+    json_object_set_new(meta, "resourceVersion",
+                        json_stringn_nocheck(p, (size_t)(buf + sizeof(buf) - 1 - p)));
 }
 
 static json_int_t generation_of(const json_t *doc)
@@ -75,15 +76,63 @@ static bool has_finalizers(const json_t *doc)
     return json_array_size(JX_GET(doc, "metadata", "finalizers")) > 0;
 }
 
-/* A new top-level object sharing old's children except for a fresh
- * (shallow-copied) metadata map the caller may modify. */
-static json_t *copy_with_meta(const json_t *old)
+/* A shallow copy of an object map, keys in its order (json_copy's result
+ * without its strlen per key); json_copy for anything else. */
+static json_t *copy_map(const json_t *m)
 {
-    json_t *c = json_copy((json_t *)old);
-    json_t *m = json_object_get(old, "metadata");
-    json_object_set_new(c, "metadata", m ? json_copy(m) : json_object());
+    if (!json_is_object(m))
+        return json_copy((json_t *)m);
+    json_t *c = json_object();
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)m, key, klen, v)
+        json_object_setn_new_nocheck(c, key, klen, json_incref(v));
     return c;
 }
+
+static bool key_is(const char *key, size_t klen, const char *want, size_t wlen)
+{
+    return klen == wlen && !memcmp(key, want, wlen);
+}
+
+/* A new top-level object sharing old's children, in old's order, except
+ * for a fresh (shallow-copied) metadata map the caller may modify (an
+ * empty one appended when old has none) and, when with_status, the status
+ * replaced by status (taken; NULL = removed; appended after the metadata
+ * when old has none). The same document as json_copy, a new metadata map
+ * and json_object_set_new / json_object_del of "status", built in one
+ * pass. */
+static json_t *copy_with(const json_t *old, bool with_status, json_t *status)
+{
+    json_t *c = json_object();
+    bool had_meta = false, had_status = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)old, key, klen, v) {
+        json_t *nv;
+        if (key_is(key, klen, "metadata", 8)) {
+            nv = copy_map(v);
+            had_meta = true;
+        } else if (with_status && key_is(key, klen, "status", 6)) {
+            had_status = true;
+            if (!status)
+                continue;
+            nv = status;
+        } else {
+            nv = json_incref(v);
+        }
+        json_object_setn_new_nocheck(c, key, klen, nv);
+    }
+    if (!had_meta)
+        json_object_setn_new_nocheck(c, "metadata", 8, json_object());
+    if (with_status && !had_status && status)
+        json_object_setn_new_nocheck(c, "status", 6, status);
+    return c;
+}
+
+static json_t *copy_with_meta(const json_t *old) { return copy_with(old, false, NULL); }
 
 /* True when anything outside metadata and status differs (generation). */
 static bool spec_changed(const json_t *a, const json_t *b)
@@ -296,14 +345,8 @@ static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
 static json_t *merge_update(enum api_kind_id kind, const char *ns, const json_t *old,
                             json_t *incoming, enum store_update_mode mode)
 {
-    if (mode == STORE_UPDATE_STATUS) {
-        json_t *cand = copy_with_meta(old);
-        if (incoming)
-            json_object_set_new(cand, "status", incoming);
-        else
-            json_object_del(cand, "status");
-        return cand;
-    }
+    if (mode == STORE_UPDATE_STATUS)
+        return copy_with(old, true, incoming);
     json_t *cand = incoming;
     json_t *old_status = json_object_get(old, "status");
     if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status && old_status)
@@ -343,12 +386,17 @@ static int check_preconditions(const json_t *obj, const json_t *old)
 }
 
 /* Store cand (reference taken) over o, or delete o when cand is a deleting
- * object whose finalizers are now empty. Returns the resulting document
- * (new reference). mu held. */
+ * object whose finalizers are now empty. status_only: cand is o's document
+ * with (at most) another status (copy_with over a document with a metadata
+ * map), so comparing the statuses compares the documents and the spec is
+ * unchanged. Returns the resulting document (new reference). mu held. */
 static json_t *commit_update(struct store *s, enum api_kind_id kind, struct store_obj *o,
-                             json_t *cand)
+                             json_t *cand, bool status_only)
 {
-    if (json_equal(cand, o->doc)) {
+    bool same = status_only ? jx_equal(json_object_get(cand, "status"),
+                                       json_object_get(o->doc, "status"))
+                            : json_equal(cand, o->doc);
+    if (same) {
         json_decref(cand);
         return json_incref(o->doc);
     }
@@ -359,7 +407,7 @@ static json_t *commit_update(struct store *s, enum api_kind_id kind, struct stor
         store__idx_remove(s, kind, o);
         store__log_append(s, STORE_DELETED, kind, json_incref(cand));
     } else {
-        if (spec_changed(cand, o->doc))
+        if (!status_only && spec_changed(cand, o->doc))
             json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
         store__db_put(s, kind, o->ns, o->name, cand);
         json_decref(o->doc);
@@ -389,9 +437,11 @@ static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
     if (o)
         rc = check_preconditions(precond, o->doc);
     if (rc == 0) {
+        bool status_only = mode == STORE_UPDATE_STATUS &&
+                           json_is_object(json_object_get(o->doc, "metadata"));
         json_t *cand = merge_update(kind, nsk, o->doc, incoming, mode);
         incoming = NULL;
-        res = commit_update(s, kind, o, cand);
+        res = commit_update(s, kind, o, cand, status_only);
     }
     pthread_mutex_unlock(&s->mu);
     json_decref(incoming);
@@ -448,15 +498,11 @@ static bool is_shared(const char *key, const char *const *shared)
     return false;
 }
 
-json_t *store_status_copy(const json_t *doc, const char *const *shared)
+/* The status of a store_status_copy (see store.h). NULL for NULL. */
+static json_t *status_copy(json_t *st, const char *const *shared)
 {
-    json_t *cp = copy_with_meta(doc);
-    json_t *st = json_object_get(doc, "status");
-    if (!json_is_object(st)) {
-        if (st)
-            json_object_set_new(cp, "status", jx_deep_copy(st));
-        return cp;
-    }
+    if (!json_is_object(st))
+        return jx_deep_copy(st);
     /* conditions change through api_cond_set, which copies a shared
      * condition before changing it: the array is new, its objects shared */
     json_t *out = json_object();
@@ -465,7 +511,7 @@ json_t *store_status_copy(const json_t *doc, const char *const *shared)
     json_t *v;
     json_object_keylen_foreach(st, key, klen, v) {
         json_t *c;
-        if (!strcmp(key, "conditions") && json_is_array(v))
+        if (key_is(key, klen, "conditions", 10) && json_is_array(v))
             c = json_copy(v);
         else if (is_shared(key, shared))
             c = json_incref(v);
@@ -473,8 +519,12 @@ json_t *store_status_copy(const json_t *doc, const char *const *shared)
             c = jx_deep_copy(v);
         json_object_setn_new_nocheck(out, key, klen, c);
     }
-    json_object_set_new(cp, "status", out);
-    return cp;
+    return out;
+}
+
+json_t *store_status_copy(const json_t *doc, const char *const *shared)
+{
+    return copy_with(doc, true, status_copy(json_object_get(doc, "status"), shared));
 }
 
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
