@@ -69,7 +69,9 @@ const char *api_cond_status(const json_t *obj, const char *type)
 static bool cond_differs(const json_t *c, const char *status, const char *reason,
                          const char *message, json_int_t gen)
 {
-    const char *s = JX_STR(c, "status"), *r = JX_STR(c, "reason"), *m = JX_STR(c, "message");
+    const char *s = json_string_value(json_object_get(c, "status"));
+    const char *r = json_string_value(json_object_get(c, "reason"));
+    const char *m = json_string_value(json_object_get(c, "message"));
     return !s || strcmp(s, status) || !r || strcmp(r, reason ? reason : "") || !m ||
            strcmp(m, message ? message : "") ||
            (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen);
@@ -84,16 +86,82 @@ bool api_cond_would_change(const json_t *obj, const char *type, const char *stat
 
 static bool set_str(json_t *o, const char *key, const char *val)
 {
-    const char *cur = JX_STR(o, key);
+    const char *cur = json_string_value(json_object_get(o, key));
     if (cur && !strcmp(cur, val))
         return false;
     json_object_set_new(o, key, json_string(val));
     return true;
 }
 
+/* The value of key in a new condition replacing old: a new string when
+ * old's is not val (json_string's NULL for invalid UTF-8 keeps old's, as
+ * json_object_set_new ignores a NULL value), else old's own. */
+static json_t *str_or_same(json_t *cur, const char *val)
+{
+    const char *s = json_string_value(cur);
+    if (s && !strcmp(s, val))
+        return json_incref(cur);
+    json_t *n = json_string(val);
+    return n ? n : json_incref(cur);
+}
+
+/* api_cond_set's change to an existing condition c, applied to a copy (c
+ * is shared) built in one pass: the same members in the same order as
+ * json_copy(c) and api_cond_set's updates in place would give. */
+static json_t *cond_changed_copy(const json_t *c, const char *status, const char *reason,
+                                 const char *message, json_int_t gen, int64_t now_ms)
+{
+    const char *cur = json_string_value(json_object_get(c, "status"));
+    bool flip = !cur || strcmp(cur, status);
+    char ts[TIMEFMT_LEN];
+    const char *ltt = flip ? timefmt_rfc3339(now_ms, false, ts) : NULL;
+    bool set_gen = gen > 0;
+    json_t *out = json_object();
+    bool seen_status = false, seen_ltt = false, seen_reason = false, seen_msg = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)c, key, klen, v) {
+        json_t *nv;
+        if (!strcmp(key, "status")) {
+            nv = str_or_same(v, status);
+            seen_status = true;
+        } else if (!strcmp(key, "lastTransitionTime") && flip) {
+            nv = str_or_same(v, ltt);
+            seen_ltt = true;
+        } else if (!strcmp(key, "reason")) {
+            nv = str_or_same(v, reason);
+            seen_reason = true;
+        } else if (!strcmp(key, "message")) {
+            nv = str_or_same(v, message);
+            seen_msg = true;
+        } else if (!strcmp(key, "observedGeneration") && set_gen) {
+            nv = json_is_integer(v) && json_integer_value(v) == gen ? json_incref(v)
+                                                                    : json_integer(gen);
+            set_gen = false;
+        } else {
+            nv = json_incref(v);
+        }
+        json_object_setn_new_nocheck(out, key, klen, nv);
+    }
+    if (!seen_status)
+        json_object_set_new(out, "status", json_string(status));
+    if (flip && !seen_ltt)
+        json_object_set_new(out, "lastTransitionTime", json_string(ltt));
+    if (!seen_reason)
+        json_object_set_new(out, "reason", json_string(reason));
+    if (!seen_msg)
+        json_object_set_new(out, "message", json_string(message));
+    if (set_gen)
+        json_object_set_new(out, "observedGeneration", json_integer(gen));
+    return out;
+}
+
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms)
 {
+    reason = reason ? reason : "";
+    message = message ? message : "";
     json_t *st = JX_OBJ(obj, "status");
     json_t *conds = json_object_get(st, "conditions");
     if (!json_is_array(conds)) {
@@ -103,19 +171,18 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     json_int_t gen = JX_INT(obj, 0, "metadata", "generation");
     size_t at = 0;
     json_t *c = cond_find(conds, type, &at);
-    if (!c || cond_differs(c, status, reason, message, gen)) {
-        /* shared containers are changed as copies (their scalars stay shared) */
-        if (conds->refcount > 1) {
-            conds = json_copy(conds);
-            json_object_set_new(st, "conditions", conds);
-            c = c ? json_array_get(conds, at) : NULL;
-        }
-        if (c && c->refcount > 1) {
-            c = json_copy(c);
-            json_array_set_new(conds, at, c);
-        }
+    if (c && !cond_differs(c, status, reason, message, gen))
+        return false;
+    /* shared containers are changed as copies (their scalars stay shared) */
+    if (conds->refcount > 1) {
+        conds = json_copy(conds);
+        json_object_set_new(st, "conditions", conds);
+        c = c ? json_array_get(conds, at) : NULL;
     }
-    bool changed = false;
+    if (c && c->refcount > 1) {
+        json_array_set_new(conds, at, cond_changed_copy(c, status, reason, message, gen, now_ms));
+        return true;
+    }
     char ts[TIMEFMT_LEN];
     if (!c) {
         c = json_object();
@@ -124,19 +191,15 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         json_object_set_new(c, "lastTransitionTime",
                             json_string(timefmt_rfc3339(now_ms, false, ts)));
         json_array_append_new(conds, c);
-        changed = true;
     } else if (set_str(c, "status", status)) {
         json_object_set_new(c, "lastTransitionTime",
                             json_string(timefmt_rfc3339(now_ms, false, ts)));
-        changed = true;
     }
-    changed |= set_str(c, "reason", reason ? reason : "");
-    changed |= set_str(c, "message", message ? message : "");
-    if (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen) {
+    set_str(c, "reason", reason);
+    set_str(c, "message", message);
+    if (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen)
         json_object_set_new(c, "observedGeneration", json_integer(gen));
-        changed = true;
-    }
-    return changed;
+    return true;
 }
 
 bool api_cond_remove(json_t *obj, const char *type)
