@@ -18,7 +18,11 @@ json_t *jx_get_(const json_t *root, const char *const *keys)
 
 const char *jx_str_(const json_t *root, const char *const *keys)
 {
-    json_t *v = jx_get_(root, keys);
+    return jx_str_of_(jx_get_(root, keys));
+}
+
+const char *jx_str_of_(const json_t *v)
+{
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 

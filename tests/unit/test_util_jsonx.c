@@ -1,6 +1,7 @@
 /*
  * jx_deep_copy: new containers, shared scalars, the same keys in the same
  * order, and changes to the copy's containers never reach the original.
+ * The inline path macros (JX_GET, JX_STR, ...) against the functions.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,10 +56,53 @@ static void deep_copy_copies_containers_and_shares_scalars(void **state)
     json_decref(v);
 }
 
+/* The inline path macros give what jx_get_ and friends give over the same
+ * keys: members at any depth, NULL past a missing member or a non-object,
+ * a NULL last key ending the path early, each argument evaluated once. */
+static void path_macros_match_the_functions(void **state)
+{
+    (void)state;
+    json_t *o = json_loads("{\"metadata\":{\"name\":\"n\",\"generation\":3,"
+                           "\"labels\":{\"a.b/c\":\"v\"}},\"spec\":{\"on\":true,"
+                           "\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{\"g\":\"deep\"}}}}}}},"
+                           "\"list\":[1]}",
+                           0, NULL);
+    assert_non_null(o);
+    assert_string_equal(JX_STR(o, "metadata", "name"), "n");
+    assert_ptr_equal(JX_STR(o, "metadata", "name"), jx_str_(o, JX_KEYS("metadata", "name")));
+    assert_int_equal(JX_INT(o, -1, "metadata", "generation"), 3);
+    assert_int_equal(JX_INT(o, -1, "metadata", "name"), -1); /* not an integer */
+    assert_true(JX_BOOL(o, false, "spec", "on"));
+    assert_false(JX_BOOL(o, false, "spec", "off"));
+    assert_string_equal(JX_STR(o, "spec", "a", "b", "c", "d", "e", "f", "g"), "deep");
+    const char *key = "a.b/c";
+    assert_string_equal(JX_STR(o, "metadata", "labels", key), "v");
+    /* missing members and non-objects on the way */
+    assert_null(JX_GET(o, "nope", "name"));
+    assert_null(JX_GET(o, "list", "x"));
+    assert_null(JX_STR(o, "metadata", "name", "x"));
+    assert_null(JX_GET(NULL, "metadata"));
+    assert_null(JX_STR(o, "metadata")); /* an object, not a string */
+    /* a NULL key ends the path where it stands, as in jx_get_ */
+    const char *none = NULL;
+    assert_ptr_equal(JX_GET(o, "metadata", "labels", none), JX_GET(o, "metadata", "labels"));
+    assert_ptr_equal(JX_GET(o, "metadata", "labels", none),
+                     jx_get_(o, JX_KEYS("metadata", "labels", none)));
+    assert_null(JX_STR(o, "metadata", "labels", none));
+    /* each argument once */
+    int calls = 0, k1 = 0, k2 = 0;
+    assert_string_equal(JX_STR((calls++, o), (k1++, "metadata"), (k2++, "name")), "n");
+    assert_int_equal(calls, 1);
+    assert_int_equal(k1, 1);
+    assert_int_equal(k2, 1);
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deep_copy_copies_containers_and_shares_scalars),
+        cmocka_unit_test(path_macros_match_the_functions),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
