@@ -6,10 +6,18 @@
 #include "util/jsonx.h"
 #include "util/timefmt.h"
 
+/* strcmp(a, b) == 0, with the first characters compared inline: condition
+ * types and member names mostly differ there, so most comparisons of a
+ * scan never call strcmp. */
+static inline bool str_eq(const char *a, const char *b)
+{
+    return a[0] == b[0] && (!a[0] || !strcmp(a + 1, b + 1));
+}
+
 const char *api_cond_type(const json_t *cond)
 {
     void *it = json_object_iter((json_t *)cond);
-    if (it && !strcmp(json_object_iter_key(it), "type"))
+    if (it && str_eq(json_object_iter_key(it), "type"))
         return json_string_value(json_object_iter_value(it));
     return json_string_value(json_object_get(cond, "type"));
 }
@@ -21,7 +29,7 @@ static json_t *cond_find(const json_t *conds, const char *type, size_t *at)
     json_t *c;
     json_array_foreach(conds, i, c) {
         const char *t = api_cond_type(c);
-        if (t && !strcmp(t, type)) {
+        if (t && str_eq(t, type)) {
             *at = i;
             return c;
         }
@@ -45,7 +53,7 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
     json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
         const char *t = api_cond_type(c);
         for (size_t k = 0; t && k < n; k++) {
-            if (!out[k] && !strcmp(t, types[k])) {
+            if (!out[k] && str_eq(t, types[k])) {
                 out[k] = c;
                 break;
             }
@@ -56,7 +64,7 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
 bool api_cond_is_true(const json_t *obj, const char *type)
 {
     const char *s = api_cond_status(obj, type);
-    return s && !strcmp(s, "True");
+    return s && str_eq(s, "True");
 }
 
 const char *api_cond_status(const json_t *obj, const char *type)
@@ -123,19 +131,19 @@ static json_t *cond_changed_copy(const json_t *c, const char *status, const char
     json_t *v;
     json_object_keylen_foreach((json_t *)c, key, klen, v) {
         json_t *nv;
-        if (!strcmp(key, "status")) {
+        if (str_eq(key, "status")) {
             nv = str_or_same(v, status);
             seen_status = true;
-        } else if (!strcmp(key, "lastTransitionTime") && flip) {
+        } else if (str_eq(key, "lastTransitionTime") && flip) {
             nv = str_or_same(v, ltt);
             seen_ltt = true;
-        } else if (!strcmp(key, "reason")) {
+        } else if (str_eq(key, "reason")) {
             nv = str_or_same(v, reason);
             seen_reason = true;
-        } else if (!strcmp(key, "message")) {
+        } else if (str_eq(key, "message")) {
             nv = str_or_same(v, message);
             seen_msg = true;
-        } else if (!strcmp(key, "observedGeneration") && set_gen) {
+        } else if (str_eq(key, "observedGeneration") && set_gen) {
             nv = json_is_integer(v) && json_integer_value(v) == gen ? json_incref(v)
                                                                     : json_integer(gen);
             set_gen = false;
@@ -209,7 +217,7 @@ bool api_cond_remove(json_t *obj, const char *type)
     json_t *c;
     json_array_foreach(conds, i, c) {
         const char *t = api_cond_type(c);
-        if (t && !strcmp(t, type)) {
+        if (t && str_eq(t, type)) {
             json_array_remove(conds, i);
             return true;
         }
