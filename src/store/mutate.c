@@ -423,12 +423,68 @@ static bool update_args_ok(enum api_kind_id kind, const json_t *obj, enum store_
            mode <= STORE_UPDATE_ALL;
 }
 
+/* Whether the objects a and b hold the same keys in the same order with
+ * the very same (pointer-equal) values. */
+static bool same_members(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) != json_object_size(b))
+        return false;
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                     ib = json_object_iter_next((json_t *)b, ib)) {
+        size_t len = json_object_iter_key_len(ia);
+        if (len != json_object_iter_key_len(ib) ||
+            memcmp(json_object_iter_key(ia), json_object_iter_key(ib), len) ||
+            json_object_iter_value(ia) != json_object_iter_value(ib))
+            return false;
+    }
+    return !ia && !ib;
+}
+
+/* Whether obj, a status write's whole input, already is the document
+ * copy_with(old, true, obj's status) would build, so that it can be stored
+ * as it is: old's members in old's order and with old's values, except the
+ * status (obj's, where old has one, or last when old has none; absent when
+ * has_status is false) and the metadata, a map of obj's own (referenced by
+ * obj alone: resourceVersion is set in it) with old's metadata members.
+ * That is a store_status_copy of the stored document whose metadata the
+ * caller left alone. old's metadata is an object. mu held. */
+static bool reusable_for_status(const json_t *old, json_t *obj, bool has_status)
+{
+    void *io = json_object_iter((json_t *)old), *ib = json_object_iter(obj);
+    for (;;) {
+        if (io && !has_status && !strcmp(json_object_iter_key(io), "status")) {
+            io = json_object_iter_next((json_t *)old, io);
+            continue;
+        }
+        if (!io)
+            return !ib || (!strcmp(json_object_iter_key(ib), "status") &&
+                           !json_object_iter_next(obj, ib));
+        if (!ib)
+            return false;
+        const char *key = json_object_iter_key(io);
+        if (strcmp(key, json_object_iter_key(ib)))
+            return false;
+        json_t *ov = json_object_iter_value(io), *bv = json_object_iter_value(ib);
+        if (!strcmp(key, "metadata")) {
+            if (!json_is_object(bv) || bv->refcount != 1 || !same_members(ov, bv))
+                return false;
+        } else if (strcmp(key, "status") && ov != bv) {
+            return false;
+        }
+        io = json_object_iter_next((json_t *)old, io);
+        ib = json_object_iter_next(obj, ib);
+    }
+}
+
 /* The update itself, once incoming (taken) holds the part to store. The
  * preconditions are read from precond (obj's metadata, or a copy of it
- * when obj was taken). */
+ * when obj was taken). reuse: for a status write, the caller's whole input
+ * when the caller handed over its only reference (NULL otherwise); stored
+ * as it is instead of a copy when reusable_for_status says it may. */
 static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
                        const char *name, const json_t *precond, json_t *incoming,
-                       enum store_update_mode mode, json_t **out)
+                       enum store_update_mode mode, json_t *reuse, json_t **out)
 {
     pthread_mutex_lock(&s->mu);
     json_t *res = NULL;
@@ -439,7 +495,13 @@ static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
     if (rc == 0) {
         bool status_only = mode == STORE_UPDATE_STATUS &&
                            json_is_object(json_object_get(o->doc, "metadata"));
-        json_t *cand = merge_update(kind, nsk, o->doc, incoming, mode);
+        json_t *cand;
+        if (status_only && reuse && reusable_for_status(o->doc, reuse, incoming != NULL)) {
+            cand = json_incref(reuse); /* incoming is its status */
+            json_decref(incoming);
+        } else {
+            cand = merge_update(kind, nsk, o->doc, incoming, mode);
+        }
         incoming = NULL;
         res = commit_update(s, kind, o, cand, status_only);
     }
@@ -463,7 +525,8 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
     const char *nsk = resolve_ns(kind, ns, obj);
     if (!name || !name[0] || !nsk)
         return CU_EINVAL;
-    return update_with(s, kind, nsk, name, obj, incoming_part(kind, obj, mode), mode, out);
+    return update_with(s, kind, nsk, name, obj, incoming_part(kind, obj, mode), mode, NULL,
+                       out);
 }
 
 int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
@@ -481,11 +544,15 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
         json_decref(obj);
         return CU_EINVAL;
     }
+    /* a status write handed the only reference to its document may store
+     * that document itself (update_with checks it is the stored one's
+     * status copy) */
+    json_t *reuse = mode == STORE_UPDATE_STATUS && obj->refcount == 1 ? obj : NULL;
     /* obj stays readable (key, preconditions) until the update is done;
      * the parts it shares with the stored document are never modified */
     json_incref(obj);
     int rc = update_with(s, kind, nsk, name, obj, incoming_part_take(kind, obj, mode), mode,
-                         out);
+                         reuse, out);
     json_decref(obj);
     return rc;
 }
