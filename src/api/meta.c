@@ -97,7 +97,7 @@ static bool set_str(json_t *o, const char *key, const char *val)
     const char *cur = json_string_value(json_object_get(o, key));
     if (cur && !strcmp(cur, val))
         return false;
-    json_object_set_new(o, key, json_string(val));
+    json_object_set_new(o, key, jx_string(val));
     return true;
 }
 
@@ -109,7 +109,7 @@ static json_t *str_or_same(json_t *cur, const char *val)
     const char *s = json_string_value(cur);
     if (s && !strcmp(s, val))
         return json_incref(cur);
-    json_t *n = json_string(val);
+    json_t *n = jx_string(val);
     return n ? n : json_incref(cur);
 }
 
@@ -153,13 +153,13 @@ static json_t *cond_changed_copy(const json_t *c, const char *status, const char
         json_object_setn_new_nocheck(out, key, klen, nv);
     }
     if (!seen_status)
-        json_object_set_new(out, "status", json_string(status));
+        json_object_set_new(out, "status", jx_string(status));
     if (flip && !seen_ltt)
-        json_object_set_new(out, "lastTransitionTime", json_string(ltt));
+        json_object_set_new(out, "lastTransitionTime", jx_string(ltt));
     if (!seen_reason)
-        json_object_set_new(out, "reason", json_string(reason));
+        json_object_set_new(out, "reason", jx_string(reason));
     if (!seen_msg)
-        json_object_set_new(out, "message", json_string(message));
+        json_object_set_new(out, "message", jx_string(message));
     if (set_gen)
         json_object_set_new(out, "observedGeneration", json_integer(gen));
     return out;
@@ -194,14 +194,14 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     char ts[TIMEFMT_LEN];
     if (!c) {
         c = json_object();
-        json_object_set_new(c, "type", json_string(type));
-        json_object_set_new(c, "status", json_string(status));
+        json_object_set_new(c, "type", jx_string(type));
+        json_object_set_new(c, "status", jx_string(status));
         json_object_set_new(c, "lastTransitionTime",
-                            json_string(timefmt_rfc3339(now_ms, false, ts)));
+                            jx_string(timefmt_rfc3339(now_ms, false, ts)));
         json_array_append_new(conds, c);
     } else if (set_str(c, "status", status)) {
         json_object_set_new(c, "lastTransitionTime",
-                            json_string(timefmt_rfc3339(now_ms, false, ts)));
+                            jx_string(timefmt_rfc3339(now_ms, false, ts)));
     }
     set_str(c, "reason", reason);
     set_str(c, "message", message);
@@ -296,12 +296,12 @@ const char *api_annotation(const json_t *obj, const char *key)
 
 void api_set_label(json_t *obj, const char *key, const char *value)
 {
-    json_object_set_new(JX_OBJ(obj, "metadata", "labels"), key, json_string(value));
+    json_object_set_new(JX_OBJ(obj, "metadata", "labels"), key, jx_string(value));
 }
 
 void api_set_annotation(json_t *obj, const char *key, const char *value)
 {
-    json_object_set_new(JX_OBJ(obj, "metadata", "annotations"), key, json_string(value));
+    json_object_set_new(JX_OBJ(obj, "metadata", "annotations"), key, jx_string(value));
 }
 
 const char *api_name(const json_t *obj) { return JX_STR(obj, "metadata", "name"); }
@@ -327,6 +327,6 @@ json_t *api_object_new(const char *api_version, const char *kind, const char *ns
     json_t *o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", api_version, "kind", kind,
                           "metadata", "name", name);
     if (ns && ns[0])
-        json_object_set_new(json_object_get(o, "metadata"), "namespace", json_string(ns));
+        json_object_set_new(json_object_get(o, "metadata"), "namespace", jx_string(ns));
     return o;
 }

@@ -48,7 +48,7 @@ static const char *resolve_ns(enum api_kind_id kind, const char *ns, const json_
 static void set_ns(json_t *meta, enum api_kind_id kind, const char *ns)
 {
     if (api_kind_get(kind)->namespaced)
-        json_object_set_new(meta, "namespace", json_string(ns));
+        json_object_set_new(meta, "namespace", jx_string(ns));
     else
         json_object_del(meta, "namespace");
 }
@@ -182,16 +182,16 @@ static char *choose_name(struct store *s, enum api_kind_id kind, const char *ns,
 /* Stamp the server-set metadata of a new object. mu held. */
 static void stamp_new(struct store *s, json_t *meta, const char *name)
 {
-    json_object_set_new(meta, "name", json_string(name));
+    json_object_set_new(meta, "name", jx_string(name));
     const char *uid = json_string_value(json_object_get(meta, "uid"));
     if (!uid || !uid[0]) {
         char buf[37];
         rng_uuid(s->rng, buf);
-        json_object_set_new(meta, "uid", json_string(buf));
+        json_object_set_new(meta, "uid", jx_string(buf));
     }
     char ts[TIMEFMT_LEN];
     json_object_set_new(meta, "creationTimestamp",
-                        json_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
+                        jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
     set_rv(meta, s->rv + 1);
     json_object_set_new(meta, "generation", json_integer(1));
 }
@@ -615,7 +615,7 @@ static json_t *mark_deleting(struct store *s, enum api_kind_id kind, struct stor
     json_t *meta = json_object_get(cand, "metadata");
     char ts[TIMEFMT_LEN];
     json_object_set_new(meta, "deletionTimestamp",
-                        json_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
+                        jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
     json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
     json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
     set_rv(meta, s->rv + 1);

@@ -108,6 +108,17 @@ char *jx_dumps_readable(const json_t *v)
                                           JSON_REAL_PRECISION(15)));
 }
 
+json_t *jx_string(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = 0;
+    unsigned char high = 0;
+    for (; s[n]; n++)
+        high |= (unsigned char)s[n];
+    return high < 0x80 ? json_stringn_nocheck(s, n) : json_string(s);
+}
+
 bool jx_equal(const json_t *a, const json_t *b)
 {
     if (!a || !b)

@@ -106,6 +106,12 @@ static inline bool jx_bool_of_(const json_t *v, bool def)
  * New reference. */
 json_t *jx_deep_copy(const json_t *v);
 
+/* json_string(s) (a new JSON string, or NULL when s is NULL or not valid
+ * UTF-8), faster for the usual ASCII text: jansson checks UTF-8 one
+ * character at a time, this checks for bytes >= 0x80 first and lets
+ * jansson check only the strings that have some. New reference. */
+json_t *jx_string(const char *s);
+
 /* String value or "" (never NULL) for printing. */
 static inline const char *jx_or_empty(const char *s) { return s ? s : ""; }
 

@@ -1,7 +1,8 @@
 /*
  * jx_deep_copy: new containers, shared scalars, the same keys in the same
  * order, and changes to the copy's containers never reach the original.
- * The inline path macros (JX_GET, JX_STR, ...) against the functions.
+ * The inline path macros (JX_GET, JX_STR, ...) against the functions, and
+ * jx_string against json_string.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -98,11 +99,32 @@ static void path_macros_match_the_functions(void **state)
     json_decref(o);
 }
 
+/* jx_string is json_string: the same value for ASCII and valid UTF-8,
+ * NULL for invalid UTF-8 and for NULL. */
+static void string_matches_json_string(void **state)
+{
+    (void)state;
+    const char *ok[] = {"", "QuotaReserved", "couldn't assign flavors: 5 more needed",
+                        "caf\xc3\xa9 \xe2\x82\xac"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        json_t *a = jx_string(ok[i]), *b = json_string(ok[i]);
+        assert_non_null(a);
+        assert_true(json_equal(a, b));
+        assert_int_equal(json_string_length(a), strlen(ok[i]));
+        json_decref(a);
+        json_decref(b);
+    }
+    assert_null(jx_string("bad \xff byte"));
+    assert_null(jx_string("cut \xc3"));
+    assert_null(jx_string(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deep_copy_copies_containers_and_shares_scalars),
         cmocka_unit_test(path_macros_match_the_functions),
+        cmocka_unit_test(string_matches_json_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
