@@ -97,7 +97,7 @@ static bool set_str(json_t *o, const char *key, const char *val)
     const char *cur = json_string_value(json_object_get(o, key));
     if (cur && !strcmp(cur, val))
         return false;
-    json_object_set_new(o, key, jx_string(val));
+    json_object_set_new_nocheck(o, key, jx_string(val)); /* key: a literal */
     return true;
 }
 
@@ -153,15 +153,15 @@ static json_t *cond_changed_copy(const json_t *c, const char *status, const char
         json_object_setn_new_nocheck(out, key, klen, nv);
     }
     if (!seen_status)
-        json_object_set_new(out, "status", jx_string(status));
+        JX_SET_LIT(out, "status", jx_string(status));
     if (flip && !seen_ltt)
-        json_object_set_new(out, "lastTransitionTime", jx_string(ltt));
+        JX_SET_LIT(out, "lastTransitionTime", jx_string(ltt));
     if (!seen_reason)
-        json_object_set_new(out, "reason", jx_string(reason));
+        JX_SET_LIT(out, "reason", jx_string(reason));
     if (!seen_msg)
-        json_object_set_new(out, "message", jx_string(message));
+        JX_SET_LIT(out, "message", jx_string(message));
     if (set_gen)
-        json_object_set_new(out, "observedGeneration", json_integer(gen));
+        JX_SET_LIT(out, "observedGeneration", json_integer(gen));
     return out;
 }
 
@@ -174,7 +174,7 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     json_t *conds = json_object_get(st, "conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
-        json_object_set_new(st, "conditions", conds);
+        JX_SET_LIT(st, "conditions", conds);
     }
     json_int_t gen = JX_INT(obj, 0, "metadata", "generation");
     size_t at = 0;
@@ -184,7 +184,7 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     /* shared containers are changed as copies (their scalars stay shared) */
     if (conds->refcount > 1) {
         conds = json_copy(conds);
-        json_object_set_new(st, "conditions", conds);
+        JX_SET_LIT(st, "conditions", conds);
         c = c ? json_array_get(conds, at) : NULL;
     }
     if (c && c->refcount > 1) {
@@ -194,19 +194,19 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     char ts[TIMEFMT_LEN];
     if (!c) {
         c = json_object();
-        json_object_set_new(c, "type", jx_string(type));
-        json_object_set_new(c, "status", jx_string(status));
-        json_object_set_new(c, "lastTransitionTime",
+        JX_SET_LIT(c, "type", jx_string(type));
+        JX_SET_LIT(c, "status", jx_string(status));
+        JX_SET_LIT(c, "lastTransitionTime",
                             jx_string(timefmt_rfc3339(now_ms, false, ts)));
         json_array_append_new(conds, c);
     } else if (set_str(c, "status", status)) {
-        json_object_set_new(c, "lastTransitionTime",
+        JX_SET_LIT(c, "lastTransitionTime",
                             jx_string(timefmt_rfc3339(now_ms, false, ts)));
     }
     set_str(c, "reason", reason);
     set_str(c, "message", message);
     if (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen)
-        json_object_set_new(c, "observedGeneration", json_integer(gen));
+        JX_SET_LIT(c, "observedGeneration", json_integer(gen));
     return true;
 }
 
@@ -242,8 +242,8 @@ json_t *api_owner_ref_new(const json_t *owner, bool controller)
         "name", jx_or_empty(api_name(owner)),
         "uid", jx_or_empty(api_uid(owner)));
     if (controller) {
-        json_object_set_new(r, "controller", json_true());
-        json_object_set_new(r, "blockOwnerDeletion", json_true());
+        JX_SET_LIT(r, "controller", json_true());
+        JX_SET_LIT(r, "blockOwnerDeletion", json_true());
     }
     return r;
 }
@@ -254,7 +254,7 @@ void api_owner_ref_add(json_t *obj, json_t *ref)
     json_t *refs = json_object_get(md, "ownerReferences");
     if (!json_is_array(refs)) {
         refs = json_array();
-        json_object_set_new(md, "ownerReferences", refs);
+        JX_SET_LIT(md, "ownerReferences", refs);
     }
     json_array_append_new(refs, ref);
 }
@@ -327,6 +327,6 @@ json_t *api_object_new(const char *api_version, const char *kind, const char *ns
     json_t *o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", api_version, "kind", kind,
                           "metadata", "name", name);
     if (ns && ns[0])
-        json_object_set_new(json_object_get(o, "metadata"), "namespace", jx_string(ns));
+        JX_SET_LIT(json_object_get(o, "metadata"), "namespace", jx_string(ns));
     return o;
 }

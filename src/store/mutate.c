@@ -48,7 +48,7 @@ static const char *resolve_ns(enum api_kind_id kind, const char *ns, const json_
 static void set_ns(json_t *meta, enum api_kind_id kind, const char *ns)
 {
     if (api_kind_get(kind)->namespaced)
-        json_object_set_new(meta, "namespace", jx_string(ns));
+        JX_SET_LIT(meta, "namespace", jx_string(ns));
     else
         json_object_del(meta, "namespace");
 }
@@ -62,7 +62,7 @@ static void set_rv(json_t *meta, uint64_t rv)
         *--p = (char)('0' + rv % 10);
         rv /= 10;
     } while (rv);
-    json_object_set_new(meta, "resourceVersion",
+    JX_SET_LIT(meta, "resourceVersion",
                         json_stringn_nocheck(p, (size_t)(buf + sizeof(buf) - 1 - p)));
 }
 
@@ -182,18 +182,18 @@ static char *choose_name(struct store *s, enum api_kind_id kind, const char *ns,
 /* Stamp the server-set metadata of a new object. mu held. */
 static void stamp_new(struct store *s, json_t *meta, const char *name)
 {
-    json_object_set_new(meta, "name", jx_string(name));
+    JX_SET_LIT(meta, "name", jx_string(name));
     const char *uid = json_string_value(json_object_get(meta, "uid"));
     if (!uid || !uid[0]) {
         char buf[37];
         rng_uuid(s->rng, buf);
-        json_object_set_new(meta, "uid", jx_string(buf));
+        JX_SET_LIT(meta, "uid", jx_string(buf));
     }
     char ts[TIMEFMT_LEN];
-    json_object_set_new(meta, "creationTimestamp",
+    JX_SET_LIT(meta, "creationTimestamp",
                         jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
     set_rv(meta, s->rv + 1);
-    json_object_set_new(meta, "generation", json_integer(1));
+    JX_SET_LIT(meta, "generation", json_integer(1));
 }
 
 /* Create from doc (taken; its top-level and metadata maps are the store's
@@ -280,7 +280,7 @@ int store_create_take(struct store *s, enum api_kind_id kind, const char *ns, js
     }
     json_t *meta = json_object_get(doc, "metadata");
     if (!meta || meta->refcount > 1)
-        json_object_set_new(doc, "metadata", meta ? json_copy(meta) : json_object());
+        JX_SET_LIT(doc, "metadata", meta ? json_copy(meta) : json_object());
     rc = create_doc(s, kind, nsc, doc, out);
     xfree(nsc);
     return rc;
@@ -335,7 +335,7 @@ static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
     }
     json_t *meta = mode == STORE_UPDATE_STATUS ? NULL : json_object_get(in, "metadata");
     if (meta)
-        json_object_set_new(in, "metadata", json_copy(meta));
+        JX_SET_LIT(in, "metadata", json_copy(meta));
     json_decref(obj);
     return in;
 }
@@ -408,7 +408,7 @@ static json_t *commit_update(struct store *s, enum api_kind_id kind, struct stor
         store__log_append(s, STORE_DELETED, kind, json_incref(cand));
     } else {
         if (!status_only && spec_changed(cand, o->doc))
-            json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
+            JX_SET_LIT(meta, "generation", json_integer(generation_of(o->doc) + 1));
         store__db_put(s, kind, o->ns, o->name, cand);
         json_decref(o->doc);
         o->doc = json_incref(cand);
@@ -614,10 +614,10 @@ static json_t *mark_deleting(struct store *s, enum api_kind_id kind, struct stor
     json_t *cand = copy_with_meta(o->doc);
     json_t *meta = json_object_get(cand, "metadata");
     char ts[TIMEFMT_LEN];
-    json_object_set_new(meta, "deletionTimestamp",
+    JX_SET_LIT(meta, "deletionTimestamp",
                         jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
-    json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
-    json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
+    JX_SET_LIT(meta, "deletionGracePeriodSeconds", json_integer(0));
+    JX_SET_LIT(meta, "generation", json_integer(generation_of(o->doc) + 1));
     set_rv(meta, s->rv + 1);
     store__db_put(s, kind, o->ns, o->name, cand);
     json_decref(o->doc);

@@ -112,6 +112,11 @@ json_t *jx_deep_copy(const json_t *v);
  * jansson check only the strings that have some. New reference. */
 json_t *jx_string(const char *s);
 
+/* json_object_set_new(obj, key, v) for a string-literal key: its length
+ * is known at compile time and a literal is valid UTF-8, so jansson's
+ * strlen and UTF-8 check of the key are skipped. */
+#define JX_SET_LIT(obj, key, v) json_object_setn_new_nocheck((obj), "" key "", sizeof(key) - 1, (v))
+
 /* String value or "" (never NULL) for printing. */
 static inline const char *jx_or_empty(const char *s) { return s ? s : ""; }
 
