@@ -19,7 +19,7 @@ const char *api_cond_type(const json_t *cond)
     void *it = json_object_iter((json_t *)cond);
     if (it && str_eq(json_object_iter_key(it), "type"))
         return json_string_value(json_object_iter_value(it));
-    return json_string_value(json_object_get(cond, "type"));
+    return json_string_value(JX_GET(cond, "type"));
 }
 
 /* The condition of this type in conds (borrowed) and its index, or NULL. */
@@ -40,7 +40,7 @@ static json_t *cond_find(const json_t *conds, const char *type, size_t *at)
 json_t *api_cond_get(const json_t *obj, const char *type)
 {
     size_t at;
-    return cond_find(json_object_get(json_object_get(obj, "status"), "conditions"), type, &at);
+    return cond_find(JX_GET(obj, "status", "conditions"), type, &at);
 }
 
 void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
@@ -50,7 +50,7 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
         out[k] = NULL;
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
+    json_array_foreach(JX_GET(obj, "status", "conditions"), i, c) {
         const char *t = api_cond_type(c);
         for (size_t k = 0; t && k < n; k++) {
             if (!out[k] && str_eq(t, types[k])) {
@@ -77,9 +77,9 @@ const char *api_cond_status(const json_t *obj, const char *type)
 static bool cond_differs(const json_t *c, const char *status, const char *reason,
                          const char *message, json_int_t gen)
 {
-    const char *s = json_string_value(json_object_get(c, "status"));
-    const char *r = json_string_value(json_object_get(c, "reason"));
-    const char *m = json_string_value(json_object_get(c, "message"));
+    const char *s = json_string_value(JX_GET(c, "status"));
+    const char *r = json_string_value(JX_GET(c, "reason"));
+    const char *m = json_string_value(JX_GET(c, "message"));
     return !s || strcmp(s, status) || !r || strcmp(r, reason ? reason : "") || !m ||
            strcmp(m, message ? message : "") ||
            (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen);
@@ -119,7 +119,7 @@ static json_t *str_or_same(json_t *cur, const char *val)
 static json_t *cond_changed_copy(const json_t *c, const char *status, const char *reason,
                                  const char *message, json_int_t gen, int64_t now_ms)
 {
-    const char *cur = json_string_value(json_object_get(c, "status"));
+    const char *cur = json_string_value(JX_GET(c, "status"));
     bool flip = !cur || strcmp(cur, status);
     char ts[TIMEFMT_LEN];
     const char *ltt = flip ? timefmt_rfc3339(now_ms, false, ts) : NULL;
@@ -171,7 +171,7 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     reason = reason ? reason : "";
     message = message ? message : "";
     json_t *st = JX_OBJ(obj, "status");
-    json_t *conds = json_object_get(st, "conditions");
+    json_t *conds = JX_GET(st, "conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
         JX_SET_LIT(st, "conditions", conds);
@@ -251,7 +251,7 @@ json_t *api_owner_ref_new(const json_t *owner, bool controller)
 void api_owner_ref_add(json_t *obj, json_t *ref)
 {
     json_t *md = JX_OBJ(obj, "metadata");
-    json_t *refs = json_object_get(md, "ownerReferences");
+    json_t *refs = JX_GET(md, "ownerReferences");
     if (!json_is_array(refs)) {
         refs = json_array();
         JX_SET_LIT(md, "ownerReferences", refs);
@@ -327,6 +327,6 @@ json_t *api_object_new(const char *api_version, const char *kind, const char *ns
     json_t *o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", api_version, "kind", kind,
                           "metadata", "name", name);
     if (ns && ns[0])
-        JX_SET_LIT(json_object_get(o, "metadata"), "namespace", jx_string(ns));
+        JX_SET_LIT(JX_GET(o, "metadata"), "namespace", jx_string(ns));
     return o;
 }

@@ -161,10 +161,10 @@ static bool spec_changed(const json_t *a, const json_t *b)
 static char *choose_name(struct store *s, enum api_kind_id kind, const char *ns,
                          const json_t *meta)
 {
-    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *name = json_string_value(JX_GET(meta, "name"));
     if (name && name[0])
         return xstrdup(name);
-    const char *base = json_string_value(json_object_get(meta, "generateName"));
+    const char *base = json_string_value(JX_GET(meta, "generateName"));
     size_t blen = strlen(base);
     if (blen > GENERATE_NAME_BASE_MAX)
         blen = GENERATE_NAME_BASE_MAX;
@@ -183,7 +183,7 @@ static char *choose_name(struct store *s, enum api_kind_id kind, const char *ns,
 static void stamp_new(struct store *s, json_t *meta, const char *name)
 {
     JX_SET_LIT(meta, "name", jx_string(name));
-    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *uid = json_string_value(JX_GET(meta, "uid"));
     if (!uid || !uid[0]) {
         char buf[37];
         rng_uuid(s->rng, buf);
@@ -233,7 +233,7 @@ static const char *create_check(enum api_kind_id kind, const char *ns, const jso
     *rc = CU_EINVAL;
     if (!kind_ok((int)kind) || !json_is_object(obj))
         return NULL;
-    const json_t *meta_in = json_object_get(obj, "metadata");
+    const json_t *meta_in = JX_GET(obj, "metadata");
     const char *name = JX_STR(obj, "metadata", "name");
     const char *gen = JX_STR(obj, "metadata", "generateName");
     const char *nsk = resolve_ns(kind, ns, obj);
@@ -278,7 +278,7 @@ int store_create_take(struct store *s, enum api_kind_id kind, const char *ns, js
         doc = json_copy(obj);
         json_decref(obj);
     }
-    json_t *meta = json_object_get(doc, "metadata");
+    json_t *meta = JX_GET(doc, "metadata");
     if (!meta || meta->refcount > 1)
         JX_SET_LIT(doc, "metadata", meta ? json_copy(meta) : json_object());
     rc = create_doc(s, kind, nsc, doc, out);
@@ -296,7 +296,7 @@ static json_t *incoming_part(enum api_kind_id kind, const json_t *obj,
                              enum store_update_mode mode)
 {
     if (mode == STORE_UPDATE_STATUS) {
-        json_t *st = json_object_get(obj, "status");
+        json_t *st = JX_GET(obj, "status");
         return st ? jx_deep_copy(st) : NULL;
     }
     if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status) {
@@ -321,7 +321,7 @@ static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
 {
     json_t *in;
     if (mode == STORE_UPDATE_STATUS) {
-        in = json_incref(json_object_get(obj, "status"));
+        in = json_incref(JX_GET(obj, "status"));
     } else if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status) {
         in = json_object();
         const char *key;
@@ -333,7 +333,7 @@ static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
     } else {
         in = json_copy(obj);
     }
-    json_t *meta = mode == STORE_UPDATE_STATUS ? NULL : json_object_get(in, "metadata");
+    json_t *meta = mode == STORE_UPDATE_STATUS ? NULL : JX_GET(in, "metadata");
     if (meta)
         JX_SET_LIT(in, "metadata", json_copy(meta));
     json_decref(obj);
@@ -348,11 +348,11 @@ static json_t *merge_update(enum api_kind_id kind, const char *ns, const json_t 
     if (mode == STORE_UPDATE_STATUS)
         return copy_with(old, true, incoming);
     json_t *cand = incoming;
-    json_t *old_status = json_object_get(old, "status");
+    json_t *old_status = JX_GET(old, "status");
     if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status && old_status)
         json_object_set(cand, "status", old_status);
     json_t *meta = JX_OBJ(cand, "metadata");
-    const json_t *ometa = json_object_get(old, "metadata");
+    const json_t *ometa = JX_GET(old, "metadata");
     for (int i = 0; SYSTEM_META[i]; i++) {
         json_t *v = json_object_get(ometa, SYSTEM_META[i]);
         if (v)
@@ -369,8 +369,8 @@ static json_t *merge_update(enum api_kind_id kind, const char *ns, const json_t 
  * metadata.uid as a UID precondition). */
 static int check_preconditions(const json_t *obj, const json_t *old)
 {
-    const json_t *meta = json_object_get(obj, "metadata");
-    const json_t *rvj = json_object_get(meta, "resourceVersion");
+    const json_t *meta = JX_GET(obj, "metadata");
+    const json_t *rvj = JX_GET(meta, "resourceVersion");
     if (rvj && !json_is_null(rvj)) {
         const char *rv = json_string_value(rvj);
         if (!rv)
@@ -379,7 +379,7 @@ static int check_preconditions(const json_t *obj, const json_t *old)
             strcmp(rv, jx_or_empty(JX_STR(old, "metadata", "resourceVersion"))) != 0)
             return CU_ECONFLICT;
     }
-    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *uid = json_string_value(JX_GET(meta, "uid"));
     if (uid && uid[0] && strcmp(uid, jx_or_empty(api_uid(old))) != 0)
         return CU_ECONFLICT;
     return 0;
@@ -393,14 +393,13 @@ static int check_preconditions(const json_t *obj, const json_t *old)
 static json_t *commit_update(struct store *s, enum api_kind_id kind, struct store_obj *o,
                              json_t *cand, bool status_only)
 {
-    bool same = status_only ? jx_equal(json_object_get(cand, "status"),
-                                       json_object_get(o->doc, "status"))
+    bool same = status_only ? jx_equal(JX_GET(cand, "status"), JX_GET(o->doc, "status"))
                             : json_equal(cand, o->doc);
     if (same) {
         json_decref(cand);
         return json_incref(o->doc);
     }
-    json_t *meta = json_object_get(cand, "metadata");
+    json_t *meta = JX_GET(cand, "metadata");
     set_rv(meta, s->rv + 1);
     if (api_is_deleting(o->doc) && !has_finalizers(cand)) {
         store__db_del(s, kind, o->ns, o->name);
@@ -494,7 +493,7 @@ static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
         rc = check_preconditions(precond, o->doc);
     if (rc == 0) {
         bool status_only = mode == STORE_UPDATE_STATUS &&
-                           json_is_object(json_object_get(o->doc, "metadata"));
+                           json_is_object(JX_GET(o->doc, "metadata"));
         json_t *cand;
         if (status_only && reuse && reusable_for_status(o->doc, reuse, incoming != NULL)) {
             cand = json_incref(reuse); /* incoming is its status */
@@ -591,7 +590,7 @@ static json_t *status_copy(json_t *st, const char *const *shared)
 
 json_t *store_status_copy(const json_t *doc, const char *const *shared)
 {
-    return copy_with(doc, true, status_copy(json_object_get(doc, "status"), shared));
+    return copy_with(doc, true, status_copy(JX_GET(doc, "status"), shared));
 }
 
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
@@ -612,7 +611,7 @@ json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char
 static json_t *mark_deleting(struct store *s, enum api_kind_id kind, struct store_obj *o)
 {
     json_t *cand = copy_with_meta(o->doc);
-    json_t *meta = json_object_get(cand, "metadata");
+    json_t *meta = JX_GET(cand, "metadata");
     char ts[TIMEFMT_LEN];
     JX_SET_LIT(meta, "deletionTimestamp",
                         jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
@@ -631,7 +630,7 @@ static json_t *mark_deleting(struct store *s, enum api_kind_id kind, struct stor
 static json_t *remove_now(struct store *s, enum api_kind_id kind, struct store_obj *o)
 {
     json_t *last = copy_with_meta(o->doc);
-    set_rv(json_object_get(last, "metadata"), s->rv + 1);
+    set_rv(JX_GET(last, "metadata"), s->rv + 1);
     store__db_del(s, kind, o->ns, o->name);
     store__idx_remove(s, kind, o);
     store__log_append(s, STORE_DELETED, kind, json_incref(last));
