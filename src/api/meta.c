@@ -101,6 +101,24 @@ static bool set_str(json_t *o, const char *key, const char *val)
     return true;
 }
 
+/* lastTransitionTime for now_ms (RFC 3339, seconds). A reconcile round
+ * sets many conditions at the same instant: the last one formatted (per
+ * thread) is reused. Borrowed until the thread's next call. */
+static const char *transition_time(int64_t now_ms)
+{
+    static _Thread_local struct {
+        bool set;
+        int64_t ms;
+        char ts[TIMEFMT_LEN];
+    } last;
+    if (!last.set || last.ms != now_ms) {
+        timefmt_rfc3339(now_ms, false, last.ts);
+        last.ms = now_ms;
+        last.set = true;
+    }
+    return last.ts;
+}
+
 /* The value of key in a new condition replacing old: a new string when
  * old's is not val (json_string's NULL for invalid UTF-8 keeps old's, as
  * json_object_set_new ignores a NULL value), else old's own. */
@@ -121,8 +139,7 @@ static json_t *cond_changed_copy(const json_t *c, const char *status, const char
 {
     const char *cur = json_string_value(JX_GET(c, "status"));
     bool flip = !cur || strcmp(cur, status);
-    char ts[TIMEFMT_LEN];
-    const char *ltt = flip ? timefmt_rfc3339(now_ms, false, ts) : NULL;
+    const char *ltt = flip ? transition_time(now_ms) : NULL;
     bool set_gen = gen > 0;
     json_t *out = json_object();
     bool seen_status = false, seen_ltt = false, seen_reason = false, seen_msg = false;
@@ -191,17 +208,14 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         json_array_set_new(conds, at, cond_changed_copy(c, status, reason, message, gen, now_ms));
         return true;
     }
-    char ts[TIMEFMT_LEN];
     if (!c) {
         c = json_object();
         JX_SET_LIT(c, "type", jx_string(type));
         JX_SET_LIT(c, "status", jx_string(status));
-        JX_SET_LIT(c, "lastTransitionTime",
-                            jx_string(timefmt_rfc3339(now_ms, false, ts)));
+        JX_SET_LIT(c, "lastTransitionTime", jx_string(transition_time(now_ms)));
         json_array_append_new(conds, c);
     } else if (set_str(c, "status", status)) {
-        JX_SET_LIT(c, "lastTransitionTime",
-                            jx_string(timefmt_rfc3339(now_ms, false, ts)));
+        JX_SET_LIT(c, "lastTransitionTime", jx_string(transition_time(now_ms)));
     }
     set_str(c, "reason", reason);
     set_str(c, "message", message);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,6 +163,35 @@ static void shared_copy_matches_change_in_place(void **state)
     }
 }
 
+/* The transition time formatted for one instant is reused for the next
+ * condition set at that instant, and reformatted for another instant. */
+static void transition_times_follow_each_call(void **state)
+{
+    (void)state;
+    json_t *o = obj_with_generation(1);
+    const int64_t at[] = {T0, T0, T0 + 61000, T0, T0 + 86400000};
+    const char *want[] = {"2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z",
+                          "2026-01-01T00:01:01Z", "2026-01-01T00:00:00Z",
+                          "2026-01-02T00:00:00Z"};
+    char type[8];
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        snprintf(type, sizeof(type), "C%zu", i);
+        assert_true(api_cond_set(o, type, "True", "R", "M", at[i]));
+        assert_string_equal(JX_STR(api_cond_get(o, type), "lastTransitionTime"), want[i]);
+    }
+    /* a transition of an existing condition, in place and in a shared copy */
+    assert_true(api_cond_set(o, "C0", "False", "R", "M", T0 + 61000));
+    assert_string_equal(JX_STR(api_cond_get(o, "C0"), "lastTransitionTime"),
+                        "2026-01-01T00:01:01Z");
+    json_t *shared = json_incref(api_cond_get(o, "C1"));
+    assert_true(api_cond_set(o, "C1", "False", "R", "M", T0 + 86400000));
+    assert_string_equal(JX_STR(api_cond_get(o, "C1"), "lastTransitionTime"),
+                        "2026-01-02T00:00:00Z");
+    assert_string_equal(JX_STR(shared, "lastTransitionTime"), "2026-01-01T00:00:00Z");
+    json_decref(shared);
+    json_decref(o);
+}
+
 static void get_all_finds_the_first_of_each_type_in_one_pass(void **state)
 {
     (void)state;
@@ -212,6 +242,7 @@ int main(void)
         cmocka_unit_test(would_change_predicts_set),
         cmocka_unit_test(shared_conditions_are_copied_before_a_change),
         cmocka_unit_test(shared_copy_matches_change_in_place),
+        cmocka_unit_test(transition_times_follow_each_call),
         cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
         cmocka_unit_test(cond_type_wherever_the_member_is),
     };
