@@ -6,12 +6,20 @@
 #include "util/jsonx.h"
 #include "util/timefmt.h"
 
+/* strcmp(a, b) == 0, with the first characters compared inline: condition
+ * types and member names mostly differ there, so most comparisons of a
+ * scan never call strcmp. */
+static inline bool str_eq(const char *a, const char *b)
+{
+    return a[0] == b[0] && (!a[0] || !strcmp(a + 1, b + 1));
+}
+
 const char *api_cond_type(const json_t *cond)
 {
     void *it = json_object_iter((json_t *)cond);
-    if (it && !strcmp(json_object_iter_key(it), "type"))
+    if (it && str_eq(json_object_iter_key(it), "type"))
         return json_string_value(json_object_iter_value(it));
-    return json_string_value(json_object_get(cond, "type"));
+    return json_string_value(JX_GET(cond, "type"));
 }
 
 /* The condition of this type in conds (borrowed) and its index, or NULL. */
@@ -21,7 +29,7 @@ static json_t *cond_find(const json_t *conds, const char *type, size_t *at)
     json_t *c;
     json_array_foreach(conds, i, c) {
         const char *t = api_cond_type(c);
-        if (t && !strcmp(t, type)) {
+        if (t && str_eq(t, type)) {
             *at = i;
             return c;
         }
@@ -32,7 +40,7 @@ static json_t *cond_find(const json_t *conds, const char *type, size_t *at)
 json_t *api_cond_get(const json_t *obj, const char *type)
 {
     size_t at;
-    return cond_find(json_object_get(json_object_get(obj, "status"), "conditions"), type, &at);
+    return cond_find(JX_GET(obj, "status", "conditions"), type, &at);
 }
 
 void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
@@ -42,10 +50,10 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
         out[k] = NULL;
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(json_object_get(obj, "status"), "conditions"), i, c) {
+    json_array_foreach(JX_GET(obj, "status", "conditions"), i, c) {
         const char *t = api_cond_type(c);
         for (size_t k = 0; t && k < n; k++) {
-            if (!out[k] && !strcmp(t, types[k])) {
+            if (!out[k] && str_eq(t, types[k])) {
                 out[k] = c;
                 break;
             }
@@ -56,7 +64,7 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
 bool api_cond_is_true(const json_t *obj, const char *type)
 {
     const char *s = api_cond_status(obj, type);
-    return s && !strcmp(s, "True");
+    return s && str_eq(s, "True");
 }
 
 const char *api_cond_status(const json_t *obj, const char *type)
@@ -69,7 +77,9 @@ const char *api_cond_status(const json_t *obj, const char *type)
 static bool cond_differs(const json_t *c, const char *status, const char *reason,
                          const char *message, json_int_t gen)
 {
-    const char *s = JX_STR(c, "status"), *r = JX_STR(c, "reason"), *m = JX_STR(c, "message");
+    const char *s = json_string_value(JX_GET(c, "status"));
+    const char *r = json_string_value(JX_GET(c, "reason"));
+    const char *m = json_string_value(JX_GET(c, "message"));
     return !s || strcmp(s, status) || !r || strcmp(r, reason ? reason : "") || !m ||
            strcmp(m, message ? message : "") ||
            (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen);
@@ -84,59 +94,134 @@ bool api_cond_would_change(const json_t *obj, const char *type, const char *stat
 
 static bool set_str(json_t *o, const char *key, const char *val)
 {
-    const char *cur = JX_STR(o, key);
+    const char *cur = json_string_value(json_object_get(o, key));
     if (cur && !strcmp(cur, val))
         return false;
-    json_object_set_new(o, key, json_string(val));
+    json_object_set_new_nocheck(o, key, jx_string(val)); /* key: a literal */
     return true;
+}
+
+/* lastTransitionTime for now_ms (RFC 3339, seconds). A reconcile round
+ * sets many conditions at the same instant: the last one formatted (per
+ * thread) is reused. Borrowed until the thread's next call. */
+static const char *transition_time(int64_t now_ms)
+{
+    static _Thread_local struct {
+        bool set;
+        int64_t ms;
+        char ts[TIMEFMT_LEN];
+    } last;
+    if (!last.set || last.ms != now_ms) {
+        timefmt_rfc3339(now_ms, false, last.ts);
+        last.ms = now_ms;
+        last.set = true;
+    }
+    return last.ts;
+}
+
+/* The value of key in a new condition replacing old: a new string when
+ * old's is not val (json_string's NULL for invalid UTF-8 keeps old's, as
+ * json_object_set_new ignores a NULL value), else old's own. */
+static json_t *str_or_same(json_t *cur, const char *val)
+{
+    const char *s = json_string_value(cur);
+    if (s && !strcmp(s, val))
+        return json_incref(cur);
+    json_t *n = jx_string(val);
+    return n ? n : json_incref(cur);
+}
+
+/* api_cond_set's change to an existing condition c, applied to a copy (c
+ * is shared) built in one pass: the same members in the same order as
+ * json_copy(c) and api_cond_set's updates in place would give. */
+static json_t *cond_changed_copy(const json_t *c, const char *status, const char *reason,
+                                 const char *message, json_int_t gen, int64_t now_ms)
+{
+    const char *cur = json_string_value(JX_GET(c, "status"));
+    bool flip = !cur || strcmp(cur, status);
+    const char *ltt = flip ? transition_time(now_ms) : NULL;
+    bool set_gen = gen > 0;
+    json_t *out = json_object();
+    bool seen_status = false, seen_ltt = false, seen_reason = false, seen_msg = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)c, key, klen, v) {
+        json_t *nv;
+        if (str_eq(key, "status")) {
+            nv = str_or_same(v, status);
+            seen_status = true;
+        } else if (str_eq(key, "lastTransitionTime") && flip) {
+            nv = str_or_same(v, ltt);
+            seen_ltt = true;
+        } else if (str_eq(key, "reason")) {
+            nv = str_or_same(v, reason);
+            seen_reason = true;
+        } else if (str_eq(key, "message")) {
+            nv = str_or_same(v, message);
+            seen_msg = true;
+        } else if (str_eq(key, "observedGeneration") && set_gen) {
+            nv = json_is_integer(v) && json_integer_value(v) == gen ? json_incref(v)
+                                                                    : json_integer(gen);
+            set_gen = false;
+        } else {
+            nv = json_incref(v);
+        }
+        json_object_setn_new_nocheck(out, key, klen, nv);
+    }
+    if (!seen_status)
+        JX_SET_LIT(out, "status", jx_string(status));
+    if (flip && !seen_ltt)
+        JX_SET_LIT(out, "lastTransitionTime", jx_string(ltt));
+    if (!seen_reason)
+        JX_SET_LIT(out, "reason", jx_string(reason));
+    if (!seen_msg)
+        JX_SET_LIT(out, "message", jx_string(message));
+    if (set_gen)
+        JX_SET_LIT(out, "observedGeneration", json_integer(gen));
+    return out;
 }
 
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms)
 {
+    reason = reason ? reason : "";
+    message = message ? message : "";
     json_t *st = JX_OBJ(obj, "status");
-    json_t *conds = json_object_get(st, "conditions");
+    json_t *conds = JX_GET(st, "conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
-        json_object_set_new(st, "conditions", conds);
+        JX_SET_LIT(st, "conditions", conds);
     }
     json_int_t gen = JX_INT(obj, 0, "metadata", "generation");
     size_t at = 0;
     json_t *c = cond_find(conds, type, &at);
-    if (!c || cond_differs(c, status, reason, message, gen)) {
-        /* shared containers are changed as copies (their scalars stay shared) */
-        if (conds->refcount > 1) {
-            conds = json_copy(conds);
-            json_object_set_new(st, "conditions", conds);
-            c = c ? json_array_get(conds, at) : NULL;
-        }
-        if (c && c->refcount > 1) {
-            c = json_copy(c);
-            json_array_set_new(conds, at, c);
-        }
+    if (c && !cond_differs(c, status, reason, message, gen))
+        return false;
+    /* shared containers are changed as copies (their scalars stay shared) */
+    if (conds->refcount > 1) {
+        conds = json_copy(conds);
+        JX_SET_LIT(st, "conditions", conds);
+        c = c ? json_array_get(conds, at) : NULL;
     }
-    bool changed = false;
-    char ts[TIMEFMT_LEN];
+    if (c && c->refcount > 1) {
+        json_array_set_new(conds, at, cond_changed_copy(c, status, reason, message, gen, now_ms));
+        return true;
+    }
     if (!c) {
         c = json_object();
-        json_object_set_new(c, "type", json_string(type));
-        json_object_set_new(c, "status", json_string(status));
-        json_object_set_new(c, "lastTransitionTime",
-                            json_string(timefmt_rfc3339(now_ms, false, ts)));
+        JX_SET_LIT(c, "type", jx_string(type));
+        JX_SET_LIT(c, "status", jx_string(status));
+        JX_SET_LIT(c, "lastTransitionTime", jx_string(transition_time(now_ms)));
         json_array_append_new(conds, c);
-        changed = true;
     } else if (set_str(c, "status", status)) {
-        json_object_set_new(c, "lastTransitionTime",
-                            json_string(timefmt_rfc3339(now_ms, false, ts)));
-        changed = true;
+        JX_SET_LIT(c, "lastTransitionTime", jx_string(transition_time(now_ms)));
     }
-    changed |= set_str(c, "reason", reason ? reason : "");
-    changed |= set_str(c, "message", message ? message : "");
-    if (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen) {
-        json_object_set_new(c, "observedGeneration", json_integer(gen));
-        changed = true;
-    }
-    return changed;
+    set_str(c, "reason", reason);
+    set_str(c, "message", message);
+    if (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen)
+        JX_SET_LIT(c, "observedGeneration", json_integer(gen));
+    return true;
 }
 
 bool api_cond_remove(json_t *obj, const char *type)
@@ -146,7 +231,7 @@ bool api_cond_remove(json_t *obj, const char *type)
     json_t *c;
     json_array_foreach(conds, i, c) {
         const char *t = api_cond_type(c);
-        if (t && !strcmp(t, type)) {
+        if (t && str_eq(t, type)) {
             json_array_remove(conds, i);
             return true;
         }
@@ -171,8 +256,8 @@ json_t *api_owner_ref_new(const json_t *owner, bool controller)
         "name", jx_or_empty(api_name(owner)),
         "uid", jx_or_empty(api_uid(owner)));
     if (controller) {
-        json_object_set_new(r, "controller", json_true());
-        json_object_set_new(r, "blockOwnerDeletion", json_true());
+        JX_SET_LIT(r, "controller", json_true());
+        JX_SET_LIT(r, "blockOwnerDeletion", json_true());
     }
     return r;
 }
@@ -180,10 +265,10 @@ json_t *api_owner_ref_new(const json_t *owner, bool controller)
 void api_owner_ref_add(json_t *obj, json_t *ref)
 {
     json_t *md = JX_OBJ(obj, "metadata");
-    json_t *refs = json_object_get(md, "ownerReferences");
+    json_t *refs = JX_GET(md, "ownerReferences");
     if (!json_is_array(refs)) {
         refs = json_array();
-        json_object_set_new(md, "ownerReferences", refs);
+        JX_SET_LIT(md, "ownerReferences", refs);
     }
     json_array_append_new(refs, ref);
 }
@@ -225,12 +310,12 @@ const char *api_annotation(const json_t *obj, const char *key)
 
 void api_set_label(json_t *obj, const char *key, const char *value)
 {
-    json_object_set_new(JX_OBJ(obj, "metadata", "labels"), key, json_string(value));
+    json_object_set_new(JX_OBJ(obj, "metadata", "labels"), key, jx_string(value));
 }
 
 void api_set_annotation(json_t *obj, const char *key, const char *value)
 {
-    json_object_set_new(JX_OBJ(obj, "metadata", "annotations"), key, json_string(value));
+    json_object_set_new(JX_OBJ(obj, "metadata", "annotations"), key, jx_string(value));
 }
 
 const char *api_name(const json_t *obj) { return JX_STR(obj, "metadata", "name"); }
@@ -256,6 +341,6 @@ json_t *api_object_new(const char *api_version, const char *kind, const char *ns
     json_t *o = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", api_version, "kind", kind,
                           "metadata", "name", name);
     if (ns && ns[0])
-        json_object_set_new(json_object_get(o, "metadata"), "namespace", json_string(ns));
+        JX_SET_LIT(JX_GET(o, "metadata"), "namespace", jx_string(ns));
     return o;
 }

@@ -48,7 +48,7 @@ static const char *resolve_ns(enum api_kind_id kind, const char *ns, const json_
 static void set_ns(json_t *meta, enum api_kind_id kind, const char *ns)
 {
     if (api_kind_get(kind)->namespaced)
-        json_object_set_new(meta, "namespace", json_string(ns));
+        JX_SET_LIT(meta, "namespace", jx_string(ns));
     else
         json_object_del(meta, "namespace");
 }
@@ -62,7 +62,8 @@ static void set_rv(json_t *meta, uint64_t rv)
         *--p = (char)('0' + rv % 10);
         rv /= 10;
     } while (rv);
-    json_object_set_new(meta, "resourceVersion", json_string(p));
+    JX_SET_LIT(meta, "resourceVersion",
+                        json_stringn_nocheck(p, (size_t)(buf + sizeof(buf) - 1 - p)));
 }
 
 static json_int_t generation_of(const json_t *doc)
@@ -75,15 +76,63 @@ static bool has_finalizers(const json_t *doc)
     return json_array_size(JX_GET(doc, "metadata", "finalizers")) > 0;
 }
 
-/* A new top-level object sharing old's children except for a fresh
- * (shallow-copied) metadata map the caller may modify. */
-static json_t *copy_with_meta(const json_t *old)
+/* A shallow copy of an object map, keys in its order (json_copy's result
+ * without its strlen per key); json_copy for anything else. */
+static json_t *copy_map(const json_t *m)
 {
-    json_t *c = json_copy((json_t *)old);
-    json_t *m = json_object_get(old, "metadata");
-    json_object_set_new(c, "metadata", m ? json_copy(m) : json_object());
+    if (!json_is_object(m))
+        return json_copy((json_t *)m);
+    json_t *c = json_object();
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)m, key, klen, v)
+        json_object_setn_new_nocheck(c, key, klen, json_incref(v));
     return c;
 }
+
+static bool key_is(const char *key, size_t klen, const char *want, size_t wlen)
+{
+    return klen == wlen && !memcmp(key, want, wlen);
+}
+
+/* A new top-level object sharing old's children, in old's order, except
+ * for a fresh (shallow-copied) metadata map the caller may modify (an
+ * empty one appended when old has none) and, when with_status, the status
+ * replaced by status (taken; NULL = removed; appended after the metadata
+ * when old has none). The same document as json_copy, a new metadata map
+ * and json_object_set_new / json_object_del of "status", built in one
+ * pass. */
+static json_t *copy_with(const json_t *old, bool with_status, json_t *status)
+{
+    json_t *c = json_object();
+    bool had_meta = false, had_status = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)old, key, klen, v) {
+        json_t *nv;
+        if (key_is(key, klen, "metadata", 8)) {
+            nv = copy_map(v);
+            had_meta = true;
+        } else if (with_status && key_is(key, klen, "status", 6)) {
+            had_status = true;
+            if (!status)
+                continue;
+            nv = status;
+        } else {
+            nv = json_incref(v);
+        }
+        json_object_setn_new_nocheck(c, key, klen, nv);
+    }
+    if (!had_meta)
+        json_object_setn_new_nocheck(c, "metadata", 8, json_object());
+    if (with_status && !had_status && status)
+        json_object_setn_new_nocheck(c, "status", 6, status);
+    return c;
+}
+
+static json_t *copy_with_meta(const json_t *old) { return copy_with(old, false, NULL); }
 
 /* True when anything outside metadata and status differs (generation). */
 static bool spec_changed(const json_t *a, const json_t *b)
@@ -112,10 +161,10 @@ static bool spec_changed(const json_t *a, const json_t *b)
 static char *choose_name(struct store *s, enum api_kind_id kind, const char *ns,
                          const json_t *meta)
 {
-    const char *name = json_string_value(json_object_get(meta, "name"));
+    const char *name = json_string_value(JX_GET(meta, "name"));
     if (name && name[0])
         return xstrdup(name);
-    const char *base = json_string_value(json_object_get(meta, "generateName"));
+    const char *base = json_string_value(JX_GET(meta, "generateName"));
     size_t blen = strlen(base);
     if (blen > GENERATE_NAME_BASE_MAX)
         blen = GENERATE_NAME_BASE_MAX;
@@ -133,18 +182,18 @@ static char *choose_name(struct store *s, enum api_kind_id kind, const char *ns,
 /* Stamp the server-set metadata of a new object. mu held. */
 static void stamp_new(struct store *s, json_t *meta, const char *name)
 {
-    json_object_set_new(meta, "name", json_string(name));
-    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    JX_SET_LIT(meta, "name", jx_string(name));
+    const char *uid = json_string_value(JX_GET(meta, "uid"));
     if (!uid || !uid[0]) {
         char buf[37];
         rng_uuid(s->rng, buf);
-        json_object_set_new(meta, "uid", json_string(buf));
+        JX_SET_LIT(meta, "uid", jx_string(buf));
     }
     char ts[TIMEFMT_LEN];
-    json_object_set_new(meta, "creationTimestamp",
-                        json_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
+    JX_SET_LIT(meta, "creationTimestamp",
+                        jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
     set_rv(meta, s->rv + 1);
-    json_object_set_new(meta, "generation", json_integer(1));
+    JX_SET_LIT(meta, "generation", json_integer(1));
 }
 
 /* Create from doc (taken; its top-level and metadata maps are the store's
@@ -184,7 +233,7 @@ static const char *create_check(enum api_kind_id kind, const char *ns, const jso
     *rc = CU_EINVAL;
     if (!kind_ok((int)kind) || !json_is_object(obj))
         return NULL;
-    const json_t *meta_in = json_object_get(obj, "metadata");
+    const json_t *meta_in = JX_GET(obj, "metadata");
     const char *name = JX_STR(obj, "metadata", "name");
     const char *gen = JX_STR(obj, "metadata", "generateName");
     const char *nsk = resolve_ns(kind, ns, obj);
@@ -229,9 +278,9 @@ int store_create_take(struct store *s, enum api_kind_id kind, const char *ns, js
         doc = json_copy(obj);
         json_decref(obj);
     }
-    json_t *meta = json_object_get(doc, "metadata");
+    json_t *meta = JX_GET(doc, "metadata");
     if (!meta || meta->refcount > 1)
-        json_object_set_new(doc, "metadata", meta ? json_copy(meta) : json_object());
+        JX_SET_LIT(doc, "metadata", meta ? json_copy(meta) : json_object());
     rc = create_doc(s, kind, nsc, doc, out);
     xfree(nsc);
     return rc;
@@ -247,7 +296,7 @@ static json_t *incoming_part(enum api_kind_id kind, const json_t *obj,
                              enum store_update_mode mode)
 {
     if (mode == STORE_UPDATE_STATUS) {
-        json_t *st = json_object_get(obj, "status");
+        json_t *st = JX_GET(obj, "status");
         return st ? jx_deep_copy(st) : NULL;
     }
     if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status) {
@@ -272,7 +321,7 @@ static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
 {
     json_t *in;
     if (mode == STORE_UPDATE_STATUS) {
-        in = json_incref(json_object_get(obj, "status"));
+        in = json_incref(JX_GET(obj, "status"));
     } else if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status) {
         in = json_object();
         const char *key;
@@ -284,9 +333,9 @@ static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
     } else {
         in = json_copy(obj);
     }
-    json_t *meta = mode == STORE_UPDATE_STATUS ? NULL : json_object_get(in, "metadata");
+    json_t *meta = mode == STORE_UPDATE_STATUS ? NULL : JX_GET(in, "metadata");
     if (meta)
-        json_object_set_new(in, "metadata", json_copy(meta));
+        JX_SET_LIT(in, "metadata", json_copy(meta));
     json_decref(obj);
     return in;
 }
@@ -296,20 +345,14 @@ static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
 static json_t *merge_update(enum api_kind_id kind, const char *ns, const json_t *old,
                             json_t *incoming, enum store_update_mode mode)
 {
-    if (mode == STORE_UPDATE_STATUS) {
-        json_t *cand = copy_with_meta(old);
-        if (incoming)
-            json_object_set_new(cand, "status", incoming);
-        else
-            json_object_del(cand, "status");
-        return cand;
-    }
+    if (mode == STORE_UPDATE_STATUS)
+        return copy_with(old, true, incoming);
     json_t *cand = incoming;
-    json_t *old_status = json_object_get(old, "status");
+    json_t *old_status = JX_GET(old, "status");
     if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status && old_status)
         json_object_set(cand, "status", old_status);
     json_t *meta = JX_OBJ(cand, "metadata");
-    const json_t *ometa = json_object_get(old, "metadata");
+    const json_t *ometa = JX_GET(old, "metadata");
     for (int i = 0; SYSTEM_META[i]; i++) {
         json_t *v = json_object_get(ometa, SYSTEM_META[i]);
         if (v)
@@ -326,8 +369,8 @@ static json_t *merge_update(enum api_kind_id kind, const char *ns, const json_t 
  * metadata.uid as a UID precondition). */
 static int check_preconditions(const json_t *obj, const json_t *old)
 {
-    const json_t *meta = json_object_get(obj, "metadata");
-    const json_t *rvj = json_object_get(meta, "resourceVersion");
+    const json_t *meta = JX_GET(obj, "metadata");
+    const json_t *rvj = JX_GET(meta, "resourceVersion");
     if (rvj && !json_is_null(rvj)) {
         const char *rv = json_string_value(rvj);
         if (!rv)
@@ -336,31 +379,35 @@ static int check_preconditions(const json_t *obj, const json_t *old)
             strcmp(rv, jx_or_empty(JX_STR(old, "metadata", "resourceVersion"))) != 0)
             return CU_ECONFLICT;
     }
-    const char *uid = json_string_value(json_object_get(meta, "uid"));
+    const char *uid = json_string_value(JX_GET(meta, "uid"));
     if (uid && uid[0] && strcmp(uid, jx_or_empty(api_uid(old))) != 0)
         return CU_ECONFLICT;
     return 0;
 }
 
 /* Store cand (reference taken) over o, or delete o when cand is a deleting
- * object whose finalizers are now empty. Returns the resulting document
- * (new reference). mu held. */
+ * object whose finalizers are now empty. status_only: cand is o's document
+ * with (at most) another status (copy_with over a document with a metadata
+ * map), so comparing the statuses compares the documents and the spec is
+ * unchanged. Returns the resulting document (new reference). mu held. */
 static json_t *commit_update(struct store *s, enum api_kind_id kind, struct store_obj *o,
-                             json_t *cand)
+                             json_t *cand, bool status_only)
 {
-    if (json_equal(cand, o->doc)) {
+    bool same = status_only ? jx_equal(JX_GET(cand, "status"), JX_GET(o->doc, "status"))
+                            : json_equal(cand, o->doc);
+    if (same) {
         json_decref(cand);
         return json_incref(o->doc);
     }
-    json_t *meta = json_object_get(cand, "metadata");
+    json_t *meta = JX_GET(cand, "metadata");
     set_rv(meta, s->rv + 1);
     if (api_is_deleting(o->doc) && !has_finalizers(cand)) {
         store__db_del(s, kind, o->ns, o->name);
         store__idx_remove(s, kind, o);
         store__log_append(s, STORE_DELETED, kind, json_incref(cand));
     } else {
-        if (spec_changed(cand, o->doc))
-            json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
+        if (!status_only && spec_changed(cand, o->doc))
+            JX_SET_LIT(meta, "generation", json_integer(generation_of(o->doc) + 1));
         store__db_put(s, kind, o->ns, o->name, cand);
         json_decref(o->doc);
         o->doc = json_incref(cand);
@@ -375,12 +422,68 @@ static bool update_args_ok(enum api_kind_id kind, const json_t *obj, enum store_
            mode <= STORE_UPDATE_ALL;
 }
 
+/* Whether the objects a and b hold the same keys in the same order with
+ * the very same (pointer-equal) values. */
+static bool same_members(const json_t *a, const json_t *b)
+{
+    if (json_object_size(a) != json_object_size(b))
+        return false;
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                     ib = json_object_iter_next((json_t *)b, ib)) {
+        size_t len = json_object_iter_key_len(ia);
+        if (len != json_object_iter_key_len(ib) ||
+            memcmp(json_object_iter_key(ia), json_object_iter_key(ib), len) ||
+            json_object_iter_value(ia) != json_object_iter_value(ib))
+            return false;
+    }
+    return !ia && !ib;
+}
+
+/* Whether obj, a status write's whole input, already is the document
+ * copy_with(old, true, obj's status) would build, so that it can be stored
+ * as it is: old's members in old's order and with old's values, except the
+ * status (obj's, where old has one, or last when old has none; absent when
+ * has_status is false) and the metadata, a map of obj's own (referenced by
+ * obj alone: resourceVersion is set in it) with old's metadata members.
+ * That is a store_status_copy of the stored document whose metadata the
+ * caller left alone. old's metadata is an object. mu held. */
+static bool reusable_for_status(const json_t *old, json_t *obj, bool has_status)
+{
+    void *io = json_object_iter((json_t *)old), *ib = json_object_iter(obj);
+    for (;;) {
+        if (io && !has_status && !strcmp(json_object_iter_key(io), "status")) {
+            io = json_object_iter_next((json_t *)old, io);
+            continue;
+        }
+        if (!io)
+            return !ib || (!strcmp(json_object_iter_key(ib), "status") &&
+                           !json_object_iter_next(obj, ib));
+        if (!ib)
+            return false;
+        const char *key = json_object_iter_key(io);
+        if (strcmp(key, json_object_iter_key(ib)))
+            return false;
+        json_t *ov = json_object_iter_value(io), *bv = json_object_iter_value(ib);
+        if (!strcmp(key, "metadata")) {
+            if (!json_is_object(bv) || bv->refcount != 1 || !same_members(ov, bv))
+                return false;
+        } else if (strcmp(key, "status") && ov != bv) {
+            return false;
+        }
+        io = json_object_iter_next((json_t *)old, io);
+        ib = json_object_iter_next(obj, ib);
+    }
+}
+
 /* The update itself, once incoming (taken) holds the part to store. The
  * preconditions are read from precond (obj's metadata, or a copy of it
- * when obj was taken). */
+ * when obj was taken). reuse: for a status write, the caller's whole input
+ * when the caller handed over its only reference (NULL otherwise); stored
+ * as it is instead of a copy when reusable_for_status says it may. */
 static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
                        const char *name, const json_t *precond, json_t *incoming,
-                       enum store_update_mode mode, json_t **out)
+                       enum store_update_mode mode, json_t *reuse, json_t **out)
 {
     pthread_mutex_lock(&s->mu);
     json_t *res = NULL;
@@ -389,9 +492,17 @@ static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
     if (o)
         rc = check_preconditions(precond, o->doc);
     if (rc == 0) {
-        json_t *cand = merge_update(kind, nsk, o->doc, incoming, mode);
+        bool status_only = mode == STORE_UPDATE_STATUS &&
+                           json_is_object(JX_GET(o->doc, "metadata"));
+        json_t *cand;
+        if (status_only && reuse && reusable_for_status(o->doc, reuse, incoming != NULL)) {
+            cand = json_incref(reuse); /* incoming is its status */
+            json_decref(incoming);
+        } else {
+            cand = merge_update(kind, nsk, o->doc, incoming, mode);
+        }
         incoming = NULL;
-        res = commit_update(s, kind, o, cand);
+        res = commit_update(s, kind, o, cand, status_only);
     }
     pthread_mutex_unlock(&s->mu);
     json_decref(incoming);
@@ -413,7 +524,8 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
     const char *nsk = resolve_ns(kind, ns, obj);
     if (!name || !name[0] || !nsk)
         return CU_EINVAL;
-    return update_with(s, kind, nsk, name, obj, incoming_part(kind, obj, mode), mode, out);
+    return update_with(s, kind, nsk, name, obj, incoming_part(kind, obj, mode), mode, NULL,
+                       out);
 }
 
 int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
@@ -431,11 +543,15 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
         json_decref(obj);
         return CU_EINVAL;
     }
+    /* a status write handed the only reference to its document may store
+     * that document itself (update_with checks it is the stored one's
+     * status copy) */
+    json_t *reuse = mode == STORE_UPDATE_STATUS && obj->refcount == 1 ? obj : NULL;
     /* obj stays readable (key, preconditions) until the update is done;
      * the parts it shares with the stored document are never modified */
     json_incref(obj);
     int rc = update_with(s, kind, nsk, name, obj, incoming_part_take(kind, obj, mode), mode,
-                         out);
+                         reuse, out);
     json_decref(obj);
     return rc;
 }
@@ -448,15 +564,11 @@ static bool is_shared(const char *key, const char *const *shared)
     return false;
 }
 
-json_t *store_status_copy(const json_t *doc, const char *const *shared)
+/* The status of a store_status_copy (see store.h). NULL for NULL. */
+static json_t *status_copy(json_t *st, const char *const *shared)
 {
-    json_t *cp = copy_with_meta(doc);
-    json_t *st = json_object_get(doc, "status");
-    if (!json_is_object(st)) {
-        if (st)
-            json_object_set_new(cp, "status", jx_deep_copy(st));
-        return cp;
-    }
+    if (!json_is_object(st))
+        return jx_deep_copy(st);
     /* conditions change through api_cond_set, which copies a shared
      * condition before changing it: the array is new, its objects shared */
     json_t *out = json_object();
@@ -465,7 +577,7 @@ json_t *store_status_copy(const json_t *doc, const char *const *shared)
     json_t *v;
     json_object_keylen_foreach(st, key, klen, v) {
         json_t *c;
-        if (!strcmp(key, "conditions") && json_is_array(v))
+        if (key_is(key, klen, "conditions", 10) && json_is_array(v))
             c = json_copy(v);
         else if (is_shared(key, shared))
             c = json_incref(v);
@@ -473,8 +585,12 @@ json_t *store_status_copy(const json_t *doc, const char *const *shared)
             c = jx_deep_copy(v);
         json_object_setn_new_nocheck(out, key, klen, c);
     }
-    json_object_set_new(cp, "status", out);
-    return cp;
+    return out;
+}
+
+json_t *store_status_copy(const json_t *doc, const char *const *shared)
+{
+    return copy_with(doc, true, status_copy(JX_GET(doc, "status"), shared));
 }
 
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
@@ -495,12 +611,12 @@ json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char
 static json_t *mark_deleting(struct store *s, enum api_kind_id kind, struct store_obj *o)
 {
     json_t *cand = copy_with_meta(o->doc);
-    json_t *meta = json_object_get(cand, "metadata");
+    json_t *meta = JX_GET(cand, "metadata");
     char ts[TIMEFMT_LEN];
-    json_object_set_new(meta, "deletionTimestamp",
-                        json_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
-    json_object_set_new(meta, "deletionGracePeriodSeconds", json_integer(0));
-    json_object_set_new(meta, "generation", json_integer(generation_of(o->doc) + 1));
+    JX_SET_LIT(meta, "deletionTimestamp",
+                        jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
+    JX_SET_LIT(meta, "deletionGracePeriodSeconds", json_integer(0));
+    JX_SET_LIT(meta, "generation", json_integer(generation_of(o->doc) + 1));
     set_rv(meta, s->rv + 1);
     store__db_put(s, kind, o->ns, o->name, cand);
     json_decref(o->doc);
@@ -514,7 +630,7 @@ static json_t *mark_deleting(struct store *s, enum api_kind_id kind, struct stor
 static json_t *remove_now(struct store *s, enum api_kind_id kind, struct store_obj *o)
 {
     json_t *last = copy_with_meta(o->doc);
-    set_rv(json_object_get(last, "metadata"), s->rv + 1);
+    set_rv(JX_GET(last, "metadata"), s->rv + 1);
     store__db_del(s, kind, o->ns, o->name);
     store__idx_remove(s, kind, o);
     store__log_append(s, STORE_DELETED, kind, json_incref(last));

@@ -29,11 +29,11 @@
 struct store_obj {
     RB_ENTRY(store_obj) link;
     UT_hash_handle hh; /* by key */
-    char *key;         /* owned: ns, '\0', name, '\0' (keylen excludes the last NUL) */
-    size_t keylen;
+    json_t *doc;       /* owned reference to the immutable stored document */
     char *ns;          /* into key; "" for cluster-scoped kinds */
     char *name;        /* into key */
-    json_t *doc;       /* owned reference to the immutable stored document */
+    size_t keylen;
+    char key[];        /* ns, '\0', name, '\0' (keylen excludes the last NUL) */
 };
 
 RB_HEAD(store_tree, store_obj);

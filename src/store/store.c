@@ -17,6 +17,15 @@
 #include "util/err.h"
 #include "util/xalloc.h"
 
+/* uthash doubles a table's buckets when an insert meets a chain of
+ * HASH_BKT_CAPACITY_THRESH entries (default 10, a load near 3 entries per
+ * bucket). Lookups here are the store's hottest path (every get, update and
+ * delete) and each chain step is a cache miss into another entry, so the
+ * index keeps its tables sparser: a quarter to half an entry per bucket (16 bytes
+ * per bucket). The macro is read where HASH_ADD expands, below. */
+#undef HASH_BKT_CAPACITY_THRESH
+#define HASH_BKT_CAPACITY_THRESH 5U
+
 static int obj_cmp(struct store_obj *a, struct store_obj *b)
 {
     int c = strcmp(a->ns, b->ns);
@@ -61,10 +70,10 @@ struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const 
 struct store_obj *store__idx_insert(struct store *s, enum api_kind_id kind, const char *ns,
                                     const char *name, json_t *doc)
 {
-    struct store_obj *o = xcalloc(1, sizeof(*o));
-    char *heap = NULL;
-    make_key(ns_key(kind, ns), name, NULL, 0, &o->keylen, &heap);
-    o->key = heap;
+    const char *nsk = ns_key(kind, ns);
+    size_t nl = strlen(nsk), ml = strlen(name);
+    struct store_obj *o = xcalloc(1, sizeof(*o) + nl + ml + 2);
+    make_key(nsk, name, o->key, nl + ml + 2, &o->keylen, NULL);
     o->ns = o->key;
     o->name = o->key + strlen(o->key) + 1;
     o->doc = doc;
@@ -77,7 +86,6 @@ struct store_obj *store__idx_insert(struct store *s, enum api_kind_id kind, cons
 static void obj_free(struct store_obj *o)
 {
     json_decref(o->doc);
-    xfree(o->key);
     xfree(o);
 }
 

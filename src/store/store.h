@@ -115,9 +115,11 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
  * caller must therefore not modify obj, or anything reachable from it,
  * after the call, even through a reference it kept (reading is fine). obj
  * itself and its metadata map are used in place only when the caller held
- * their only reference, else they are copied (shallowly). Same results as
- * store_update. For controllers that build a fresh document per write
- * (store_get_status_copy, then STORE_UPDATE_STATUS): no second copy. */
+ * their only reference, else they are copied (shallowly); for STATUS, only
+ * when obj is otherwise the stored document's (a store_status_copy whose
+ * metadata the caller left alone). Same results as store_update. For
+ * controllers that build a fresh document per write (store_get_status_copy,
+ * then STORE_UPDATE_STATUS): no second copy. */
 int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
                       enum store_update_mode mode, json_t **out);
 

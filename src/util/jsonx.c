@@ -18,7 +18,11 @@ json_t *jx_get_(const json_t *root, const char *const *keys)
 
 const char *jx_str_(const json_t *root, const char *const *keys)
 {
-    json_t *v = jx_get_(root, keys);
+    return jx_str_of_(jx_get_(root, keys));
+}
+
+const char *jx_str_of_(const json_t *v)
+{
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
@@ -102,6 +106,17 @@ char *jx_dumps_readable(const json_t *v)
 {
     return dup_and_free(json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_SORT_KEYS |
                                           JSON_REAL_PRECISION(15)));
+}
+
+json_t *jx_string(const char *s)
+{
+    if (!s)
+        return NULL;
+    size_t n = 0;
+    unsigned char high = 0;
+    for (; s[n]; n++)
+        high |= (unsigned char)s[n];
+    return high < 0x80 ? json_stringn_nocheck(s, n) : json_string(s);
 }
 
 bool jx_equal(const json_t *a, const json_t *b)

@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define JX_KEYS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
@@ -34,10 +35,64 @@ void jx_set_new_(json_t *root, json_t *v, const char *const *keys);
 /* Remove the last key of the path if present. */
 void jx_del_(json_t *root, const char *const *keys);
 
-#define JX_GET(root, ...) jx_get_((root), JX_KEYS(__VA_ARGS__))
-#define JX_STR(root, ...) jx_str_((root), JX_KEYS(__VA_ARGS__))
-#define JX_INT(root, def, ...) jx_int_((root), JX_KEYS(__VA_ARGS__), (def))
-#define JX_BOOL(root, def, ...) jx_bool_((root), JX_KEYS(__VA_ARGS__), (def))
+/* One step of a key path, as jx_get_ takes it: o's member key, NULL when
+ * o is not an object, o itself for a NULL key (a NULL key ends jx_get_'s
+ * path). Inline, so that the key's length folds to a constant for a
+ * literal and a lookup is one call into jansson: the JX_GET, JX_STR,
+ * JX_INT and JX_BOOL macros below chain it (they run on every object
+ * read, thousands of times per reconcile round). */
+static inline json_t *jx_step_(const json_t *o, const char *key)
+{
+    if (!key)
+        return (json_t *)o;
+    return json_is_object(o) ? json_object_getn(o, key, strlen(key)) : NULL;
+}
+
+/* v's string, or NULL when v is NULL or not a string (jx_str_ on the value
+ * a path reached). Borrowed. Out of line: inlined, the compiler would see
+ * the NULL of a missing path flow into callers' printf("%s") and refuse
+ * them. */
+const char *jx_str_of_(const json_t *v);
+/* jx_int_ and jx_bool_ on the value a path reached. */
+static inline int64_t jx_int_of_(const json_t *v, int64_t def)
+{
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
+}
+static inline bool jx_bool_of_(const json_t *v, bool def)
+{
+    return json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+/* JX_PATH_(root, k1, ..., kn) = jx_step_(...jx_step_(root, k1)..., kn),
+ * for 1 to 12 keys (more does not compile). */
+#define JX_NARG_(...) JX_NARG_I_(__VA_ARGS__, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define JX_NARG_I_(_1, _2, _3, _4, _5, _6, _7, _8, _9, _10, _11, _12, n, ...) n
+#define JX_CAT_(a, b) JX_CAT_I_(a, b)
+#define JX_CAT_I_(a, b) a##b
+#define JX_PATH_(root, ...) JX_CAT_(JX_PATH_, JX_NARG_(__VA_ARGS__))(root, __VA_ARGS__)
+#define JX_PATH_1(r, a) jx_step_((r), (a))
+#define JX_PATH_2(r, a, b) jx_step_(JX_PATH_1(r, a), (b))
+#define JX_PATH_3(r, a, b, c) jx_step_(JX_PATH_2(r, a, b), (c))
+#define JX_PATH_4(r, a, b, c, d) jx_step_(JX_PATH_3(r, a, b, c), (d))
+#define JX_PATH_5(r, a, b, c, d, e) jx_step_(JX_PATH_4(r, a, b, c, d), (e))
+#define JX_PATH_6(r, a, b, c, d, e, f) jx_step_(JX_PATH_5(r, a, b, c, d, e), (f))
+#define JX_PATH_7(r, a, b, c, d, e, f, g) jx_step_(JX_PATH_6(r, a, b, c, d, e, f), (g))
+#define JX_PATH_8(r, a, b, c, d, e, f, g, h) jx_step_(JX_PATH_7(r, a, b, c, d, e, f, g), (h))
+#define JX_PATH_9(r, a, b, c, d, e, f, g, h, i)                                              \
+    jx_step_(JX_PATH_8(r, a, b, c, d, e, f, g, h), (i))
+#define JX_PATH_10(r, a, b, c, d, e, f, g, h, i, j)                                          \
+    jx_step_(JX_PATH_9(r, a, b, c, d, e, f, g, h, i), (j))
+#define JX_PATH_11(r, a, b, c, d, e, f, g, h, i, j, k)                                       \
+    jx_step_(JX_PATH_10(r, a, b, c, d, e, f, g, h, i, j), (k))
+#define JX_PATH_12(r, a, b, c, d, e, f, g, h, i, j, k, l)                                    \
+    jx_step_(JX_PATH_11(r, a, b, c, d, e, f, g, h, i, j, k), (l))
+
+/* The getters by path, inline (same results as jx_get_, jx_str_, jx_int_
+ * and jx_bool_ over JX_KEYS(...)). */
+#define JX_GET(root, ...) JX_PATH_((root), __VA_ARGS__)
+#define JX_STR(root, ...) jx_str_of_(JX_PATH_((root), __VA_ARGS__))
+#define JX_INT(root, def, ...) jx_int_of_(JX_PATH_((root), __VA_ARGS__), (def))
+#define JX_BOOL(root, def, ...) jx_bool_of_(JX_PATH_((root), __VA_ARGS__), (def))
 #define JX_OBJ(root, ...) jx_obj_((root), JX_KEYS(__VA_ARGS__))
 #define JX_SET_NEW(root, v, ...) jx_set_new_((root), (v), JX_KEYS(__VA_ARGS__))
 #define JX_DEL(root, ...) jx_del_((root), JX_KEYS(__VA_ARGS__))
@@ -50,6 +105,17 @@ void jx_del_(json_t *root, const char *const *keys);
  * v must be a tree, as every decoded or stored document is. NULL for NULL.
  * New reference. */
 json_t *jx_deep_copy(const json_t *v);
+
+/* json_string(s) (a new JSON string, or NULL when s is NULL or not valid
+ * UTF-8), faster for the usual ASCII text: jansson checks UTF-8 one
+ * character at a time, this checks for bytes >= 0x80 first and lets
+ * jansson check only the strings that have some. New reference. */
+json_t *jx_string(const char *s);
+
+/* json_object_set_new(obj, key, v) for a string-literal key: its length
+ * is known at compile time and a literal is valid UTF-8, so jansson's
+ * strlen and UTF-8 check of the key are skipped. */
+#define JX_SET_LIT(obj, key, v) json_object_setn_new_nocheck((obj), "" key "", sizeof(key) - 1, (v))
 
 /* String value or "" (never NULL) for printing. */
 static inline const char *jx_or_empty(const char *s) { return s ? s : ""; }

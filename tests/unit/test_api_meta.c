@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -106,6 +108,90 @@ static void shared_conditions_are_copied_before_a_change(void **state)
     json_decref(stored);
 }
 
+/* A shared condition's changed copy is the document that changing a
+ * private one in place gives, member order included (the copy is built in
+ * one pass): for a transition, a reason or message change, a new
+ * generation, and a condition missing members. */
+static void shared_copy_matches_change_in_place(void **state)
+{
+    (void)state;
+    struct {
+        const char *cond; /* the condition before, as JSON */
+        int gen;
+        const char *status, *reason, *message;
+    } cases[] = {
+        {"{\"type\":\"A\",\"status\":\"False\",\"lastTransitionTime\":\"x\","
+         "\"reason\":\"R\",\"message\":\"M\",\"observedGeneration\":1}",
+         1, "True", "R", "M"},
+        {"{\"type\":\"A\",\"status\":\"False\",\"lastTransitionTime\":\"x\","
+         "\"reason\":\"R\",\"message\":\"M\",\"observedGeneration\":1}",
+         1, "False", "R2", NULL},
+        {"{\"type\":\"A\",\"status\":\"False\",\"lastTransitionTime\":\"x\","
+         "\"reason\":\"R\",\"message\":\"M\",\"observedGeneration\":1}",
+         3, "False", "R", "M"},
+        {"{\"message\":\"M\",\"extra\":true,\"type\":\"A\",\"observedGeneration\":\"1\"}",
+         2, "True", NULL, "M"},
+        {"{\"type\":\"A\",\"status\":\"True\"}", 0, "True", "R", "M"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        json_t *priv = obj_with_generation(cases[i].gen);
+        json_t *shared = obj_with_generation(cases[i].gen);
+        json_t *c = json_loads(cases[i].cond, 0, NULL);
+        assert_non_null(c);
+        JX_SET_NEW(priv, json_pack("[O]", c), "status", "conditions");
+        JX_SET_NEW(shared, json_pack("[O]", c), "status", "conditions");
+        /* priv's condition is its own; shared's is held by c too */
+        json_t *own = json_deep_copy(c);
+        json_array_set_new(JX_GET(priv, "status", "conditions"), 0, own);
+        assert_true(api_cond_set(priv, "A", cases[i].status, cases[i].reason,
+                                 cases[i].message, T0 + 9000));
+        assert_ptr_equal(api_cond_get(priv, "A"), own); /* changed in place */
+        char *before = json_dumps(c, 0);
+        assert_true(api_cond_set(shared, "A", cases[i].status, cases[i].reason,
+                                 cases[i].message, T0 + 9000));
+        assert_ptr_not_equal(api_cond_get(shared, "A"), c);
+        char *want = json_dumps(priv, 0), *got = json_dumps(shared, 0), *after = json_dumps(c, 0);
+        assert_string_equal(got, want);
+        assert_string_equal(after, before); /* the shared one is untouched */
+        free(before);
+        free(want);
+        free(got);
+        free(after);
+        json_decref(c);
+        json_decref(priv);
+        json_decref(shared);
+    }
+}
+
+/* The transition time formatted for one instant is reused for the next
+ * condition set at that instant, and reformatted for another instant. */
+static void transition_times_follow_each_call(void **state)
+{
+    (void)state;
+    json_t *o = obj_with_generation(1);
+    const int64_t at[] = {T0, T0, T0 + 61000, T0, T0 + 86400000};
+    const char *want[] = {"2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z",
+                          "2026-01-01T00:01:01Z", "2026-01-01T00:00:00Z",
+                          "2026-01-02T00:00:00Z"};
+    char type[8];
+    for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+        snprintf(type, sizeof(type), "C%zu", i);
+        assert_true(api_cond_set(o, type, "True", "R", "M", at[i]));
+        assert_string_equal(JX_STR(api_cond_get(o, type), "lastTransitionTime"), want[i]);
+    }
+    /* a transition of an existing condition, in place and in a shared copy */
+    assert_true(api_cond_set(o, "C0", "False", "R", "M", T0 + 61000));
+    assert_string_equal(JX_STR(api_cond_get(o, "C0"), "lastTransitionTime"),
+                        "2026-01-01T00:01:01Z");
+    json_t *shared = json_incref(api_cond_get(o, "C1"));
+    assert_true(api_cond_set(o, "C1", "False", "R", "M", T0 + 86400000));
+    assert_string_equal(JX_STR(api_cond_get(o, "C1"), "lastTransitionTime"),
+                        "2026-01-02T00:00:00Z");
+    assert_string_equal(JX_STR(shared, "lastTransitionTime"), "2026-01-01T00:00:00Z");
+    json_decref(shared);
+    json_decref(o);
+}
+
 static void get_all_finds_the_first_of_each_type_in_one_pass(void **state)
 {
     (void)state;
@@ -155,6 +241,8 @@ int main(void)
         cmocka_unit_test(set_follows_set_status_condition),
         cmocka_unit_test(would_change_predicts_set),
         cmocka_unit_test(shared_conditions_are_copied_before_a_change),
+        cmocka_unit_test(shared_copy_matches_change_in_place),
+        cmocka_unit_test(transition_times_follow_each_call),
         cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
         cmocka_unit_test(cond_type_wherever_the_member_is),
     };

@@ -568,6 +568,51 @@ static void clearing_finalizers_without_deletion_is_plain_update(void **state)
     json_decref(v1);
 }
 
+/* Enough objects to grow the index's hash table many times (its buckets
+ * double while they fill): every object stays findable, removed ones are
+ * gone, and lists keep (namespace, name) order. */
+static void many_objects_stay_findable(void **state)
+{
+    struct fx *f = *state;
+    enum { N = 3000 };
+    char ns[32], name[32];
+    for (int i = 0; i < N; i++) {
+        snprintf(ns, sizeof(ns), "ns-%d", i % 7);
+        snprintf(name, sizeof(name), "lq-%05d", i);
+        json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq(ns, name, "cq")));
+    }
+    for (int i = 0; i < N; i += 3) {
+        snprintf(ns, sizeof(ns), "ns-%d", i % 7);
+        snprintf(name, sizeof(name), "lq-%05d", i);
+        assert_int_equal(store_delete(f->s, KIND_LOCALQUEUE, ns, name, NULL, NULL), 0);
+    }
+    assert_int_equal(store_count(f->s, KIND_LOCALQUEUE), N - N / 3);
+    for (int i = 0; i < N; i++) {
+        snprintf(ns, sizeof(ns), "ns-%d", i % 7);
+        snprintf(name, sizeof(name), "lq-%05d", i);
+        json_t *got = store_get(f->s, KIND_LOCALQUEUE, ns, name);
+        if (i % 3 == 0) {
+            assert_null(got);
+        } else {
+            assert_non_null(got);
+            assert_string_equal(fx_meta(got, "name"), name);
+            assert_string_equal(fx_meta(got, "namespace"), ns);
+        }
+        json_decref(got);
+        /* the same name in another namespace is another object */
+        snprintf(ns, sizeof(ns), "ns-%d", (i + 1) % 7);
+        assert_null(store_get(f->s, KIND_LOCALQUEUE, ns, name));
+    }
+    json_t *all = store_list(f->s, KIND_LOCALQUEUE, NULL, NULL);
+    assert_int_equal(json_array_size(all), N - N / 3);
+    for (size_t i = 1; i < json_array_size(all); i++) {
+        const json_t *a = json_array_get(all, i - 1), *b = json_array_get(all, i);
+        int c = strcmp(fx_meta(a, "namespace"), fx_meta(b, "namespace"));
+        assert_true(c < 0 || (c == 0 && strcmp(fx_meta(a, "name"), fx_meta(b, "name")) < 0));
+    }
+    json_decref(all);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -583,6 +628,7 @@ int main(void)
         T(generate_name_truncates_long_base),
         T(list_orders_by_namespace_then_name),
         T(get_missing_is_null),
+        T(many_objects_stay_findable),
         T(update_main_keeps_status),
         T(update_status_keeps_everything_else),
         T(update_all_replaces_whole_object),

@@ -206,12 +206,154 @@ static void create_take_keeps_the_callers_values(void **state)
     json_decref(out);
 }
 
+/* The member names of an object, in its order, joined by ','. */
+static void keys_of(const json_t *o, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)o, key, v) {
+        if (buf[0])
+            strncat(buf, ",", len - strlen(buf) - 1);
+        strncat(buf, key, len - strlen(buf) - 1);
+    }
+}
+
+static void status_writes_keep_member_order(void **state)
+{
+    struct fx *f = *state;
+    char keys[256];
+    /* status in the middle stays in the middle; metadata keeps its order */
+    json_t *wl = make_wl(f);
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    keys_of(cp, keys, sizeof(keys));
+    assert_string_equal(keys, "apiVersion,kind,metadata,spec,status");
+    json_t *mkeys = JX_GET(wl, "metadata");
+    char want[256], got[256];
+    keys_of(mkeys, want, sizeof(want));
+    keys_of(JX_GET(cp, "metadata"), got, sizeof(got));
+    assert_string_equal(got, want);
+    api_cond_set(cp, "Admitted", "True", "Admitted", "", FX_START_MS);
+    json_t *out = NULL;
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    keys_of(out, keys, sizeof(keys));
+    assert_string_equal(keys, "apiVersion,kind,metadata,spec,status");
+    keys_of(JX_GET(out, "metadata"), got, sizeof(got));
+    assert_string_equal(got, want);
+    json_decref(out);
+    json_decref(wl);
+
+    /* a status written where there was none goes last; removing it keeps
+     * the rest in order */
+    json_t *lq = fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("ns", "lq", "cq"));
+    json_t *upd = json_deep_copy(lq);
+    JX_SET_NEW(upd, json_integer(3), "status", "pendingWorkloads");
+    assert_int_equal(store_update(f->s, KIND_LOCALQUEUE, "ns", upd, STORE_UPDATE_STATUS, &out),
+                     0);
+    keys_of(out, keys, sizeof(keys));
+    assert_string_equal(keys, "apiVersion,kind,metadata,spec,status");
+    assert_ptr_equal(JX_GET(out, "spec"), JX_GET(lq, "spec"));
+    json_decref(out);
+    json_t *none = json_deep_copy(lq);
+    json_object_del(none, "status");
+    json_object_del(JX_GET(none, "metadata"), "resourceVersion");
+    assert_int_equal(store_update(f->s, KIND_LOCALQUEUE, "ns", none, STORE_UPDATE_STATUS, &out),
+                     0);
+    keys_of(out, keys, sizeof(keys));
+    assert_string_equal(keys, "apiVersion,kind,metadata,spec");
+    assert_string_equal(fx_meta(out, "resourceVersion"), "5");
+    /* removing an absent status again changes nothing */
+    json_t *again = NULL;
+    assert_int_equal(
+        store_update(f->s, KIND_LOCALQUEUE, "ns", none, STORE_UPDATE_STATUS, &again), 0);
+    assert_ptr_equal(again, out);
+    assert_int_equal(store_rv(f->s), 5);
+    json_decref(again);
+    json_decref(out);
+    json_decref(none);
+    json_decref(upd);
+    json_decref(lq);
+}
+
+/* A status write handed the only reference to an untouched status copy
+ * stores that very document; one whose metadata the caller changed (which
+ * a status write ignores), or one still referenced elsewhere, is copied. */
+static void update_take_status_stores_a_sole_status_copy_itself(void **state)
+{
+    struct fx *f = *state;
+    json_t *wl = make_wl(f);
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_t *meta = JX_GET(cp, "metadata");
+    api_cond_set(cp, "QuotaReserved", "True", "QuotaReserved", "r", FX_START_MS);
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, NULL),
+                     0);
+    json_t *got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_ptr_equal(got, cp); /* stored as it is */
+    assert_ptr_equal(JX_GET(got, "metadata"), meta);
+    assert_string_equal(fx_meta(got, "resourceVersion"), "2");
+    assert_true(api_cond_is_true(got, "QuotaReserved"));
+    assert_ptr_equal(JX_GET(got, "spec"), JX_GET(wl, "spec"));
+    assert_string_equal(fx_meta(wl, "resourceVersion"), "1"); /* the old one untouched */
+    json_decref(got);
+
+    /* labels replaced on the copy (its metadata keys are the caller's to
+     * set): not stored (status write), the copy is not reused */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_object_set_new(JX_GET(cp, "metadata"), "labels", json_pack("{s:s}", "a", "changed"));
+    api_cond_set(cp, "Admitted", "True", "Admitted", "", FX_START_MS);
+    json_t *out = NULL;
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_ptr_not_equal(out, cp);
+    assert_string_equal(api_label(out, "a"), "1");
+    assert_true(api_cond_is_true(out, "Admitted"));
+    assert_string_equal(fx_meta(out, "resourceVersion"), "3");
+    json_decref(out);
+
+    /* an unchanged sole copy: nothing stored, the current document returned */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_ptr_equal(out, got);
+    assert_int_equal(store_rv(f->s), 3);
+    json_decref(out);
+    json_decref(got);
+
+    /* the status removed: stored without one, the rest in order */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_object_del(cp, "status");
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_ptr_equal(out, cp);
+    assert_null(JX_GET(out, "status"));
+    char keys[256];
+    keys_of(out, keys, sizeof(keys));
+    assert_string_equal(keys, "apiVersion,kind,metadata,spec");
+    json_decref(out);
+
+    /* and added back: last */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    api_cond_set(cp, "Finished", "True", "Succeeded", "", FX_START_MS);
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_ptr_equal(out, cp);
+    keys_of(out, keys, sizeof(keys));
+    assert_string_equal(keys, "apiVersion,kind,metadata,spec,status");
+    assert_string_equal(fx_meta(out, "resourceVersion"), "5");
+    json_decref(out);
+    json_decref(wl);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(status_copy_owns_only_status_and_metadata_map),
+        T(status_writes_keep_member_order),
+        T(update_take_status_stores_a_sole_status_copy_itself),
         T(update_take_status_keeps_the_callers_status),
         T(update_take_checks_preconditions_and_input),
         T(update_take_main_and_all_match_store_update),

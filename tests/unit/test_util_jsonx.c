@@ -1,6 +1,8 @@
 /*
  * jx_deep_copy: new containers, shared scalars, the same keys in the same
  * order, and changes to the copy's containers never reach the original.
+ * The inline path macros (JX_GET, JX_STR, ...) against the functions, and
+ * jx_string against json_string.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,10 +57,74 @@ static void deep_copy_copies_containers_and_shares_scalars(void **state)
     json_decref(v);
 }
 
+/* The inline path macros give what jx_get_ and friends give over the same
+ * keys: members at any depth, NULL past a missing member or a non-object,
+ * a NULL last key ending the path early, each argument evaluated once. */
+static void path_macros_match_the_functions(void **state)
+{
+    (void)state;
+    json_t *o = json_loads("{\"metadata\":{\"name\":\"n\",\"generation\":3,"
+                           "\"labels\":{\"a.b/c\":\"v\"}},\"spec\":{\"on\":true,"
+                           "\"a\":{\"b\":{\"c\":{\"d\":{\"e\":{\"f\":{\"g\":\"deep\"}}}}}}},"
+                           "\"list\":[1]}",
+                           0, NULL);
+    assert_non_null(o);
+    assert_string_equal(JX_STR(o, "metadata", "name"), "n");
+    assert_ptr_equal(JX_STR(o, "metadata", "name"), jx_str_(o, JX_KEYS("metadata", "name")));
+    assert_int_equal(JX_INT(o, -1, "metadata", "generation"), 3);
+    assert_int_equal(JX_INT(o, -1, "metadata", "name"), -1); /* not an integer */
+    assert_true(JX_BOOL(o, false, "spec", "on"));
+    assert_false(JX_BOOL(o, false, "spec", "off"));
+    assert_string_equal(JX_STR(o, "spec", "a", "b", "c", "d", "e", "f", "g"), "deep");
+    const char *key = "a.b/c";
+    assert_string_equal(JX_STR(o, "metadata", "labels", key), "v");
+    /* missing members and non-objects on the way */
+    assert_null(JX_GET(o, "nope", "name"));
+    assert_null(JX_GET(o, "list", "x"));
+    assert_null(JX_STR(o, "metadata", "name", "x"));
+    assert_null(JX_GET(NULL, "metadata"));
+    assert_null(JX_STR(o, "metadata")); /* an object, not a string */
+    /* a NULL key ends the path where it stands, as in jx_get_ */
+    const char *none = NULL;
+    assert_ptr_equal(JX_GET(o, "metadata", "labels", none), JX_GET(o, "metadata", "labels"));
+    assert_ptr_equal(JX_GET(o, "metadata", "labels", none),
+                     jx_get_(o, JX_KEYS("metadata", "labels", none)));
+    assert_null(JX_STR(o, "metadata", "labels", none));
+    /* each argument once */
+    int calls = 0, k1 = 0, k2 = 0;
+    assert_string_equal(JX_STR((calls++, o), (k1++, "metadata"), (k2++, "name")), "n");
+    assert_int_equal(calls, 1);
+    assert_int_equal(k1, 1);
+    assert_int_equal(k2, 1);
+    json_decref(o);
+}
+
+/* jx_string is json_string: the same value for ASCII and valid UTF-8,
+ * NULL for invalid UTF-8 and for NULL. */
+static void string_matches_json_string(void **state)
+{
+    (void)state;
+    const char *ok[] = {"", "QuotaReserved", "couldn't assign flavors: 5 more needed",
+                        "caf\xc3\xa9 \xe2\x82\xac"};
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        json_t *a = jx_string(ok[i]), *b = json_string(ok[i]);
+        assert_non_null(a);
+        assert_true(json_equal(a, b));
+        assert_int_equal(json_string_length(a), strlen(ok[i]));
+        json_decref(a);
+        json_decref(b);
+    }
+    assert_null(jx_string("bad \xff byte"));
+    assert_null(jx_string("cut \xc3"));
+    assert_null(jx_string(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deep_copy_copies_containers_and_shares_scalars),
+        cmocka_unit_test(path_macros_match_the_functions),
+        cmocka_unit_test(string_matches_json_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
