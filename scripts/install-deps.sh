@@ -8,7 +8,7 @@ pkgs=(
   build-essential cmake pkg-config
   libyaml-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev
   libcurl4-openssl-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler
-  uthash-dev libbsd-dev libssl-dev
+  uthash-dev libbsd-dev libssl-dev libjemalloc-dev
   python3 python3-numpy gettext-base jq curl valgrind
 )
 missing=()
