@@ -262,6 +262,8 @@ void ctrl_wake_at(struct ctrl *c, int64_t at_ms)
     add_timer(c, -1, NULL, NULL, at_ms);
 }
 
+uint64_t ctrl_events_consumed(struct ctrl *c) { return c->cursor_rv; }
+
 int64_t ctrl_next_deadline(struct ctrl *c)
 {
     struct timer *t = RB_MIN(timer_tree, &c->timers);

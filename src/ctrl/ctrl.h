@@ -88,6 +88,9 @@ int ctrl_step(struct ctrl *c);
 /* Earliest timer (ms) that needs a step without any store change; INT64_MAX
  * when none. */
 int64_t ctrl_next_deadline(struct ctrl *c);
+/* The resourceVersion of the last store event the control loop consumed
+ * (0 before the first step): events up to it are behind it. */
+uint64_t ctrl_events_consumed(struct ctrl *c);
 /* Server loop: step, then wait for a store change, an executor report or
  * the next deadline; until *stop becomes non-zero. */
 void ctrl_run(struct ctrl *c, volatile int *stop);

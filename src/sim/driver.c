@@ -232,6 +232,15 @@ static int64_t next_time(struct sim *s, struct due_tree *t)
     return min64(next, sim_observer_next_deadline(s));
 }
 
+/* The control loop and the recorder are the store's only event readers:
+ * what both have consumed is dropped from the history, so that the old
+ * versions of every object do not stay in memory for nothing. */
+static void trim_history(struct sim *s)
+{
+    uint64_t a = ctrl_events_consumed(s->ctrl), b = s->obs->cursor;
+    store_events_trim(s->store, a < b ? a : b);
+}
+
 /* Step the control plane and the recorder until neither has more to do at
  * this instant. Returns the work done. */
 static int settle(struct sim *s)
@@ -244,6 +253,7 @@ static int settle(struct sim *s)
         work += writes + ctrl_step(s->ctrl);
         writes = sim_observe(s);
     }
+    trim_history(s);
     return work;
 }
 

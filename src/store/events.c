@@ -35,7 +35,11 @@ void store__log_append(struct store *s, enum store_event_type type, enum api_kin
     struct store_log *log = &s->log;
     s->rv++;
     struct store_event ev = {type, kind, s->rv, obj};
-    if (log->n < log->cap) {
+    if (log->n < log->cap && log->alloc == log->cap) {
+        /* a full-size ring with room (store_events_trim made it) */
+        log->items[(log->head + log->n) % log->cap] = ev;
+        log->n++;
+    } else if (log->n < log->cap) {
         /* not wrapped yet: head is 0 and slots fill in order */
         XGROW(log->items, log->alloc, log->n + 1);
         if (log->alloc > log->cap) {
@@ -95,6 +99,29 @@ int store_events_since(struct store *s, uint64_t since_rv, int kind, const char 
     }
     pthread_mutex_unlock(&s->mu);
     return added;
+}
+
+void store_events_trim(struct store *s, uint64_t upto_rv)
+{
+    pthread_mutex_lock(&s->mu);
+    struct store_log *log = &s->log;
+    uint64_t oldest = s->rv - log->n + 1;
+    size_t k = upto_rv < oldest ? 0 : (size_t)(upto_rv - oldest + 1);
+    if (k > log->n)
+        k = log->n;
+    for (size_t i = 0; i < k; i++)
+        json_decref(log->items[(log->head + i) % log->cap].obj);
+    log->n -= k;
+    if (log->n == 0) {
+        log->head = 0;
+    } else if (log->alloc < log->cap) {
+        /* not a full-size ring yet (head is 0): keep the events at the
+         * front, where the next append expects them */
+        memmove(log->items, log->items + k, log->n * sizeof(*log->items));
+    } else {
+        log->head = (log->head + k) % log->cap;
+    }
+    pthread_mutex_unlock(&s->mu);
 }
 
 void store_events_release(struct store_events *ev)

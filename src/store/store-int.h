@@ -44,8 +44,10 @@ struct store_index {
     size_t n;
 };
 
-/* Ring of the last `cap` events. While n < cap the ring has not wrapped
- * and items grows on demand; head is the oldest event's slot. */
+/* Ring of the last `cap` events; head is the oldest event's slot. While
+ * alloc < cap the ring has not wrapped: head is 0 and items grows on
+ * demand. Once alloc == cap the events are the n slots from head on
+ * (modulo cap), n < cap after store_events_trim. */
 struct store_log {
     struct store_event *items;
     size_t alloc; /* slots allocated */

@@ -185,6 +185,14 @@ struct store_events {
  * must re-list). */
 int store_events_since(struct store *s, uint64_t since_rv, int kind, const char *ns,
                        int timeout_ms, struct store_events *out);
+/* Drop the retained events with rv <= upto_rv from the history (their
+ * object references go). For a caller that knows every reader of the log
+ * has consumed them (`cueue sim`: the control loop and the recorder are
+ * the only readers), so that old object versions do not stay alive for
+ * nothing; a later store_events_since from before upto_rv gets CU_EGONE.
+ * Events after upto_rv, resourceVersions and the history limit are
+ * unchanged. */
+void store_events_trim(struct store *s, uint64_t upto_rv);
 /* Release the references and storage of an event batch (reusable after). */
 void store_events_release(struct store_events *ev);
 

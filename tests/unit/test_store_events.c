@@ -1,6 +1,6 @@
 /*
  * Unit tests for the store's event log: order, filters, history limit
- * (CU_EGONE), blocking reads and wakeups across threads, and concurrent
+ * (CU_EGONE), trimming, blocking reads and wakeups across threads, and concurrent
  * writers. Threads synchronise by polling with a bounded timed wait, never
  * by fixed sleeps.
  */
@@ -98,6 +98,66 @@ static void events_older_than_history_are_gone(void **state)
     assert_int_equal(ev.items[0].rv, 5);
     assert_string_equal(fx_meta(ev.items[0].obj, "name"), "rf4");
     store_events_release(&ev);
+}
+
+static void create_flavors(struct fx *f, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "rf%d", i);
+        json_decref(fx_create(f->s, KIND_RESOURCEFLAVOR, NULL, fx_rf(name)));
+    }
+}
+
+/* rv of every event after since, in order, as "3,4,5"; "gone" for CU_EGONE. */
+static void expect_since(struct fx *f, uint64_t since, const char *want)
+{
+    struct store_events ev = {0};
+    char got[128] = "";
+    int n = store_events_since(f->s, since, -1, NULL, 0, &ev);
+    if (n == CU_EGONE)
+        snprintf(got, sizeof(got), "gone");
+    for (size_t i = 0; n >= 0 && i < ev.n; i++) {
+        size_t len = strlen(got);
+        snprintf(got + len, sizeof(got) - len, "%s%llu", i ? "," : "",
+                 (unsigned long long)ev.items[i].rv);
+        char name[8];
+        snprintf(name, sizeof(name), "rf%llu", (unsigned long long)ev.items[i].rv - 1);
+        assert_string_equal(fx_meta(ev.items[i].obj, "name"), name);
+    }
+    store_events_release(&ev);
+    assert_string_equal(got, want);
+}
+
+/* store_events_trim before the ring is full size (events kept at the
+ * front), once it wraps, and trimming everything; appends after each trim
+ * land where readers find them, and the history limit still holds. */
+static void trimmed_events_are_gone_and_appends_continue(void **state)
+{
+    struct fx *f = *state;
+    store_close(f->s);
+    fx_open_opts(f, NULL, 4);
+    create_flavors(f, 0, 3); /* rv 1..3 */
+    store_events_trim(f->s, 0); /* nothing to drop */
+    expect_since(f, 0, "1,2,3");
+    store_events_trim(f->s, 2);
+    expect_since(f, 1, "gone");
+    expect_since(f, 2, "3");
+    create_flavors(f, 3, 6); /* rv 4..6: the limit (4) drops nothing yet */
+    expect_since(f, 2, "3,4,5,6");
+    create_flavors(f, 6, 7); /* rv 7: now full, rv 3 goes */
+    expect_since(f, 2, "gone");
+    expect_since(f, 3, "4,5,6,7");
+    store_events_trim(f->s, 5); /* in the wrapped ring */
+    expect_since(f, 4, "gone");
+    expect_since(f, 5, "6,7");
+    create_flavors(f, 7, 10); /* rv 8..10 fill the freed slots */
+    expect_since(f, 6, "7,8,9,10");
+    store_events_trim(f->s, 99); /* past the head: everything */
+    expect_since(f, 10, "");
+    expect_since(f, 9, "gone");
+    create_flavors(f, 10, 12);
+    expect_since(f, 10, "11,12");
 }
 
 /* ---- threads ---- */
@@ -394,6 +454,7 @@ int main(void)
         T(events_in_order_with_types_and_objects),
         T(events_filter_by_kind_and_namespace),
         T(events_older_than_history_are_gone),
+        T(trimmed_events_are_gone_and_appends_continue),
         T(blocked_reader_returns_on_new_event),
         T(blocked_reader_returns_on_unmatched_event),
         T(wakeup_releases_blocked_reader_without_events),
