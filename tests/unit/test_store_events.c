@@ -103,7 +103,7 @@ static void events_older_than_history_are_gone(void **state)
 static void create_flavors(struct fx *f, int from, int to)
 {
     for (int i = from; i < to; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "rf%d", i);
         json_decref(fx_create(f->s, KIND_RESOURCEFLAVOR, NULL, fx_rf(name)));
     }
@@ -121,7 +121,7 @@ static void expect_since(struct fx *f, uint64_t since, const char *want)
         size_t len = strlen(got);
         snprintf(got + len, sizeof(got) - len, "%s%llu", i ? "," : "",
                  (unsigned long long)ev.items[i].rv);
-        char name[8];
+        char name[32];
         snprintf(name, sizeof(name), "rf%llu", (unsigned long long)ev.items[i].rv - 1);
         assert_string_equal(fx_meta(ev.items[i].obj, "name"), name);
     }
