@@ -367,10 +367,12 @@ static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
     w->checks = seen;
 }
 
-static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj)
+/* spec_same: obj's spec is the one the previous diff read (then
+ * spec.active is what it was). */
+static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj, bool spec_same)
 {
     int64_t now = clk_now(&s->clock.clk);
-    bool active = JX_BOOL(obj, true, "spec", "active");
+    bool active = spec_same ? w->active : JX_BOOL(obj, true, "spec", "active");
     if (!active && w->active)
         sim_obs_emit(s, "Deactivated", wl_fields(s, w, obj));
     w->active = active;
@@ -579,11 +581,14 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
      * a finalizer) is not diffed again */
     json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
     if (!status || spec != w->seen_spec || status != w->seen_status) {
-        diff_workload(s, w, obj);
+        bool spec_same = spec && spec == w->seen_spec;
+        diff_workload(s, w, obj, spec_same);
         update_usage(s, w, obj, false);
-        json_decref(w->seen_spec);
+        if (!spec_same) { /* (an unchanged spec's refcount is left untouched: cold) */
+            json_decref(w->seen_spec);
+            w->seen_spec = json_incref(spec);
+        }
         json_decref(w->seen_status);
-        w->seen_spec = json_incref(spec);
         w->seen_status = json_incref(status);
     }
     recount(s->obs, w);
