@@ -56,6 +56,7 @@ struct wl_state {
     char *uid;
     char *class_name;
     char *cq;
+    const json_t *cq_read; /* the document cq was read from, during a diff */
     int64_t created_ms;
     int64_t admitted_ms; /* first Admitted=True, -1 */
     int64_t finished_ms; /* -1 */

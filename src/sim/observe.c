@@ -120,6 +120,9 @@ static json_t *cond_fields(json_t *f, const json_t *cond)
 
 static const char *wl_cq(struct sim *s, struct wl_state *w, const json_t *obj)
 {
+    if (w->cq_read == obj)
+        return w->cq; /* read already in this diff */
+    w->cq_read = obj;
     const char *cq = JX_STR(obj, "status", "admission", "clusterQueue");
     if (cq && (!w->cq || strcmp(w->cq, cq))) {
         xfree(w->cq);
@@ -404,6 +407,7 @@ static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj, 
         sim_obs_emit(s, "Finished", cond_fields(wl_fields(s, w, obj), wc.c[WC_FINISHED]));
     }
     w->finished = finished;
+    w->cq_read = NULL; /* obj may be gone before the next diff */
 }
 
 /* ---- usage held by admitted workloads ---- */
@@ -667,7 +671,11 @@ static int finish_one(struct sim *s, struct wl_state *w)
      * so is the admission, which is only removed) */
     json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name, SHARED);
     int n = 0;
-    if (obj && api_cond_is_true(obj, "Admitted") && !api_cond_is_true(obj, "Finished")) {
+    static const char *const types[] = {"Admitted", "Finished"};
+    const json_t *c[2] = {NULL, NULL};
+    if (obj)
+        api_cond_get_all(obj, types, 2, c); /* one walk of the conditions */
+    if (obj && cond_true(c[0]) && !cond_true(c[1])) {
         char secs[SIM_SECONDS_LEN];
         char *msg = xasprintf("The workload ran for %ss in the simulator",
                               sim_format_seconds(w->run_ms, secs));
