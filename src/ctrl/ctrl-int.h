@@ -25,4 +25,12 @@ void ctrl__nodeagent_register(struct ctrl *c);
  * Lets a hook defer what only needs doing once the step has settled. */
 int ctrl__round_work(struct ctrl *c);
 
+/* ctrl_event's aggregation table (event.c): uthash of struct event_agg,
+ * owned by c, touched only by event.c (its tables carry a Bloom filter, so
+ * every uthash operation on them must be compiled there). */
+struct event_agg;
+struct event_agg **ctrl__events(struct ctrl *c);
+/* Free every entry of *aggs (ctrl_free); *aggs becomes NULL. */
+void ctrl__events_free(struct event_agg **aggs);
+
 #endif

@@ -12,19 +12,14 @@
 #endif
 #include <bsd/sys/tree.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <string.h>
 #include <uthash.h>
 #include <utlist.h>
 
 #include "api/kinds.h"
-#include "api/meta.h"
 #include "ctrl/ctrl-int.h"
 #include "provider/provider.h"
 #include "util/err.h"
-#include "util/jsonx.h"
-#include "util/sbuf.h"
-#include "util/timefmt.h"
 #include "util/xalloc.h"
 
 #define MAX_RECONCILERS 32
@@ -62,13 +57,6 @@ static int timer_cmp(struct timer *a, struct timer *b)
 RB_HEAD(timer_tree, timer);
 RB_GENERATE_STATIC(timer_tree, timer, link, timer_cmp)
 
-struct event_agg {
-    char *key; /* uid|reason|message */
-    char *ns;   /* NULL when no Event object is written (record_events) */
-    char *name; /* Event object name, or NULL likewise */
-    UT_hash_handle hh;
-};
-
 struct call_req {
     void (*fn)(struct ctrl *c, void *arg);
     void *arg;
@@ -89,7 +77,7 @@ struct ctrl {
     uint64_t timer_seq;
     uint64_t cursor_rv; /* last store event consumed */
     bool need_resync;
-    struct event_agg *events;
+    struct event_agg *events; /* Event aggregation (event.c) */
     void (*trace_fn)(void *ctx, json_t *rec);
     void *trace_ctx;
     bool (*trace_wants)(const char *event); /* NULL = every event */
@@ -175,14 +163,7 @@ void ctrl_free(struct ctrl *c)
         xfree(t->name);
         xfree(t);
     }
-    struct event_agg *e, *et;
-    HASH_ITER(hh, c->events, e, et) {
-        HASH_DEL(c->events, e);
-        xfree(e->key);
-        xfree(e->ns);
-        xfree(e->name);
-        xfree(e);
-    }
+    ctrl__events_free(&c->events);
     pthread_mutex_destroy(&c->call_mu);
     pthread_cond_destroy(&c->call_cv);
     xfree(c);
@@ -477,112 +458,7 @@ struct exec *ctrl_exec(struct ctrl *c) { return c->exec; }
 struct prov *ctrl_prov(struct ctrl *c) { return c->prov; }
 const struct ctrl_config *ctrl_cfg(struct ctrl *c) { return &c->cfg; }
 
-/* Count a repeat of an aggregated Event (count, lastTimestamp). False when
- * its Event object is gone (the caller starts a new one). */
-static bool event_repeat(struct ctrl *c, struct event_agg *agg, const char *ts)
-{
-    if (!c->cfg.record_events)
-        return true; /* nothing stored: every key seen stays aggregated */
-    json_t *cur = store_get(c->store, KIND_EVENT, agg->ns, agg->name);
-    if (!cur)
-        return false;
-    json_t *ev = jx_deep_copy(cur);
-    json_decref(cur);
-    json_object_set_new(ev, "count", json_integer(JX_INT(ev, 1, "count") + 1));
-    json_object_set_new(ev, "lastTimestamp", json_string(ts));
-    store_update(c->store, KIND_EVENT, agg->ns, ev, STORE_UPDATE_ALL, NULL);
-    json_decref(ev);
-    return true;
-}
-
-/* Create the v1 Event object. Returns 0 or the store's error. */
-static int event_create(struct ctrl *c, const json_t *obj, const char *ns, const char *name,
-                        const char *type, const char *reason, const char *msg, const char *ts)
-{
-    json_t *ev = api_object_new("v1", "Event", ns, name);
-    json_t *io = json_pack("{s:s, s:s, s:s, s:s}", "apiVersion",
-                           jx_or_empty(JX_STR(obj, "apiVersion")), "kind",
-                           jx_or_empty(JX_STR(obj, "kind")), "name",
-                           jx_or_empty(api_name(obj)), "uid", jx_or_empty(api_uid(obj)));
-    if (api_namespace(obj))
-        json_object_set_new(io, "namespace", json_string(api_namespace(obj)));
-    json_object_set_new(ev, "involvedObject", io);
-    json_object_set_new(ev, "type", json_string(type));
-    json_object_set_new(ev, "reason", json_string(reason));
-    json_object_set_new(ev, "message", json_string(msg));
-    json_object_set_new(ev, "source", json_pack("{s:s}", "component", "cueue"));
-    json_object_set_new(ev, "reportingComponent", json_string("cueue"));
-    json_object_set_new(ev, "count", json_integer(1));
-    json_object_set_new(ev, "firstTimestamp", json_string(ts));
-    json_object_set_new(ev, "lastTimestamp", json_string(ts));
-    return store_create_take(c->store, KIND_EVENT, ns, ev, NULL); /* ev is ours alone */
-}
-
-void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char *reason,
-                const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    struct sbuf sb;
-    sbuf_init(&sb, 1 << 16);
-    sbuf_vaddf(&sb, fmt, ap);
-    va_end(ap);
-    char *msg = sbuf_take(&sb);
-    sbuf_release(&sb);
-
-    const char *ns = api_namespace(obj);
-    if (!ns || !ns[0])
-        ns = "default";
-    char *uid_reason = xjoin(api_uid(obj), '|', reason);
-    char *key = xjoin(uid_reason, '|', msg); /* uid|reason|message */
-    xfree(uid_reason);
-    char ts[TIMEFMT_LEN] = "";
-    if (c->cfg.record_events)
-        timefmt_rfc3339(ctrl_now(c), false, ts);
-
-    struct event_agg *agg;
-    HASH_FIND_STR(c->events, key, agg);
-    if (agg && event_repeat(c, agg, ts)) {
-        xfree(key);
-        xfree(msg);
-        return;
-    }
-    if (agg) {
-        HASH_DEL(c->events, agg);
-        xfree(agg->key);
-        xfree(agg->ns);
-        xfree(agg->name);
-        xfree(agg);
-    }
-    /* drawn whether or not the Event is written (record_events) */
-    uint64_t draw = rng_next(c->rng);
-    char *name = NULL;
-    bool kept;
-    if (c->cfg.record_events) {
-        char suffix[17];
-        snprintf(suffix, sizeof(suffix), "%016llx", (unsigned long long)draw);
-        name = xasprintf("%s.%s", jx_or_empty(api_name(obj)), suffix);
-        kept = event_create(c, obj, ns, name, type, reason, msg, ts) == 0;
-    } else {
-        /* and the uid the store would have drawn for it (`cueue sim` gives
-         * the store and the control plane one rng); no Event object, so
-         * the aggregate keeps no name */
-        rng_uuid_skip(c->rng);
-        kept = true;
-    }
-    if (kept) {
-        agg = xcalloc(1, sizeof(*agg));
-        agg->key = key;
-        agg->ns = name ? xstrdup(ns) : NULL;
-        agg->name = name;
-        HASH_ADD_KEYPTR(hh, c->events, agg->key, strlen(agg->key), agg);
-        key = NULL;
-        name = NULL;
-    }
-    xfree(key);
-    xfree(name);
-    xfree(msg);
-}
+struct event_agg **ctrl__events(struct ctrl *c) { return &c->events; }
 
 void ctrl_set_trace(struct ctrl *c, void (*fn)(void *ctx, json_t *rec), void *ctx)
 {

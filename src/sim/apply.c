@@ -684,14 +684,22 @@ static bool admitted_apply(struct sim *s, const struct sim_action *a, struct adm
         return false;
     }
     json_decref(nso);
-    json_t *o = jx_deep_copy(e->obj);
-    json_t *md = json_object_get(o, "metadata");
+    /* only the top-level and metadata maps are new: everything else is
+     * shared with e->obj and the other occurrences, which nobody changes
+     * (store_create_take keeps the values; stored documents never change
+     * in place) */
+    json_t *o = json_copy(e->obj);
+    json_t *md = json_copy(json_object_get(e->obj, "metadata"));
+    if (!md)
+        md = json_object();
     json_object_set_new(md, "name", json_string(name));
     char uid[37];
     rng_uuid(&s->rng, uid); /* prepare_create's draw */
     json_object_set_new(md, "uid", json_string(uid));
+    json_object_set_new(o, "metadata", md);
     json_t *stored = NULL;
-    *rc = store_create_take(s->store, k->id, ns, json_incref(o), &stored);
+    /* the only references to o and md: the store takes them as they are */
+    *rc = store_create_take(s->store, k->id, ns, o, &stored);
     if (*rc) {
         char *where = action_where(s, a, occ);
         *err = xasprintf("%s: %s create \"%s\": %s", where, k->kind, name, cu_strerror(*rc));
@@ -700,7 +708,6 @@ static bool admitted_apply(struct sim *s, const struct sim_action *a, struct adm
         runtime_record(s, k->kind, ns, api_name(stored), a->run_for_ms);
     }
     json_decref(stored);
-    json_decref(o);
     xfree(name);
     return true;
 }

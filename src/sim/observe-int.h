@@ -25,6 +25,18 @@ struct sim_contrib {
 
 struct wl_state;
 
+/* One condition of the status a Workload was last diffed against: which of
+ * the transition types it is (index into the recorder's list, -1 another)
+ * and whether its status is "True". The pointer is valid, and names only
+ * that condition, while wl_state.seen_status holds the status (conditions
+ * are shared between versions and copied before any change). */
+struct wl_cond_memo {
+    const json_t *cond;
+    int8_t type;
+    bool is_true;
+    bool first; /* the first of its type there (the one the diff read) */
+};
+
 /* A bare Workload's completion, ordered by (at_ms, seq). */
 struct sim_finish {
     int64_t at_ms;
@@ -44,6 +56,7 @@ struct wl_state {
     char *uid;
     char *class_name;
     char *cq;
+    const json_t *cq_read; /* the document cq was read from, during a diff */
     int64_t created_ms;
     int64_t admitted_ms; /* first Admitted=True, -1 */
     int64_t finished_ms; /* -1 */
@@ -64,6 +77,8 @@ struct wl_state {
                                         (references: stored documents never
                                         change in place, so the same pointers
                                         mean the same content) */
+    struct wl_cond_memo *conds; /* seen_status's conditions, in order */
+    size_t n_conds, cap_conds;
     /* bare play */
     struct sim_finish *finish;
     int64_t run_ms;

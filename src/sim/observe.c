@@ -74,6 +74,7 @@ static void wl_free(struct wl_state *w)
         xfree(w->contrib[i].resource);
     }
     xfree(w->contrib);
+    xfree(w->conds);
     xfree(w);
 }
 
@@ -119,6 +120,9 @@ static json_t *cond_fields(json_t *f, const json_t *cond)
 
 static const char *wl_cq(struct sim *s, struct wl_state *w, const json_t *obj)
 {
+    if (w->cq_read == obj)
+        return w->cq; /* read already in this diff */
+    w->cq_read = obj;
     const char *cq = JX_STR(obj, "status", "admission", "clusterQueue");
     if (cq && (!w->cq || strcmp(w->cq, cq))) {
         xfree(w->cq);
@@ -212,24 +216,28 @@ static bool set_two_if_changed(char **slot, const char *a, const char *b)
 
 /* ---- Workload transitions, in the order the trace lists them ---- */
 
-/* The conditions a Workload's transitions come from, found in one pass
- * (the first of each type, as api_cond_get finds it). */
+/* The condition types a Workload's transitions come from. */
+enum wl_cond_type { WC_PREEMPTED, WC_EVICTED, WC_REQUEUED, WC_QUOTA_RESERVED, WC_ADMITTED,
+                    WC_FINISHED, WC_N };
+
+/* The first condition of each type (as api_cond_get finds it), whether its
+ * status is "True", and whether it is the very condition the previous diff
+ * read for that type (then it has not changed since). */
 struct wl_conds {
-    const json_t *preempted, *evicted, *requeued, *quota_reserved, *admitted, *finished;
+    const json_t *c[WC_N];
+    bool is_true[WC_N];
+    bool unchanged[WC_N];
 };
 
-static void collect_conds(const json_t *obj, struct wl_conds *wc)
+static int8_t cond_type_index(const json_t *cond)
 {
-    static const char *const types[] = {"Preempted", "Evicted", "Requeued", "QuotaReserved",
-                                        "Admitted", "Finished"};
-    const json_t *c[6];
-    api_cond_get_all(obj, types, 6, c);
-    wc->preempted = c[0];
-    wc->evicted = c[1];
-    wc->requeued = c[2];
-    wc->quota_reserved = c[3];
-    wc->admitted = c[4];
-    wc->finished = c[5];
+    static const char *const types[WC_N] = {"Preempted", "Evicted", "Requeued",
+                                            "QuotaReserved", "Admitted", "Finished"};
+    const char *t = api_cond_type(cond);
+    for (int8_t k = 0; t && k < WC_N; k++)
+        if (!strcmp(t, types[k]))
+            return k;
+    return -1;
 }
 
 static bool cond_true(const json_t *cond)
@@ -237,11 +245,59 @@ static bool cond_true(const json_t *cond)
     return cond && !strcmp(jx_or_empty(JX_STR(cond, "status")), "True");
 }
 
+/* The memo entry of w's previous conditions for cond, or NULL. */
+static const struct wl_cond_memo *cond_memo_find(const struct wl_state *w, size_t i,
+                                                 const json_t *cond)
+{
+    if (i < w->n_conds && w->conds[i].cond == cond)
+        return &w->conds[i]; /* the usual case: same place */
+    for (size_t j = 0; j < w->n_conds; j++)
+        if (w->conds[j].cond == cond)
+            return &w->conds[j];
+    return NULL;
+}
+
+/* Find the conditions of obj in one pass and make them w's memo. A
+ * condition the previous diff saw (same pointer, so same content) is not
+ * read again: its type and status come from the memo. */
+static void collect_conds(struct wl_state *w, const json_t *obj, struct wl_conds *wc)
+{
+    memset(wc, 0, sizeof(*wc));
+    const json_t *arr = JX_GET(obj, "status", "conditions");
+    size_t n = json_array_size(arr);
+    struct wl_cond_memo small[8];
+    struct wl_cond_memo *next = n <= 8 ? small : xcalloc(n, sizeof(*next));
+    for (size_t i = 0; i < n; i++) {
+        const json_t *c = json_array_get(arr, i);
+        const struct wl_cond_memo *m = cond_memo_find(w, i, c);
+        struct wl_cond_memo e = {c, -1, false, false};
+        if (m) {
+            e.type = m->type;
+            e.is_true = m->is_true;
+        } else if ((e.type = cond_type_index(c)) >= 0) {
+            e.is_true = cond_true(c);
+        }
+        if (e.type >= 0 && !wc->c[e.type]) {
+            e.first = true;
+            wc->c[e.type] = c;
+            wc->is_true[e.type] = e.is_true;
+            wc->unchanged[e.type] = m && m->first;
+        }
+        next[i] = e;
+    }
+    XGROW(w->conds, w->cap_conds, n);
+    if (n)
+        memcpy(w->conds, next, n * sizeof(*next));
+    w->n_conds = n;
+    if (next != small)
+        xfree(next);
+}
+
 static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj,
                           const struct wl_conds *wc)
 {
-    const json_t *pc = wc->preempted;
-    bool preempted = cond_true(pc);
+    const json_t *pc = wc->c[WC_PREEMPTED];
+    bool preempted = wc->is_true[WC_PREEMPTED];
     if (preempted && !w->preempted) {
         json_t *f = cond_fields(wl_fields(s, w, obj), pc);
         const char *by = f ? preemptor_of(s->obs, JX_STR(pc, "message")) : NULL;
@@ -250,8 +306,8 @@ static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj,
         sim_obs_emit(s, "Preempted", f);
     }
     w->preempted = preempted;
-    const json_t *ec = wc->evicted;
-    bool evicted = cond_true(ec);
+    const json_t *ec = wc->c[WC_EVICTED];
+    bool evicted = wc->is_true[WC_EVICTED];
     if (evicted && !w->evicted) {
         w->evictions++;
         sim_obs_emit(s, "Evicted", cond_fields(wl_fields(s, w, obj), ec));
@@ -265,20 +321,23 @@ static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj,
 static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const json_t *obj,
                                      const struct wl_conds *wc, bool reserved)
 {
-    const json_t *rq = wc->requeued;
+    const json_t *rq = wc->c[WC_REQUEUED];
     bool released = w->reserved && !reserved;
-    bool changed = rq && set_two_if_changed(&w->requeued, JX_STR(rq, "status"),
-                                            JX_STR(rq, "reason"));
+    /* an unchanged condition left w->requeued as the previous diff set it */
+    bool changed = rq && !wc->unchanged[WC_REQUEUED] &&
+                   set_two_if_changed(&w->requeued, JX_STR(rq, "status"), JX_STR(rq, "reason"));
     if (rq && (changed || released)) {
         json_t *f = wl_fields(s, w, obj);
         if (f)
             json_object_set_new(f, "status", json_string(jx_or_empty(JX_STR(rq, "status"))));
         sim_obs_emit(s, "Requeued", cond_fields(f, rq));
     }
-    const json_t *qr = wc->quota_reserved;
+    /* an unchanged QuotaReserved: the previous diff set w->pending from it */
+    const json_t *qr = wc->c[WC_QUOTA_RESERVED];
     if (reserved) {
         XFREE(w->pending);
-    } else if (qr && !strcmp(jx_or_empty(JX_STR(qr, "status")), "False") &&
+    } else if (qr && !wc->unchanged[WC_QUOTA_RESERVED] &&
+               !strcmp(jx_or_empty(JX_STR(qr, "status")), "False") &&
                set_two_if_changed(&w->pending, JX_STR(qr, "reason"), JX_STR(qr, "message"))) {
         sim_obs_emit(s, "Pending", cond_fields(wl_fields(s, w, obj), qr));
     }
@@ -311,41 +370,44 @@ static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
     w->checks = seen;
 }
 
-static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj)
+/* spec_same: obj's spec is the one the previous diff read (then
+ * spec.active is what it was). */
+static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj, bool spec_same)
 {
     int64_t now = clk_now(&s->clock.clk);
-    bool active = JX_BOOL(obj, true, "spec", "active");
+    bool active = spec_same ? w->active : JX_BOOL(obj, true, "spec", "active");
     if (!active && w->active)
         sim_obs_emit(s, "Deactivated", wl_fields(s, w, obj));
     w->active = active;
     struct wl_conds wc;
-    collect_conds(obj, &wc);
+    collect_conds(w, obj, &wc);
     emit_eviction(s, w, obj, &wc);
-    bool reserved = cond_true(wc.quota_reserved);
+    bool reserved = wc.is_true[WC_QUOTA_RESERVED];
     emit_requeue_and_pending(s, w, obj, &wc, reserved);
     if (reserved && !w->reserved) {
         json_t *f = wl_fields(s, w, obj);
         if (f)
             json_object_set_new(f, "podSets", podsets_json(obj));
-        sim_obs_emit(s, "QuotaReserved", cond_fields(f, wc.quota_reserved));
+        sim_obs_emit(s, "QuotaReserved", cond_fields(f, wc.c[WC_QUOTA_RESERVED]));
     }
     w->reserved = reserved;
     emit_checks(s, w, obj);
-    bool admitted = cond_true(wc.admitted);
+    bool admitted = wc.is_true[WC_ADMITTED];
     if (admitted && !w->admitted) {
         if (w->admitted_ms < 0)
             w->admitted_ms = now;
-        sim_obs_emit(s, "Admitted", cond_fields(wl_fields(s, w, obj), wc.admitted));
+        sim_obs_emit(s, "Admitted", cond_fields(wl_fields(s, w, obj), wc.c[WC_ADMITTED]));
     }
     w->admitted = admitted;
-    bool finished = cond_true(wc.finished);
+    bool finished = wc.is_true[WC_FINISHED];
     if (finished && !w->finished) {
         w->finished_ms = now;
         if (now > s->obs->last_finish_ms)
             s->obs->last_finish_ms = now;
-        sim_obs_emit(s, "Finished", cond_fields(wl_fields(s, w, obj), wc.finished));
+        sim_obs_emit(s, "Finished", cond_fields(wl_fields(s, w, obj), wc.c[WC_FINISHED]));
     }
     w->finished = finished;
+    w->cq_read = NULL; /* obj may be gone before the next diff */
 }
 
 /* ---- usage held by admitted workloads ---- */
@@ -486,6 +548,7 @@ static void wl_forget(struct sim *s, struct wl_state *w)
     json_decref(w->seen_spec);
     json_decref(w->seen_status);
     w->seen_spec = w->seen_status = NULL;
+    w->n_conds = 0; /* its pointers went with seen_status */
     w->deleted = true;
     recount(s->obs, w);
 }
@@ -522,11 +585,14 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
      * a finalizer) is not diffed again */
     json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
     if (!status || spec != w->seen_spec || status != w->seen_status) {
-        diff_workload(s, w, obj);
+        bool spec_same = spec && spec == w->seen_spec;
+        diff_workload(s, w, obj, spec_same);
         update_usage(s, w, obj, false);
-        json_decref(w->seen_spec);
+        if (!spec_same) { /* (an unchanged spec's refcount is left untouched: cold) */
+            json_decref(w->seen_spec);
+            w->seen_spec = json_incref(spec);
+        }
         json_decref(w->seen_status);
-        w->seen_spec = json_incref(spec);
         w->seen_status = json_incref(status);
     }
     recount(s->obs, w);
@@ -605,7 +671,11 @@ static int finish_one(struct sim *s, struct wl_state *w)
      * so is the admission, which is only removed) */
     json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name, SHARED);
     int n = 0;
-    if (obj && api_cond_is_true(obj, "Admitted") && !api_cond_is_true(obj, "Finished")) {
+    static const char *const types[] = {"Admitted", "Finished"};
+    const json_t *c[2] = {NULL, NULL};
+    if (obj)
+        api_cond_get_all(obj, types, 2, c); /* one walk of the conditions */
+    if (obj && cond_true(c[0]) && !cond_true(c[1])) {
         char secs[SIM_SECONDS_LEN];
         char *msg = xasprintf("The workload ran for %ss in the simulator",
                               sim_format_seconds(w->run_ms, secs));

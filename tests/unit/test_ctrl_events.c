@@ -95,10 +95,69 @@ static void no_events_and_the_same_objects_without_record_events(void **state)
     fx_free(off);
 }
 
+/* The Events of involved object uid with this reason, in store order. */
+static json_t *events_of(struct fx *f, const char *uid, const char *reason)
+{
+    json_t *all = store_list(f->store, KIND_EVENT, NULL, NULL);
+    json_t *out = json_array();
+    size_t i;
+    json_t *e;
+    json_array_foreach(all, i, e) {
+        if (!strcmp(jx_or_empty(JX_STR(e, "involvedObject", "uid")), uid) &&
+            !strcmp(jx_or_empty(JX_STR(e, "reason")), reason))
+            json_array_append(out, e);
+    }
+    json_decref(all);
+    return out;
+}
+
+/* A repeat counts on the same Event, short or long message (the key is
+ * built on the stack or on the heap); another message is another Event;
+ * a repeat whose Event is gone starts a new one. */
+static void repeats_aggregate_whatever_the_message_length(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
+                            "ConfigMap", "metadata", "name", "cm", "namespace", "default",
+                            "uid", "u-1");
+    char *long_msg = xcalloc(1, 3001);
+    memset(long_msg, 'x', 3000);
+    for (int k = 0; k < 2; k++) {
+        ctrl_event(f->ctrl, obj, "Normal", "Short", "message %d", 7);
+        ctrl_event(f->ctrl, obj, "Normal", "Long", "%s", long_msg);
+    }
+    ctrl_event(f->ctrl, obj, "Normal", "Short", "message %d", 8);
+    json_t *s = events_of(f, "u-1", "Short"), *l = events_of(f, "u-1", "Long");
+    assert_int_equal(json_array_size(s), 2);
+    assert_int_equal(json_array_size(l), 1);
+    assert_int_equal(JX_INT(json_array_get(l, 0), -1, "count"), 2);
+    assert_int_equal(strlen(jx_or_empty(JX_STR(json_array_get(l, 0), "message"))), 3000);
+    int counts = 0;
+    for (size_t i = 0; i < 2; i++)
+        counts += (int)JX_INT(json_array_get(s, i), -1, "count");
+    assert_int_equal(counts, 3);
+    /* the long one's Event deleted: its next repeat writes a new Event */
+    const char *gone = api_name(json_array_get(l, 0));
+    assert_int_equal(store_delete(f->store, KIND_EVENT, "default", gone, NULL, NULL), 0);
+    ctrl_event(f->ctrl, obj, "Normal", "Long", "%s", long_msg);
+    json_t *l2 = events_of(f, "u-1", "Long");
+    assert_int_equal(json_array_size(l2), 1);
+    assert_int_equal(JX_INT(json_array_get(l2, 0), -1, "count"), 1);
+    assert_string_not_equal(api_name(json_array_get(l2, 0)), gone);
+    json_decref(l2);
+    json_decref(s);
+    json_decref(l);
+    json_decref(obj);
+    xfree(long_msg);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_events_and_the_same_objects_without_record_events),
+        cmocka_unit_test(repeats_aggregate_whatever_the_message_length),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -346,6 +346,51 @@ static void test_deleted_workloads_are_counted(void **state)
     run_release(&r);
 }
 
+/* The recorder reads a condition again only when it is a new object: a
+ * Pending message that changes (the quota grows but stays short) is a new
+ * record; the reservation that follows is recorded once. */
+static void test_changed_pending_message_is_recorded_again(void **state)
+{
+    (void)state;
+    static const char cq_at[] =
+        "    apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: ClusterQueue, metadata: {name: cq},"
+        " spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [cpu], flavors: "
+        "[{name: default, resources: [{name: cpu, nominalQuota: %d}]}]}]}}\n";
+    char *grow5 = xasprintf(cq_at, 5), *grow6 = xasprintf(cq_at, 6);
+    char *text = xasprintf(
+        "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+        "  - at: 0s\n    runFor: 1h\n    apply: {apiVersion: kueue.x-k8s.io/v1beta1, "
+        "kind: Workload, metadata: {name: big}, spec: {queueName: lq, podSets: "
+        "[{name: main, count: 1, template: {spec: {containers: [{name: c, image: x, "
+        "resources: {requests: {cpu: '6'}}}]}}}]}}\n"
+        "  - at: 10s\n%s  - at: 20s\n%s---\n", grow5, grow6);
+    struct run r;
+    run_text(&r, text, -1);
+    assert_int_equal(r.rc, 0);
+    const char *msgs[2] = {NULL, NULL};
+    int n_pending = 0, n_reserved = 0;
+    size_t i;
+    json_t *rec;
+    json_array_foreach(r.s->records, i, rec) {
+        const char *ev = jx_or_empty(JX_STR(rec, "event"));
+        if (!strcmp(ev, "Pending") && n_pending < 2)
+            msgs[n_pending] = JX_STR(rec, "message");
+        n_pending += !strcmp(ev, "Pending");
+        n_reserved += !strcmp(ev, "QuotaReserved");
+    }
+    assert_int_equal(n_pending, 2);
+    assert_non_null(strstr(jx_or_empty(msgs[0]), "maximum capacity (4)"));
+    assert_non_null(strstr(jx_or_empty(msgs[1]), "maximum capacity (5)"));
+    assert_int_equal(n_reserved, 1);
+    double t = -1;
+    assert_true(find(&r, "QuotaReserved", "default/big", &t) >= 0);
+    assert_true(t == 20.0);
+    run_release(&r);
+    xfree(text);
+    xfree(grow5);
+    xfree(grow6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -359,6 +404,7 @@ int main(void)
         cmocka_unit_test(test_repeated_apply_rejects_an_occurrence_whose_name_is_invalid),
         cmocka_unit_test(test_capacity_for_a_missing_pool_is_a_warning),
         cmocka_unit_test(test_deleted_workloads_are_counted),
+        cmocka_unit_test(test_changed_pending_message_is_recorded_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
