@@ -92,16 +92,24 @@ static bool x_reserved(const struct wl_ctx *x)
     return JX_GET(x->wl, "status", "admission") != NULL && x_true(x, C_QUOTA_RESERVED);
 }
 
+/* The status members the steps only replace or remove (never change in
+ * place): wl_mut shares them with the stored document instead of copying
+ * them. The others (admissionChecks, requeueState, schedulingStats) are
+ * changed in place by kq_wl_evict and the backoff steps. */
+static const char *const WL_REPLACED_ONLY[] = {"admission", "resourceRequests", NULL};
+
 /* The Workload with a status the caller may change (store_status_copy on
- * the first call: the rest is the stored document's). */
+ * the first call: the rest is the stored document's, and so are the
+ * WL_REPLACED_ONLY members of the status). */
 static json_t *wl_mut(struct wl_ctx *x)
 {
     if (x->wl == x->orig)
-        x->wl = store_status_copy(x->orig, NULL);
+        x->wl = store_status_copy(x->orig, WL_REPLACED_ONLY);
     return x->wl;
 }
 
-/* The Workload, private throughout (spec and metadata too). */
+/* The Workload, private throughout (spec, metadata and the status members
+ * wl_mut shares too). */
 static json_t *wl_mut_all(struct wl_ctx *x)
 {
     json_t *wl = wl_mut(x);
@@ -111,6 +119,12 @@ static json_t *wl_mut_all(struct wl_ctx *x)
         json_object_foreach(wl, key, v) {
             if (strcmp(key, "status") != 0)
                 json_object_set_new(wl, key, jx_deep_copy(v));
+        }
+        json_t *st = json_object_get(wl, "status");
+        for (size_t i = 0; WL_REPLACED_ONLY[i]; i++) {
+            json_t *m = json_object_get(st, WL_REPLACED_ONLY[i]);
+            if (m)
+                json_object_set_new(st, WL_REPLACED_ONLY[i], jx_deep_copy(m));
         }
         x->all = true;
     }
