@@ -470,12 +470,14 @@ static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
     return wl;
 }
 
-/* Write a decision's Workload status (a decision_target copy). The store
- * takes the status as it is: wl stays readable, but is never changed again. */
-static int write_status(struct ctrl *c, json_t *wl)
+/* Write a decision's Workload status (*wl: a decision_target copy, the
+ * caller's only reference), which the store keeps as it is, without a
+ * copy. On success *wl is the stored document (the same object, or an
+ * equal one), on failure still the caller's copy: readable either way, but
+ * never changed again. */
+static int write_status(struct ctrl *c, json_t **wl)
 {
-    return store_update_take(ctrl_store(c), KIND_WORKLOAD, api_namespace(wl), json_incref(wl),
-                             STORE_UPDATE_STATUS, NULL);
+    return store_update_status_take(ctrl_store(c), KIND_WORKLOAD, api_namespace(*wl), wl);
 }
 
 static json_t *admission_json(const struct api_admission *a, const char *cq)
@@ -576,7 +578,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                      "The workload has not all checks ready", now);
-    if (write_status(c, wl) != 0)
+    if (write_status(c, &wl) != 0)
         resync_workload(c, s, &d->wl);
     else
         finish_replaced(c, d, wl);
@@ -606,7 +608,7 @@ static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_deci
         json_object_set_new(f, "message", json_string(msg));
         ctrl_trace(c, "Preempted", f);
     }
-    if (write_status(c, wl) != 0)
+    if (write_status(c, &wl) != 0)
         resync_workload(c, s, &d->wl);
     json_decref(wl);
 }
@@ -668,7 +670,7 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
         kq_memo_set_requests(s->memo, wl, rr);
     }
     JX_SET_NEW(wl, rr, "status", "resourceRequests");
-    int rc = write_status(c, wl);
+    int rc = write_status(c, &wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
     if (ctrl_traces(c, "Pending")) {
         json_t *f = kq_wl_trace_fields(wl, d->cluster_queue);
