@@ -470,6 +470,19 @@ static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
     return wl;
 }
 
+/* kq_wl_is_finished(wl) || kq_wl_has_reservation(wl), from one scan of
+ * the conditions: a reservation or pending decision no longer applies. */
+static bool finished_or_reserved(const json_t *wl)
+{
+    static const char *const types[] = {"Finished", "QuotaReserved"};
+    const json_t *c[2];
+    api_cond_get_all(wl, types, 2, c);
+    const char *fin = json_string_value(json_object_get(c[0], "status"));
+    const char *qr = json_string_value(json_object_get(c[1], "status"));
+    return (fin && !strcmp(fin, "True")) ||
+           (qr && !strcmp(qr, "True") && JX_GET(wl, "status", "admission") != NULL);
+}
+
 /* Write a decision's Workload status (*wl: a decision_target copy, the
  * caller's only reference), which the store keeps as it is, without a
  * copy. On success *wl is the stored document (the same object, or an
@@ -545,7 +558,7 @@ static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const 
 static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl);
-    if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl) || api_is_deleting(wl)) {
+    if (!wl || finished_or_reserved(wl) || api_is_deleting(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
@@ -653,7 +666,7 @@ static json_t *resource_requests_of(struct sched *s, const json_t *obj)
 static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl);
-    if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl)) {
+    if (!wl || finished_or_reserved(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
