@@ -14,10 +14,17 @@ static inline bool str_eq(const char *a, const char *b)
     return a[0] == b[0] && (!a[0] || !strcmp(a + 1, b + 1));
 }
 
+/* key == "type", byte by byte (no strcmp call: this runs for every
+ * condition every scan looks at). */
+static inline bool is_type_key(const char *key)
+{
+    return key[0] == 't' && key[1] == 'y' && key[2] == 'p' && key[3] == 'e' && !key[4];
+}
+
 const char *api_cond_type(const json_t *cond)
 {
     void *it = json_object_iter((json_t *)cond);
-    if (it && str_eq(json_object_iter_key(it), "type"))
+    if (it && is_type_key(json_object_iter_key(it)))
         return json_string_value(json_object_iter_value(it));
     return json_string_value(JX_GET(cond, "type"));
 }
@@ -48,13 +55,15 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
 {
     for (size_t k = 0; k < n; k++)
         out[k] = NULL;
-    size_t i;
-    json_t *c;
-    json_array_foreach(JX_GET(obj, "status", "conditions"), i, c) {
+    const json_t *conds = JX_GET(obj, "status", "conditions");
+    size_t left = n;
+    for (size_t i = 0, len = json_array_size(conds); i < len && left; i++) {
+        json_t *c = json_array_get(conds, i);
         const char *t = api_cond_type(c);
         for (size_t k = 0; t && k < n; k++) {
             if (!out[k] && str_eq(t, types[k])) {
                 out[k] = c;
+                left--;
                 break;
             }
         }

@@ -470,12 +470,27 @@ static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
     return wl;
 }
 
-/* Write a decision's Workload status (a decision_target copy). The store
- * takes the status as it is: wl stays readable, but is never changed again. */
-static int write_status(struct ctrl *c, json_t *wl)
+/* kq_wl_is_finished(wl) || kq_wl_has_reservation(wl), from one scan of
+ * the conditions: a reservation or pending decision no longer applies. */
+static bool finished_or_reserved(const json_t *wl)
 {
-    return store_update_take(ctrl_store(c), KIND_WORKLOAD, api_namespace(wl), json_incref(wl),
-                             STORE_UPDATE_STATUS, NULL);
+    static const char *const types[] = {"Finished", "QuotaReserved"};
+    const json_t *c[2];
+    api_cond_get_all(wl, types, 2, c);
+    const char *fin = json_string_value(json_object_get(c[0], "status"));
+    const char *qr = json_string_value(json_object_get(c[1], "status"));
+    return (fin && !strcmp(fin, "True")) ||
+           (qr && !strcmp(qr, "True") && JX_GET(wl, "status", "admission") != NULL);
+}
+
+/* Write a decision's Workload status (*wl: a decision_target copy, the
+ * caller's only reference), which the store keeps as it is, without a
+ * copy. On success *wl is the stored document (the same object, or an
+ * equal one), on failure still the caller's copy: readable either way, but
+ * never changed again. */
+static int write_status(struct ctrl *c, json_t **wl)
+{
+    return store_update_status_take(ctrl_store(c), KIND_WORKLOAD, api_namespace(*wl), wl);
 }
 
 static json_t *admission_json(const struct api_admission *a, const char *cq)
@@ -543,7 +558,7 @@ static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const 
 static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl);
-    if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl) || api_is_deleting(wl)) {
+    if (!wl || finished_or_reserved(wl) || api_is_deleting(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
@@ -576,7 +591,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                      "The workload has not all checks ready", now);
-    if (write_status(c, wl) != 0)
+    if (write_status(c, &wl) != 0)
         resync_workload(c, s, &d->wl);
     else
         finish_replaced(c, d, wl);
@@ -606,7 +621,7 @@ static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_deci
         json_object_set_new(f, "message", json_string(msg));
         ctrl_trace(c, "Preempted", f);
     }
-    if (write_status(c, wl) != 0)
+    if (write_status(c, &wl) != 0)
         resync_workload(c, s, &d->wl);
     json_decref(wl);
 }
@@ -651,7 +666,7 @@ static json_t *resource_requests_of(struct sched *s, const json_t *obj)
 static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl);
-    if (!wl || kq_wl_is_finished(wl) || kq_wl_has_reservation(wl)) {
+    if (!wl || finished_or_reserved(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
@@ -668,7 +683,7 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
         kq_memo_set_requests(s->memo, wl, rr);
     }
     JX_SET_NEW(wl, rr, "status", "resourceRequests");
-    int rc = write_status(c, wl);
+    int rc = write_status(c, &wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
     if (ctrl_traces(c, "Pending")) {
         json_t *f = kq_wl_trace_fields(wl, d->cluster_queue);

@@ -89,19 +89,29 @@ static bool x_true(const struct wl_ctx *x, int t)
 /* kq_wl_has_reservation over x_cond. */
 static bool x_reserved(const struct wl_ctx *x)
 {
-    return JX_GET(x->wl, "status", "admission") != NULL && x_true(x, C_QUOTA_RESERVED);
+    /* the condition first: found already, where the admission is two
+     * lookups */
+    return x_true(x, C_QUOTA_RESERVED) && JX_GET(x->wl, "status", "admission") != NULL;
 }
 
+/* The status members the steps only replace or remove (never change in
+ * place): wl_mut shares them with the stored document instead of copying
+ * them. The others (admissionChecks, requeueState, schedulingStats) are
+ * changed in place by kq_wl_evict and the backoff steps. */
+static const char *const WL_REPLACED_ONLY[] = {"admission", "resourceRequests", NULL};
+
 /* The Workload with a status the caller may change (store_status_copy on
- * the first call: the rest is the stored document's). */
+ * the first call: the rest is the stored document's, and so are the
+ * WL_REPLACED_ONLY members of the status). */
 static json_t *wl_mut(struct wl_ctx *x)
 {
     if (x->wl == x->orig)
-        x->wl = store_status_copy(x->orig, NULL);
+        x->wl = store_status_copy(x->orig, WL_REPLACED_ONLY);
     return x->wl;
 }
 
-/* The Workload, private throughout (spec and metadata too). */
+/* The Workload, private throughout (spec, metadata and the status members
+ * wl_mut shares too). */
 static json_t *wl_mut_all(struct wl_ctx *x)
 {
     json_t *wl = wl_mut(x);
@@ -111,6 +121,12 @@ static json_t *wl_mut_all(struct wl_ctx *x)
         json_object_foreach(wl, key, v) {
             if (strcmp(key, "status") != 0)
                 json_object_set_new(wl, key, jx_deep_copy(v));
+        }
+        json_t *st = json_object_get(wl, "status");
+        for (size_t i = 0; WL_REPLACED_ONLY[i]; i++) {
+            json_t *m = json_object_get(st, WL_REPLACED_ONLY[i]);
+            if (m)
+                json_object_set_new(st, WL_REPLACED_ONLY[i], jx_deep_copy(m));
         }
         x->all = true;
     }
@@ -315,7 +331,8 @@ static bool step_deactivation(struct wl_ctx *x)
  * ClusterQueue's (the admission's, else the LocalQueue's). While no queue
  * at all is stopped (wl_rec.n_stopped, kept from queue events) nothing is
  * looked up. *cqn_out names the ClusterQueue (borrowed from the Workload
- * or from *lq_obj); the caller decrefs *cq_obj and *lq_obj. */
+ * or from *lq_obj; NULL while no queue is stopped); the caller decrefs
+ * *cq_obj and *lq_obj. */
 static void stop_policies(struct wl_ctx *x, bool *cq_stopped, bool *lq_stopped,
                           const char **cq_stop, const char **lq_stop, const char **cqn_out,
                           json_t **cq_obj, json_t **lq_obj)
@@ -323,10 +340,11 @@ static void stop_policies(struct wl_ctx *x, bool *cq_stopped, bool *lq_stopped,
     json_t *wl = x->wl;
     *cq_stopped = *lq_stopped = false;
     *cq_stop = *lq_stop = "None";
-    *cqn_out = kq_wl_cluster_queue(wl);
+    *cqn_out = NULL; /* read only when a queue is stopped */
     *cq_obj = *lq_obj = NULL;
     if (x->r->n_stopped == 0)
         return;
+    *cqn_out = kq_wl_cluster_queue(wl);
     const char *q = JX_STR(wl, "spec", "queueName");
     *lq_obj = q ? store_get(ctrl_store(x->c), KIND_LOCALQUEUE, api_namespace(wl), q) : NULL;
     if (!*cqn_out && *lq_obj)
@@ -341,7 +359,6 @@ static void stop_policies(struct wl_ctx *x, bool *cq_stopped, bool *lq_stopped,
 static void step_stop(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
-    const char *q = JX_STR(wl, "spec", "queueName");
     bool cq_stopped, lq_stopped;
     const char *cq_stop, *lq_stop, *cqn;
     json_t *cq, *lq;
@@ -350,7 +367,8 @@ static void step_stop(struct wl_ctx *x)
         const char *policy = cq_stopped ? cq_stop : lq_stop;
         if (!x_true(x, C_ADMITTED)) {
             char *msg = cq_stopped ? xasprintf("ClusterQueue %s is stopped", cqn)
-                                   : xasprintf("LocalQueue %s is stopped", q);
+                                   : xasprintf("LocalQueue %s is stopped",
+                                               JX_STR(wl, "spec", "queueName"));
             wl = wl_mut(x);
             kq_wl_clear_reservation(x->c, wl, "Suspended", msg, NULL, false);
             xfree(msg);
@@ -450,7 +468,8 @@ static bool has_integration_owner(const json_t *wl)
 static void step_bare(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
-    if (has_integration_owner(wl) || !x_true(x, C_EVICTED) || !x_reserved(x))
+    /* the conditions (found already) before the owner references */
+    if (!x_true(x, C_EVICTED) || !x_reserved(x) || has_integration_owner(wl))
         return;
     wl = wl_mut(x);
     const json_t *ev = x_cond(x, C_EVICTED);

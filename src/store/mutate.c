@@ -528,19 +528,19 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
                        out);
 }
 
-int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
-                      enum store_update_mode mode, json_t **out)
+/* store_update_take, and store_update_status_take when give_back: then a
+ * refused update leaves the caller's reference to obj with the caller
+ * (obj unchanged) instead of dropping it. */
+static int update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
+                       enum store_update_mode mode, json_t **out, bool give_back)
 {
     if (out)
         *out = NULL;
-    if (!update_args_ok(kind, obj, mode)) {
-        json_decref(obj);
-        return CU_EINVAL;
-    }
-    const char *name = JX_STR(obj, "metadata", "name");
-    const char *nsk = resolve_ns(kind, ns, obj);
+    const char *name = update_args_ok(kind, obj, mode) ? JX_STR(obj, "metadata", "name") : NULL;
+    const char *nsk = name ? resolve_ns(kind, ns, obj) : NULL;
     if (!name || !name[0] || !nsk) {
-        json_decref(obj);
+        if (!give_back)
+            json_decref(obj);
         return CU_EINVAL;
     }
     /* a status write handed the only reference to its document may store
@@ -552,7 +552,24 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
     json_incref(obj);
     int rc = update_with(s, kind, nsk, name, obj, incoming_part_take(kind, obj, mode), mode,
                          reuse, out);
-    json_decref(obj);
+    if (rc == 0 || !give_back)
+        json_decref(obj); /* else this is the caller's reference again */
+    return rc;
+}
+
+int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
+                      enum store_update_mode mode, json_t **out)
+{
+    return update_take(s, kind, ns, obj, mode, out, false);
+}
+
+int store_update_status_take(struct store *s, enum api_kind_id kind, const char *ns,
+                             json_t **doc)
+{
+    json_t *stored = NULL;
+    int rc = update_take(s, kind, ns, *doc, STORE_UPDATE_STATUS, &stored, true);
+    if (rc == 0)
+        *doc = stored;
     return rc;
 }
 

@@ -123,6 +123,19 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
 int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
                       enum store_update_mode mode, json_t **out);
 
+/* A status write (store_update_take, STORE_UPDATE_STATUS) for a caller
+ * that goes on reading its document afterwards: *doc (the caller's
+ * reference, typically its only one, to a store_status_copy) is taken and,
+ * on success, replaced by a new reference to the resulting stored
+ * document, which is *doc itself when the store could keep it as it is
+ * (then without any copy; its metadata now carries the new
+ * resourceVersion). On failure *doc is left as it was, unchanged and
+ * still the caller's. The caller must not modify a document it got back
+ * on success (reading is fine) and decrefs *doc after. Same results as
+ * store_update. */
+int store_update_status_take(struct store *s, enum api_kind_id kind, const char *ns,
+                             json_t **doc);
+
 /* The stored object prepared for a status write, without copying what the
  * write leaves alone: a new top-level object whose "status" is a copy the
  * caller may modify, whose "metadata" is a new map sharing its values with

@@ -2,7 +2,8 @@
  * Unit tests for the store's copy-saving paths: store_get_status_copy (a
  * document whose status alone is the caller's), store_update_take and
  * store_create_take (writes that keep the caller's values instead of
- * copying them), with the same results, preconditions and no-op rule as
+ * copying them), store_update_status_take (the same, giving the document
+ * back), with the same results, preconditions and no-op rule as
  * store_update and store_create.
  */
 #include "test_store_fixture.h"
@@ -346,6 +347,62 @@ static void update_take_status_stores_a_sole_status_copy_itself(void **state)
     json_decref(wl);
 }
 
+/* store_update_status_take: on success the caller's reference becomes the
+ * stored document (its own copy, stored as it is); on failure the caller
+ * keeps its copy, unchanged and readable. */
+static void update_status_take_gives_back_the_document(void **state)
+{
+    struct fx *f = *state;
+    json_t *wl = make_wl(f);
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_t *mine = cp;
+    api_cond_set(cp, "QuotaReserved", "True", "QuotaReserved", "r", FX_START_MS);
+    assert_int_equal(store_update_status_take(f->s, KIND_WORKLOAD, "ns", &cp), 0);
+    assert_ptr_equal(cp, mine); /* the sole copy, stored without a copy */
+    assert_string_equal(fx_meta(cp, "resourceVersion"), "2");
+    json_t *got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_ptr_equal(got, cp);
+    json_decref(got);
+    json_decref(cp); /* the store still holds it */
+    got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_true(api_cond_is_true(got, "QuotaReserved"));
+    json_decref(got);
+
+    /* a copy someone else also holds: stored as a copy, *doc replaced */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_t *keep = json_incref(cp);
+    api_cond_set(cp, "Admitted", "True", "Admitted", "", FX_START_MS);
+    assert_int_equal(store_update_status_take(f->s, KIND_WORKLOAD, "ns", &cp), 0);
+    assert_ptr_not_equal(cp, keep);
+    assert_true(api_cond_is_true(cp, "Admitted"));
+    assert_string_equal(fx_meta(cp, "resourceVersion"), "3");
+    assert_string_equal(fx_meta(keep, "resourceVersion"), "2");
+    json_decref(cp);
+    json_decref(keep);
+
+    /* refused (stale resourceVersion, then gone): *doc is the caller's still */
+    cp = json_deep_copy(wl);
+    mine = cp;
+    api_cond_set(cp, "Finished", "True", "Succeeded", "", FX_START_MS);
+    assert_int_equal(store_update_status_take(f->s, KIND_WORKLOAD, "ns", &cp), CU_ECONFLICT);
+    assert_ptr_equal(cp, mine);
+    assert_int_equal(cp->refcount, 1);
+    assert_true(api_cond_is_true(cp, "Finished"));
+    assert_string_equal(fx_meta(cp, "resourceVersion"), "1");
+    assert_int_equal(store_delete(f->s, KIND_WORKLOAD, "ns", "wl", NULL, NULL), 0);
+    assert_int_equal(store_update_status_take(f->s, KIND_WORKLOAD, "ns", &cp), CU_ENOTFOUND);
+    assert_ptr_equal(cp, mine);
+    assert_int_equal(cp->refcount, 1);
+    assert_string_equal(api_name(cp), "wl");
+    json_decref(cp);
+    json_t *bad = json_string("x");
+    assert_int_equal(store_update_status_take(f->s, KIND_WORKLOAD, "ns", &bad), CU_EINVAL);
+    assert_int_equal(bad->refcount, 1);
+    json_decref(bad);
+    assert_int_equal(store_rv(f->s), 4);
+    json_decref(wl);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -355,6 +412,7 @@ int main(void)
         T(status_writes_keep_member_order),
         T(update_take_status_stores_a_sole_status_copy_itself),
         T(update_take_status_keeps_the_callers_status),
+        T(update_status_take_gives_back_the_document),
         T(update_take_checks_preconditions_and_input),
         T(update_take_main_and_all_match_store_update),
         T(create_take_keeps_the_callers_values),
