@@ -278,12 +278,9 @@ int nodes_podrun_prepare(struct ctrl *c, const json_t *pod, const json_t *node,
     }
     const char *const lists[] = {"initContainers", "containers"};
     for (int l = 0; l < 2 && rc == 0; l++) {
-        size_t i;
-        json_t *ctr;
-        json_array_foreach(JX_GET(r->pod, "spec", lists[l]), i, ctr) {
-            if (rc == 0)
-                rc = resolve_container(c, pod, ctr, node, msg, msglen);
-        }
+        const json_t *ctrs = JX_GET(r->pod, "spec", lists[l]);
+        for (size_t i = 0; rc == 0 && i < json_array_size(ctrs); i++)
+            rc = resolve_container(c, pod, json_array_get(ctrs, i), node, msg, msglen);
     }
     if (rc != 0)
         return rc;
