@@ -9,7 +9,6 @@
  * handler runs in the middle of a library call.
  */
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -384,11 +383,6 @@ static void wait_for_signal(void)
     log_info("server", "received %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
-/* glibc malloc tuning for the server process (see srv_main) */
-#define SRV_MALLOC_TRIM_BYTES (256 << 20)
-#define SRV_MALLOC_TOP_PAD_BYTES (64 << 20)
-#define SRV_MALLOC_MMAP_BYTES (16 << 20)
-
 int srv_main(int argc, char **argv)
 {
     struct srv_flags f;
@@ -397,16 +391,6 @@ int srv_main(int argc, char **argv)
         xfree(f.state_dir);
         return rc;
     }
-    /* A long-lived server whose threads allocate and free in bursts: keep
-     * freed memory instead of shrinking each thread's heap after a burst and
-     * growing it again on the next (mprotect and page faults per burst),
-     * and grow the heaps in large steps; a fixed trim threshold also fixes
-     * the mmap threshold, which glibc would otherwise raise as big blocks
-     * are freed: raised here once. Pods never inherit this (the fork
-     * server is its own program). */
-    mallopt(M_TRIM_THRESHOLD, SRV_MALLOC_TRIM_BYTES);
-    mallopt(M_MMAP_THRESHOLD, SRV_MALLOC_MMAP_BYTES);
-    mallopt(M_TOP_PAD, SRV_MALLOC_TOP_PAD_BYTES);
     /* block the stop signals in every thread created from here on */
     sigset_t set;
     stop_signals(&set);
