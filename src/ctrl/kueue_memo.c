@@ -8,9 +8,8 @@
  * A Workload's inputs are the JSON values api_workload_from_json and
  * kq_avoid_from_workload read (metadata uid, creationTimestamp, labels,
  * annotations and deletionTimestamp; spec; status admission, requeueState
- * and reclaimablePods), compared by identity, and what the decoding makes
- * of the conditions (which of them hold, and the time and reason it reads
- * of those), compared by value. Identity is enough because stored
+ * and reclaimablePods; the status and lastTransitionTime of the conditions
+ * it decodes, and Evicted's reason), compared by identity. Identity is enough because stored
  * documents are immutable and share every value a write leaves alone
  * (store_status_copy, api_cond_set), so the same values mean the same
  * decoded Workload, and an upsert of it would be the no-op engine.h says it
@@ -37,23 +36,23 @@
 static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
                                          "Requeued"};
 #define N_CONDS (sizeof(MEMO_CONDS) / sizeof(MEMO_CONDS[0]))
-#define COND_QUOTA_RESERVED 0
 #define COND_EVICTED 3
-#define COND_REQUEUED 4
 /* uid, creationTimestamp, labels, annotations, deletionTimestamp, spec,
  * admission, requeueState, reclaimablePods */
 #define N_INPUTS 9
 
-/* What the decoding makes of the conditions: which of them hold (status
- * "True"; for Requeued "False", the only status it tells apart), and the
- * values it reads of those that hold. Other statuses, reasons, messages and
- * times are not read, so a write that changes only them (a first Pending
- * write: QuotaReserved=False, Admitted=False) decodes to the same Workload. */
+/* The values the conditions the decoding reads hold, by identity: for each
+ * of MEMO_CONDS (the first of its type) its status and lastTransitionTime,
+ * and Evicted's reason; NULL where absent. A write that changes none of
+ * them shares them with the previous version (api_cond_set copies a
+ * condition but keeps the members it does not set), so a message-only
+ * change compares equal. A condition that appears or changes status does
+ * not, even when the decoded Workload comes out the same (a first Pending
+ * write: QuotaReserved=False appearing): the engine's upsert of it is not a
+ * no-op then, it routes the workload again and refreshes its blocker
+ * status (its Pending message), and skipping it left that message stale. */
 struct cond_sum {
-    unsigned held;                /* bit k: MEMO_CONDS[k] holds */
-    const json_t *qr_time;        /* QuotaReserved lastTransitionTime when it holds */
-    const json_t *evicted_time;   /* Evicted lastTransitionTime when it holds */
-    const json_t *evicted_reason; /* Evicted reason when it holds */
+    const json_t *v[2 * N_CONDS + 1];
 };
 
 struct memo_entry {
@@ -172,45 +171,22 @@ static void plain_inputs(const json_t *obj, json_t *out[N_INPUTS])
     out[8] = json_object_get(st, "reclaimablePods");
 }
 
-static bool status_is(const json_t *cond, const char *want)
-{
-    const char *s = json_string_value(json_object_get(cond, "status"));
-    return s && !strcmp(s, want);
-}
-
-/* The conditions as the decoding reads them (api_cond_get_all takes the
- * first of each type, as the decoding does). Values borrowed from obj. */
+/* The conditions' values (api_cond_get_all takes the first of each type,
+ * as the decoding does). Borrowed from obj. */
 static void cond_summary(const json_t *obj, struct cond_sum *out)
 {
     const json_t *c[N_CONDS];
     api_cond_get_all(obj, MEMO_CONDS, N_CONDS, c);
-    memset(out, 0, sizeof(*out));
-    for (size_t k = 0; k < N_CONDS; k++)
-        if (status_is(c[k], k == COND_REQUEUED ? "False" : "True"))
-            out->held |= 1u << k;
-    if (out->held & (1u << COND_QUOTA_RESERVED))
-        out->qr_time = json_object_get(c[COND_QUOTA_RESERVED], "lastTransitionTime");
-    if (out->held & (1u << COND_EVICTED)) {
-        out->evicted_time = json_object_get(c[COND_EVICTED], "lastTransitionTime");
-        out->evicted_reason = json_object_get(c[COND_EVICTED], "reason");
+    for (size_t k = 0; k < N_CONDS; k++) {
+        out->v[2 * k] = json_object_get(c[k], "status");
+        out->v[2 * k + 1] = json_object_get(c[k], "lastTransitionTime");
     }
-}
-
-/* Whether the decoding reads the same from a and b: the same value (or
- * both absent), or two equal strings. */
-static bool same_value(const json_t *a, const json_t *b)
-{
-    if (a == b)
-        return true;
-    const char *x = json_string_value(a), *y = json_string_value(b);
-    return x && y && !strcmp(x, y);
+    out->v[2 * N_CONDS] = json_object_get(c[COND_EVICTED], "reason");
 }
 
 static bool same_conds(const struct cond_sum *a, const struct cond_sum *b)
 {
-    return a->held == b->held && same_value(a->qr_time, b->qr_time) &&
-           same_value(a->evicted_time, b->evicted_time) &&
-           same_value(a->evicted_reason, b->evicted_reason);
+    return memcmp(a->v, b->v, sizeof(a->v)) == 0;
 }
 
 bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)

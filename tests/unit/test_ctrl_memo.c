@@ -73,7 +73,14 @@ static void same_values_are_recognised_and_changes_are_not(void **state)
 
 /* What the decoding reads of the conditions is compared by value: which of
  * them hold, and the times and reason it reads of those that hold. */
-static void conditions_count_only_as_decoded(void **state)
+/* Conditions are compared by the identity of their status and
+ * lastTransitionTime (and Evicted's reason). Regression: a first Pending
+ * write (QuotaReserved=False appearing) once counted as no change, because
+ * the decoded Workload is the same; but the engine's upsert of it routes the
+ * workload again and refreshes its Pending message, and without it the
+ * message went stale (a `cueue sim` trace lost a Pending record when the
+ * quota it lacked grew later in the same instant). */
+static void conditions_compared_by_identity(void **state)
 {
     (void)state;
     struct kq_memo *m = kq_memo_new();
@@ -86,45 +93,37 @@ static void conditions_count_only_as_decoded(void **state)
     json_t *v2 = store_status_copy(v0, NULL);
     api_cond_set(v2, "QuotaReserved", "False", "Pending", "waiting", T0);
     api_cond_set(v2, "Admitted", "False", "NoReservation", "no", T0);
-    api_cond_set(v2, "Requeued", "True", "Backoff", "", T0);
-    assert_true(kq_memo_same(m, v2, &admitted));
-    /* Requeued=False holds (parked) */
+    assert_false(kq_memo_same(m, v2, &admitted));
+    kq_memo_store(m, v2, false);
+    /* a message-only change shares status and time: the same */
     json_t *v3 = store_status_copy(v2, NULL);
-    api_cond_set(v3, "Requeued", "False", "Backoff", "", T0 + 1000);
-    assert_false(kq_memo_same(m, v3, &admitted));
-    /* a reservation's time is read: another time is a change, an equal
-     * string in another value is not */
+    api_cond_set(v3, "QuotaReserved", "False", "Pending", "waiting longer", T0 + 1000);
+    assert_true(kq_memo_same(m, v3, &admitted));
+    assert_false(admitted);
+    /* Requeued appearing is a change */
+    json_t *v4 = store_status_copy(v2, NULL);
+    api_cond_set(v4, "Requeued", "False", "Backoff", "", T0 + 1000);
+    assert_false(kq_memo_same(m, v4, &admitted));
+    /* a reservation: another time is a change */
     json_t *r1 = store_status_copy(v0, NULL);
     api_cond_set(r1, "QuotaReserved", "True", "QuotaReserved", "", T0);
-    kq_memo_store(m, r1, false);
+    kq_memo_store(m, r1, true);
     json_t *r2 = store_status_copy(r1, NULL);
-    /* conditions of their own: the same time in another string */
-    JX_SET_NEW(r2, jx_deep_copy(JX_GET(r1, "status", "conditions")), "status", "conditions");
-    JX_SET_NEW(api_cond_get(r2, "QuotaReserved"), json_string("other"), "message");
-    JX_SET_NEW(api_cond_get(r2, "QuotaReserved"),
-               json_string(JX_STR(api_cond_get(r1, "QuotaReserved"), "lastTransitionTime")),
-               "lastTransitionTime");
-    assert_ptr_not_equal(JX_GET(api_cond_get(r2, "QuotaReserved"), "lastTransitionTime"),
-                         JX_GET(api_cond_get(r1, "QuotaReserved"), "lastTransitionTime"));
+    api_cond_set(r2, "QuotaReserved", "True", "QuotaReserved", "other message", T0 + 2000);
     assert_true(kq_memo_same(m, r2, &admitted));
+    assert_true(admitted);
     json_t *r3 = store_status_copy(r1, NULL);
     api_cond_set(r3, "QuotaReserved", "False", "Pending", "", T0 + 2000);
     api_cond_set(r3, "QuotaReserved", "True", "QuotaReserved", "", T0 + 2000);
     assert_false(kq_memo_same(m, r3, &admitted));
-    /* an eviction's reason is read while it holds, not after */
+    /* an eviction's reason is read */
     json_t *e1 = store_status_copy(v0, NULL);
     api_cond_set(e1, "Evicted", "True", "Preempted", "", T0);
     kq_memo_store(m, e1, false);
     json_t *e2 = store_status_copy(e1, NULL);
     api_cond_set(e2, "Evicted", "True", "PodsReadyTimeout", "", T0);
     assert_false(kq_memo_same(m, e2, &admitted));
-    json_t *e3 = store_status_copy(e1, NULL);
-    api_cond_set(e3, "Evicted", "False", "QuotaReserved", "", T0 + 1000);
-    kq_memo_store(m, e3, false);
-    json_t *e4 = store_status_copy(e3, NULL);
-    api_cond_set(e4, "Evicted", "False", "Other", "", T0 + 3000);
-    assert_true(kq_memo_same(m, e4, &admitted));
-    json_t *docs[] = {v0, v1, v2, v3, r1, r2, r3, e1, e2, e3, e4};
+    json_t *docs[] = {v0, v1, v2, v3, v4, r1, r2, r3, e1, e2};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         json_decref(docs[i]);
     kq_memo_free(m);
@@ -232,7 +231,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(same_values_are_recognised_and_changes_are_not),
-        cmocka_unit_test(conditions_count_only_as_decoded),
+        cmocka_unit_test(conditions_compared_by_identity),
         cmocka_unit_test(decoding_keeps_what_did_not_change),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
     };
