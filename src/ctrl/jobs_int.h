@@ -143,7 +143,9 @@ void jobs_infos_free(struct jobs_podset_info *infos, size_t n);
 int jobs_template_merge(json_t *tmpl, const struct jobs_podset_info *info, char *err,
                         size_t errlen);
 /* Restore a template's labels, annotations, nodeSelector, tolerations and
- * schedulingGates from the Workload pod set's original template. */
+ * schedulingGates from the Workload pod set's original template, keeping
+ * the labels a Job's selector needs (job-name, controller-uid), which the
+ * Workload's template does not carry. */
 void jobs_template_restore(json_t *tmpl, const json_t *orig);
 
 /* ---- pods (jobs_pods.c) ---- */

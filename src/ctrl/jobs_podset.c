@@ -227,13 +227,35 @@ static void restore_field(json_t *dst_parent, const json_t *src_parent, const ch
         json_object_del(dst_parent, key);
 }
 
+/* The labels the API server puts on a Job's template for its selector
+ * (generateSelector): the Workload's pod set does not carry them (job.c
+ * drops them), so restoring the recorded labels keeps the template's own,
+ * or the Job would no longer match its selector and every later update of
+ * it would be rejected ("`selector` does not match template `labels`"). */
+static const char *const SELECTOR_LABELS[] = {"job-name", "controller-uid",
+                                              "batch.kubernetes.io/job-name",
+                                              "batch.kubernetes.io/controller-uid"};
+#define N_SELECTOR_LABELS (sizeof(SELECTOR_LABELS) / sizeof(SELECTOR_LABELS[0]))
+
+static void restore_labels(json_t *md, const json_t *omd)
+{
+    json_t *kept[N_SELECTOR_LABELS];
+    const json_t *cur = json_object_get(md, "labels");
+    for (size_t i = 0; i < N_SELECTOR_LABELS; i++)
+        kept[i] = json_incref(json_object_get(cur, SELECTOR_LABELS[i]));
+    restore_field(md, omd, "labels");
+    for (size_t i = 0; i < N_SELECTOR_LABELS; i++)
+        if (kept[i])
+            json_object_set_new(JX_OBJ(md, "labels"), SELECTOR_LABELS[i], kept[i]);
+}
+
 void jobs_template_restore(json_t *tmpl, const json_t *orig)
 {
     json_t *md = JX_OBJ(tmpl, "metadata");
     json_t *spec = JX_OBJ(tmpl, "spec");
     const json_t *omd = JX_GET(orig, "metadata");
     const json_t *ospec = JX_GET(orig, "spec");
-    restore_field(md, omd, "labels");
+    restore_labels(md, omd);
     restore_field(md, omd, "annotations");
     restore_field(spec, ospec, "nodeSelector");
     restore_field(spec, ospec, "tolerations");
