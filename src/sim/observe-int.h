@@ -61,8 +61,6 @@ struct wl_state {
     int64_t admitted_ms; /* first Admitted=True, -1 */
     int64_t finished_ms; /* -1 */
     int32_t evictions;
-    int64_t evict_instant_ms; /* the instant of the last eviction */
-    int32_t evict_instant_n;  /* evictions at that instant */
     bool bare;
     bool deleted;
     bool progressing; /* counted in n_progressing: live, unfinished, active */
@@ -105,7 +103,6 @@ struct node_run {
 
 struct sim_observer {
     uint64_t cursor; /* last store resourceVersion consumed */
-    char *livelock; /* what sim_observer_livelock says, once seen; owned */
     struct wl_state *live;
     struct wl_state *by_uid;
     struct wl_state **all; /* every Workload seen, in creation order */

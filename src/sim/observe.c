@@ -82,7 +82,6 @@ void sim_observer_free(struct sim_observer *o)
 {
     if (!o)
         return;
-    xfree(o->livelock);
     HASH_CLEAR(hh, o->live);
     HASH_CLEAR(hh_uid, o->by_uid);
     for (size_t i = 0; i < o->n_all; i++)
@@ -258,24 +257,6 @@ static const struct wl_cond_memo *cond_memo_find(const struct wl_state *w, size_
     return NULL;
 }
 
-/* Count w's evictions per simulated instant; past the limit the run is a
- * livelock (sim_observer_livelock). */
-static void count_instant_eviction(struct sim *s, struct wl_state *w)
-{
-    int64_t now = clk_now(&s->clock.clk);
-    if (w->evict_instant_n == 0 || w->evict_instant_ms != now) {
-        w->evict_instant_ms = now;
-        w->evict_instant_n = 0;
-    }
-    if (++w->evict_instant_n > SIM_EVICTION_CYCLE_LIMIT && !s->obs->livelock)
-        s->obs->livelock =
-            xasprintf("the run cannot go on: workload %s was evicted %d times at %.3fs without "
-                      "time moving (workloads preempting one another in a cycle; the trace so "
-                      "far shows it)",
-                      w->key, SIM_EVICTION_CYCLE_LIMIT + 1,
-                      (double)(now - s->sc->start_ms) / 1000.0);
-}
-
 /* Find the conditions of obj in one pass and make them w's memo. A
  * condition the previous diff saw (same pointer, so same content) is not
  * read again: its type and status come from the memo. */
@@ -329,7 +310,6 @@ static void emit_eviction(struct sim *s, struct wl_state *w, const json_t *obj,
     bool evicted = wc->is_true[WC_EVICTED];
     if (evicted && !w->evicted) {
         w->evictions++;
-        count_instant_eviction(s, w);
         sim_obs_emit(s, "Evicted", cond_fields(wl_fields(s, w, obj), ec));
     }
     w->evicted = evicted;
@@ -724,8 +704,6 @@ int sim_observer_fire(struct sim *s)
     }
     return n;
 }
-
-const char *sim_observer_livelock(struct sim *s) { return s->obs->livelock; }
 
 bool sim_observer_busy(struct sim *s)
 {

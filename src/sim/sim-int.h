@@ -271,13 +271,6 @@ int sim_observer_fire(struct sim *s);
  * Workload's pending completion. Without --until the run completes when
  * this is false and no action or capacity revocation remains. */
 bool sim_observer_busy(struct sim *s);
-/* NULL, or why the run cannot go on: a Workload evicted more than
- * SIM_EVICTION_CYCLE_LIMIT times at one simulated instant (workloads
- * preempting one another in a cycle that no passing of time breaks, so the
- * instant would never end). The text names the Workload and the instant;
- * the observer owns it. */
-const char *sim_observer_livelock(struct sim *s);
-#define SIM_EVICTION_CYCLE_LIMIT 100
 /* At the end of the run: warn about pods that never found a node (kept for
  * the summary's `unschedulablePods`). */
 void sim_observer_finish(struct sim *s);
