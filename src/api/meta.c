@@ -70,10 +70,15 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
     }
 }
 
+bool api_cond_holds(const json_t *cond)
+{
+    const char *s = json_string_value(JX_GET(cond, "status"));
+    return s && str_eq(s, "True");
+}
+
 bool api_cond_is_true(const json_t *obj, const char *type)
 {
-    const char *s = api_cond_status(obj, type);
-    return s && str_eq(s, "True");
+    return api_cond_holds(api_cond_get(obj, type));
 }
 
 const char *api_cond_status(const json_t *obj, const char *type)
@@ -99,15 +104,6 @@ bool api_cond_would_change(const json_t *obj, const char *type, const char *stat
 {
     const json_t *c = api_cond_get(obj, type);
     return !c || cond_differs(c, status, reason, message, JX_INT(obj, 0, "metadata", "generation"));
-}
-
-static bool set_str(json_t *o, const char *key, const char *val)
-{
-    const char *cur = json_string_value(json_object_get(o, key));
-    if (cur && !strcmp(cur, val))
-        return false;
-    json_object_set_new_nocheck(o, key, jx_string(val)); /* key: a literal */
-    return true;
 }
 
 /* lastTransitionTime for now_ms (RFC 3339, seconds). A reconcile round
@@ -140,9 +136,11 @@ static json_t *str_or_same(json_t *cur, const char *val)
     return n ? n : json_incref(cur);
 }
 
-/* api_cond_set's change to an existing condition c, applied to a copy (c
- * is shared) built in one pass: the same members in the same order as
- * json_copy(c) and api_cond_set's updates in place would give. */
+/* api_cond_set's change to an existing condition c, as a new condition
+ * built in one pass (c may be shared with other document versions: it is
+ * never changed): c's members in c's order, status, reason, message and
+ * observedGeneration replaced, lastTransitionTime when the status flips,
+ * missing ones appended. */
 static json_t *cond_changed_copy(const json_t *c, const char *status, const char *reason,
                                  const char *message, json_int_t gen, int64_t now_ms)
 {
@@ -213,23 +211,19 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         JX_SET_LIT(st, "conditions", conds);
         c = c ? json_array_get(conds, at) : NULL;
     }
-    if (c && c->refcount > 1) {
+    if (c) { /* shared or not, replaced by its changed copy */
         json_array_set_new(conds, at, cond_changed_copy(c, status, reason, message, gen, now_ms));
         return true;
     }
-    if (!c) {
-        c = json_object();
-        JX_SET_LIT(c, "type", jx_string(type));
-        JX_SET_LIT(c, "status", jx_string(status));
-        JX_SET_LIT(c, "lastTransitionTime", jx_string(transition_time(now_ms)));
-        json_array_append_new(conds, c);
-    } else if (set_str(c, "status", status)) {
-        JX_SET_LIT(c, "lastTransitionTime", jx_string(transition_time(now_ms)));
-    }
-    set_str(c, "reason", reason);
-    set_str(c, "message", message);
-    if (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen)
+    c = json_object();
+    JX_SET_LIT(c, "type", jx_string(type));
+    JX_SET_LIT(c, "status", jx_string(status));
+    JX_SET_LIT(c, "lastTransitionTime", jx_string(transition_time(now_ms)));
+    JX_SET_LIT(c, "reason", jx_string(reason));
+    JX_SET_LIT(c, "message", jx_string(message));
+    if (gen > 0)
         JX_SET_LIT(c, "observedGeneration", json_integer(gen));
+    json_array_append_new(conds, c);
     return true;
 }
 

@@ -23,6 +23,10 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
                       const json_t **out);
 /* True when the condition exists with status "True". */
 bool api_cond_is_true(const json_t *obj, const char *type);
+/* True when cond, a condition object as api_cond_get or api_cond_get_all
+ * give it (NULL: absent), has status "True": for callers that already
+ * found it (metav1.IsStatusConditionTrue). */
+bool api_cond_holds(const json_t *cond);
 /* The condition's status ("True"/"False"/"Unknown"), or NULL when absent. */
 const char *api_cond_status(const json_t *obj, const char *type);
 /* Set a condition as metav1's SetStatusCondition does: lastTransitionTime

@@ -341,10 +341,10 @@ static void wl_conditions(const json_t *obj, struct api_workload *wl)
                                         "Requeued"};
     const json_t *c[5];
     api_cond_get_all(obj, types, 5, c); /* one pass, as api_cond_get finds each */
-    wl->quota_reserved = is(JX_STR(c[0], "status"), "True");
-    wl->admitted = is(JX_STR(c[1], "status"), "True");
-    wl->finished = is(JX_STR(c[2], "status"), "True");
-    wl->evicted = is(JX_STR(c[3], "status"), "True");
+    wl->quota_reserved = api_cond_holds(c[0]);
+    wl->admitted = api_cond_holds(c[1]);
+    wl->finished = api_cond_holds(c[2]);
+    wl->evicted = api_cond_holds(c[3]);
     wl->evicted_ms = wl->evicted ? cond_time_ms(c[3]) : 0;
     const char *reason = JX_STR(c[3], "reason");
     wl->evicted_reason = wl->evicted && reason ? xstrdup(reason) : NULL;

@@ -326,14 +326,6 @@ static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int s
     kq_set_add(q->dirty_lq, a->key);
 }
 
-/* Whether cond (NULL = absent) has status "True" (api_cond_is_true on a
- * condition api_cond_get_all found). */
-static bool cond_holds(const json_t *cond)
-{
-    const char *s = json_string_value(json_object_get(cond, "status"));
-    return s && !strcmp(s, "True");
-}
-
 static void contrib_from(const json_t *wl, struct wl_contrib *w)
 {
     /* kq_wl_is_finished, kq_wl_has_reservation and kq_wl_is_admitted, from
@@ -342,13 +334,13 @@ static void contrib_from(const json_t *wl, struct wl_contrib *w)
     const json_t *conds[3];
     api_cond_get_all(wl, types, 3, conds);
     w->st = WS_NONE;
-    if (cond_holds(conds[0]))
+    if (api_cond_holds(conds[0]))
         return;
-    if (!JX_GET(wl, "status", "admission") || !cond_holds(conds[1])) {
+    if (!JX_GET(wl, "status", "admission") || !api_cond_holds(conds[1])) {
         w->st = kq_wl_is_active(wl) ? WS_PENDING : WS_NONE;
         return;
     }
-    w->st = cond_holds(conds[2]) ? WS_ADMITTED : WS_RESERVING;
+    w->st = api_cond_holds(conds[2]) ? WS_ADMITTED : WS_RESERVING;
     size_t i;
     json_t *ps;
     json_array_foreach(JX_GET(wl, "status", "admission", "podSetAssignments"), i, ps) {

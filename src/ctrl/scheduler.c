@@ -477,10 +477,8 @@ static bool finished_or_reserved(const json_t *wl)
     static const char *const types[] = {"Finished", "QuotaReserved"};
     const json_t *c[2];
     api_cond_get_all(wl, types, 2, c);
-    const char *fin = json_string_value(json_object_get(c[0], "status"));
-    const char *qr = json_string_value(json_object_get(c[1], "status"));
-    return (fin && !strcmp(fin, "True")) ||
-           (qr && !strcmp(qr, "True") && JX_GET(wl, "status", "admission") != NULL);
+    return api_cond_holds(c[0]) ||
+           (api_cond_holds(c[1]) && JX_GET(wl, "status", "admission") != NULL);
 }
 
 /* Write a decision's Workload status (*wl: a decision_target copy, the
@@ -526,8 +524,7 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
 static void reset_on_reserve(json_t *wl, const char *type, int64_t now)
 {
     json_t *cond = api_cond_get(wl, type);
-    const char *status = JX_STR(cond, "status");
-    if (!status || strcmp(status, "True"))
+    if (!api_cond_holds(cond))
         return;
     char *msg = xasprintf("Previously: %s", jx_or_empty(JX_STR(cond, "message")));
     api_cond_set(wl, type, "False", "QuotaReserved", msg, now);

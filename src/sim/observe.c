@@ -240,11 +240,6 @@ static int8_t cond_type_index(const json_t *cond)
     return -1;
 }
 
-static bool cond_true(const json_t *cond)
-{
-    return cond && !strcmp(jx_or_empty(JX_STR(cond, "status")), "True");
-}
-
 /* The memo entry of w's previous conditions for cond, or NULL. */
 static const struct wl_cond_memo *cond_memo_find(const struct wl_state *w, size_t i,
                                                  const json_t *cond)
@@ -275,7 +270,7 @@ static void collect_conds(struct wl_state *w, const json_t *obj, struct wl_conds
             e.type = m->type;
             e.is_true = m->is_true;
         } else if ((e.type = cond_type_index(c)) >= 0) {
-            e.is_true = cond_true(c);
+            e.is_true = api_cond_holds(c);
         }
         if (e.type >= 0 && !wc->c[e.type]) {
             e.first = true;
@@ -675,7 +670,7 @@ static int finish_one(struct sim *s, struct wl_state *w)
     const json_t *c[2] = {NULL, NULL};
     if (obj)
         api_cond_get_all(obj, types, 2, c); /* one walk of the conditions */
-    if (obj && cond_true(c[0]) && !cond_true(c[1])) {
+    if (obj && api_cond_holds(c[0]) && !api_cond_holds(c[1])) {
         char secs[SIM_SECONDS_LEN];
         char *msg = xasprintf("The workload ran for %ss in the simulator",
                               sim_format_seconds(w->run_ms, secs));

@@ -108,30 +108,41 @@ static void shared_conditions_are_copied_before_a_change(void **state)
     json_decref(stored);
 }
 
-/* A shared condition's changed copy is the document that changing a
- * private one in place gives, member order included (the copy is built in
- * one pass): for a transition, a reason or message change, a new
+/* A change to an existing condition, whether the condition is the
+ * document's own or shared with another version, gives the same condition,
+ * member order included (it is rebuilt in one pass), and never touches the
+ * shared one: for a transition, a reason or message change, a new
  * generation, and a condition missing members. */
-static void shared_copy_matches_change_in_place(void **state)
+static void changed_condition_is_rebuilt_in_order(void **state)
 {
     (void)state;
     struct {
         const char *cond; /* the condition before, as JSON */
         int gen;
         const char *status, *reason, *message;
+        const char *want; /* after, compact JSON */
     } cases[] = {
         {"{\"type\":\"A\",\"status\":\"False\",\"lastTransitionTime\":\"x\","
          "\"reason\":\"R\",\"message\":\"M\",\"observedGeneration\":1}",
-         1, "True", "R", "M"},
+         1, "True", "R", "M",
+         "{\"type\":\"A\",\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:09Z\","
+         "\"reason\":\"R\",\"message\":\"M\",\"observedGeneration\":1}"},
         {"{\"type\":\"A\",\"status\":\"False\",\"lastTransitionTime\":\"x\","
          "\"reason\":\"R\",\"message\":\"M\",\"observedGeneration\":1}",
-         1, "False", "R2", NULL},
+         1, "False", "R2", NULL,
+         "{\"type\":\"A\",\"status\":\"False\",\"lastTransitionTime\":\"x\","
+         "\"reason\":\"R2\",\"message\":\"\",\"observedGeneration\":1}"},
         {"{\"type\":\"A\",\"status\":\"False\",\"lastTransitionTime\":\"x\","
          "\"reason\":\"R\",\"message\":\"M\",\"observedGeneration\":1}",
-         3, "False", "R", "M"},
+         3, "False", "R", "M",
+         "{\"type\":\"A\",\"status\":\"False\",\"lastTransitionTime\":\"x\","
+         "\"reason\":\"R\",\"message\":\"M\",\"observedGeneration\":3}"},
         {"{\"message\":\"M\",\"extra\":true,\"type\":\"A\",\"observedGeneration\":\"1\"}",
-         2, "True", NULL, "M"},
-        {"{\"type\":\"A\",\"status\":\"True\"}", 0, "True", "R", "M"},
+         2, "True", NULL, "M",
+         "{\"message\":\"M\",\"extra\":true,\"type\":\"A\",\"observedGeneration\":2,"
+         "\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:09Z\",\"reason\":\"\"}"},
+        {"{\"type\":\"A\",\"status\":\"True\"}", 0, "True", "R", "M",
+         "{\"type\":\"A\",\"status\":\"True\",\"reason\":\"R\",\"message\":\"M\"}"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         json_t *priv = obj_with_generation(cases[i].gen);
@@ -141,21 +152,20 @@ static void shared_copy_matches_change_in_place(void **state)
         JX_SET_NEW(priv, json_pack("[O]", c), "status", "conditions");
         JX_SET_NEW(shared, json_pack("[O]", c), "status", "conditions");
         /* priv's condition is its own; shared's is held by c too */
-        json_t *own = json_deep_copy(c);
-        json_array_set_new(JX_GET(priv, "status", "conditions"), 0, own);
-        assert_true(api_cond_set(priv, "A", cases[i].status, cases[i].reason,
-                                 cases[i].message, T0 + 9000));
-        assert_ptr_equal(api_cond_get(priv, "A"), own); /* changed in place */
+        json_array_set_new(JX_GET(priv, "status", "conditions"), 0, json_deep_copy(c));
         char *before = json_dumps(c, 0);
-        assert_true(api_cond_set(shared, "A", cases[i].status, cases[i].reason,
-                                 cases[i].message, T0 + 9000));
+        json_t *docs[] = {priv, shared};
+        for (size_t d = 0; d < 2; d++) {
+            assert_true(api_cond_set(docs[d], "A", cases[i].status, cases[i].reason,
+                                     cases[i].message, T0 + 9000));
+            char *got = json_dumps(api_cond_get(docs[d], "A"), JSON_COMPACT);
+            assert_string_equal(got, cases[i].want);
+            free(got);
+        }
         assert_ptr_not_equal(api_cond_get(shared, "A"), c);
-        char *want = json_dumps(priv, 0), *got = json_dumps(shared, 0), *after = json_dumps(c, 0);
-        assert_string_equal(got, want);
+        char *after = json_dumps(c, 0);
         assert_string_equal(after, before); /* the shared one is untouched */
         free(before);
-        free(want);
-        free(got);
         free(after);
         json_decref(c);
         json_decref(priv);
@@ -235,13 +245,37 @@ static void cond_type_wherever_the_member_is(void **state)
     json_decref(o);
 }
 
+/* api_cond_holds: status "True" only; an absent condition, another
+ * status, a missing or non-string status do not hold. */
+static void found_condition_holds_only_when_true(void **state)
+{
+    (void)state;
+    const char *const yes[] = {"{\"type\":\"A\",\"status\":\"True\"}"};
+    const char *const no[] = {"{\"type\":\"A\",\"status\":\"False\"}",
+                              "{\"type\":\"A\",\"status\":\"Unknown\"}",
+                              "{\"type\":\"A\",\"status\":\"true\"}",
+                              "{\"type\":\"A\"}", "{\"type\":\"A\",\"status\":true}"};
+    assert_false(api_cond_holds(NULL));
+    const char *const *sets[] = {yes, no};
+    const size_t lens[] = {sizeof(yes) / sizeof(yes[0]), sizeof(no) / sizeof(no[0])};
+    for (size_t k = 0; k < 2; k++) {
+        for (size_t i = 0; i < lens[k]; i++) {
+            json_t *c = json_loads(sets[k][i], 0, NULL);
+            assert_non_null(c);
+            assert_int_equal(api_cond_holds(c), k == 0);
+            json_decref(c);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(set_follows_set_status_condition),
         cmocka_unit_test(would_change_predicts_set),
         cmocka_unit_test(shared_conditions_are_copied_before_a_change),
-        cmocka_unit_test(shared_copy_matches_change_in_place),
+        cmocka_unit_test(changed_condition_is_rebuilt_in_order),
+        cmocka_unit_test(found_condition_holds_only_when_true),
         cmocka_unit_test(transition_times_follow_each_call),
         cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
         cmocka_unit_test(cond_type_wherever_the_member_is),
