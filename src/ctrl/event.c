@@ -37,15 +37,19 @@ struct event_agg {
     char key[]; /* uid|reason|message, allocated with the entry */
 };
 
+/* Unlink agg from the table and free it. */
+static void agg_drop(struct event_agg **aggs, struct event_agg *agg)
+{
+    HASH_DEL(*aggs, agg);
+    xfree(agg->ns);
+    xfree(agg->name);
+    xfree(agg);
+}
+
 void ctrl__events_free(struct event_agg **aggs)
 {
-    struct event_agg *e, *et;
-    HASH_ITER(hh, *aggs, e, et) {
-        HASH_DEL(*aggs, e);
-        xfree(e->ns);
-        xfree(e->name);
-        xfree(e);
-    }
+    while (*aggs)
+        agg_drop(aggs, *aggs);
 }
 
 /* Count a repeat of an aggregated Event (count, lastTimestamp). False when
@@ -172,12 +176,8 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char 
     struct event_agg *agg;
     HASH_FIND(hh, *aggs, key, klen, agg);
     if (!agg || !event_repeat(c, agg, ts)) {
-        if (agg) {
-            HASH_DEL(*aggs, agg);
-            xfree(agg->ns);
-            xfree(agg->name);
-            xfree(agg);
-        }
+        if (agg)
+            agg_drop(aggs, agg);
         agg = event_start(c, obj, type, reason, msg, ts, key, klen);
         if (agg)
             HASH_ADD_KEYPTR(hh, *aggs, agg->key, klen, agg);

@@ -26,12 +26,6 @@ const char *jx_str_of_(const json_t *v)
     return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-int64_t jx_int_(const json_t *root, const char *const *keys, int64_t def)
-{
-    json_t *v = jx_get_(root, keys);
-    return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
-}
-
 bool jx_bool_(const json_t *root, const char *const *keys, bool def)
 {
     json_t *v = jx_get_(root, keys);

@@ -23,8 +23,6 @@
 json_t *jx_get_(const json_t *root, const char *const *keys);
 /* String at the path, or NULL when absent or not a string. Borrowed. */
 const char *jx_str_(const json_t *root, const char *const *keys);
-/* Integer at the path, or def when absent or not an integer. */
-int64_t jx_int_(const json_t *root, const char *const *keys, int64_t def);
 /* Boolean at the path, or def when absent or not a boolean. */
 bool jx_bool_(const json_t *root, const char *const *keys, bool def);
 /* The object at the path, created (with parents) if absent or not an
@@ -53,7 +51,8 @@ static inline json_t *jx_step_(const json_t *o, const char *key)
  * the NULL of a missing path flow into callers' printf("%s") and refuse
  * them. */
 const char *jx_str_of_(const json_t *v);
-/* jx_int_ and jx_bool_ on the value a path reached. */
+/* The integer (the boolean) a path reached, or def when it reached nothing
+ * or something else. */
 static inline int64_t jx_int_of_(const json_t *v, int64_t def)
 {
     return json_is_integer(v) ? (int64_t)json_integer_value(v) : def;
@@ -87,8 +86,9 @@ static inline bool jx_bool_of_(const json_t *v, bool def)
 #define JX_PATH_12(r, a, b, c, d, e, f, g, h, i, j, k, l)                                    \
     jx_step_(JX_PATH_11(r, a, b, c, d, e, f, g, h, i, j, k), (l))
 
-/* The getters by path, inline (same results as jx_get_, jx_str_, jx_int_
- * and jx_bool_ over JX_KEYS(...)). */
+/* The getters by path, inline (JX_GET, JX_STR and JX_BOOL give what
+ * jx_get_, jx_str_ and jx_bool_ give over JX_KEYS(...); JX_INT the integer
+ * at the path, or def). */
 #define JX_GET(root, ...) JX_PATH_((root), __VA_ARGS__)
 #define JX_STR(root, ...) jx_str_of_(JX_PATH_((root), __VA_ARGS__))
 #define JX_INT(root, def, ...) jx_int_of_(JX_PATH_((root), __VA_ARGS__), (def))
