@@ -21,6 +21,35 @@ static inline bool is_type_key(const char *key)
     return key[0] == 't' && key[1] == 'y' && key[2] == 'p' && key[3] == 'e' && !key[4];
 }
 
+/* obj's member key (klen bytes), as json_object_getn finds it, looked for
+ * first among obj's first `probe` members in order: Kubernetes documents
+ * keep metadata third (after apiVersion and kind) and name, namespace and
+ * uid near the front of it, where comparing a few keys costs less than
+ * hashing one. NULL when obj is not an object or has no such member. */
+static inline json_t *member_near_front(const json_t *obj, const char *key, size_t klen,
+                                        int probe)
+{
+    void *it = json_object_iter((json_t *)obj);
+    for (int i = 0; it && i < probe; i++, it = json_object_iter_next((json_t *)obj, it)) {
+        if (json_object_iter_key_len(it) == klen && !memcmp(json_object_iter_key(it), key, klen))
+            return json_object_iter_value(it);
+    }
+    return it ? json_object_getn(obj, key, klen) : NULL;
+}
+
+/* obj's metadata member (see member_near_front), or NULL. */
+static inline json_t *metadata_of(const json_t *obj)
+{
+    return member_near_front(obj, "metadata", 8, 3);
+}
+
+/* metadata.generation of obj, 0 when absent or not an integer. */
+static json_int_t generation_of(const json_t *obj)
+{
+    json_t *g = json_object_getn(metadata_of(obj), "generation", 10);
+    return json_is_integer(g) ? json_integer_value(g) : 0;
+}
+
 const char *api_cond_type(const json_t *cond)
 {
     void *it = json_object_iter((json_t *)cond);
@@ -87,23 +116,52 @@ const char *api_cond_status(const json_t *obj, const char *type)
     return c ? JX_STR(c, "status") : NULL;
 }
 
-/* True when api_cond_set would change condition c. */
-static bool cond_differs(const json_t *c, const char *status, const char *reason,
+/* The members of a condition api_cond_set compares, from one pass over it
+ * (a condition has few members: cheaper than a hash lookup of each). */
+struct cond_view {
+    const json_t *status, *reason, *message, *gen;
+};
+
+static void cond_view_of(const json_t *c, struct cond_view *v)
+{
+    v->status = v->reason = v->message = v->gen = NULL;
+    int left = 4; /* members are unique: done once the four are seen */
+    for (void *it = json_object_iter((json_t *)c); it && left;
+         it = json_object_iter_next((json_t *)c, it)) {
+        const char *key = json_object_iter_key(it);
+        const json_t **slot = str_eq(key, "status")               ? &v->status
+                              : str_eq(key, "reason")             ? &v->reason
+                              : str_eq(key, "message")            ? &v->message
+                              : str_eq(key, "observedGeneration") ? &v->gen
+                                                                  : NULL;
+        if (slot) {
+            *slot = json_object_iter_value(it);
+            left--;
+        }
+    }
+}
+
+/* True when api_cond_set would change the condition viewed by v. */
+static bool cond_differs(const struct cond_view *v, const char *status, const char *reason,
                          const char *message, json_int_t gen)
 {
-    const char *s = json_string_value(JX_GET(c, "status"));
-    const char *r = json_string_value(JX_GET(c, "reason"));
-    const char *m = json_string_value(JX_GET(c, "message"));
+    const char *s = json_string_value(v->status);
+    const char *r = json_string_value(v->reason);
+    const char *m = json_string_value(v->message);
     return !s || strcmp(s, status) || !r || strcmp(r, reason ? reason : "") || !m ||
            strcmp(m, message ? message : "") ||
-           (gen > 0 && JX_INT(c, -1, "observedGeneration") != gen);
+           (gen > 0 && jx_int_of_(v->gen, -1) != gen);
 }
 
 bool api_cond_would_change(const json_t *obj, const char *type, const char *status,
                            const char *reason, const char *message)
 {
     const json_t *c = api_cond_get(obj, type);
-    return !c || cond_differs(c, status, reason, message, JX_INT(obj, 0, "metadata", "generation"));
+    if (!c)
+        return true;
+    struct cond_view v;
+    cond_view_of(c, &v);
+    return cond_differs(&v, status, reason, message, generation_of(obj));
 }
 
 /* lastTransitionTime for now_ms (RFC 3339, seconds). A reconcile round
@@ -141,10 +199,11 @@ static json_t *str_or_same(json_t *cur, const char *val)
  * never changed): c's members in c's order, status, reason, message and
  * observedGeneration replaced, lastTransitionTime when the status flips,
  * missing ones appended. */
-static json_t *cond_changed_copy(const json_t *c, const char *status, const char *reason,
-                                 const char *message, json_int_t gen, int64_t now_ms)
+static json_t *cond_changed_copy(const json_t *c, const struct cond_view *view,
+                                 const char *status, const char *reason, const char *message,
+                                 json_int_t gen, int64_t now_ms)
 {
-    const char *cur = json_string_value(JX_GET(c, "status"));
+    const char *cur = json_string_value(view->status);
     bool flip = !cur || strcmp(cur, status);
     const char *ltt = flip ? transition_time(now_ms) : NULL;
     bool set_gen = gen > 0;
@@ -194,17 +253,23 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
 {
     reason = reason ? reason : "";
     message = message ? message : "";
-    json_t *st = JX_OBJ(obj, "status");
+    json_t *st = JX_GET(obj, "status");
+    if (!json_is_object(st))
+        st = JX_OBJ(obj, "status");
     json_t *conds = JX_GET(st, "conditions");
     if (!json_is_array(conds)) {
         conds = json_array();
         JX_SET_LIT(st, "conditions", conds);
     }
-    json_int_t gen = JX_INT(obj, 0, "metadata", "generation");
+    json_int_t gen = generation_of(obj);
     size_t at = 0;
     json_t *c = cond_find(conds, type, &at);
-    if (c && !cond_differs(c, status, reason, message, gen))
-        return false;
+    struct cond_view view;
+    if (c) {
+        cond_view_of(c, &view);
+        if (!cond_differs(&view, status, reason, message, gen))
+            return false;
+    }
     /* shared containers are changed as copies (their scalars stay shared) */
     if (conds->refcount > 1) {
         conds = json_copy(conds);
@@ -212,7 +277,8 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         c = c ? json_array_get(conds, at) : NULL;
     }
     if (c) { /* shared or not, replaced by its changed copy */
-        json_array_set_new(conds, at, cond_changed_copy(c, status, reason, message, gen, now_ms));
+        json_array_set_new(conds, at,
+                           cond_changed_copy(c, &view, status, reason, message, gen, now_ms));
         return true;
     }
     c = json_object();
@@ -242,13 +308,35 @@ bool api_cond_remove(json_t *obj, const char *type)
     return false;
 }
 
+/* timefmt_parse of a lastTransitionTime: the conditions of a round share a
+ * few instants, so the last one parsed (per thread) is remembered. 0 when
+ * ts is NULL or does not parse. */
+static int64_t transition_ms(const char *ts)
+{
+    static _Thread_local struct {
+        bool set;
+        int64_t ms;
+        char ts[TIMEFMT_LEN];
+    } last;
+    if (!ts)
+        return 0;
+    if (last.set && !strcmp(ts, last.ts))
+        return last.ms;
+    int64_t ms = 0;
+    if (timefmt_parse(ts, &ms) < 0)
+        return 0;
+    if (strlen(ts) < sizeof(last.ts)) {
+        strcpy(last.ts, ts);
+        last.ms = ms;
+        last.set = true;
+    }
+    return ms;
+}
+
 int64_t api_cond_time_ms(const json_t *obj, const char *type)
 {
     json_t *c = api_cond_get(obj, type);
-    int64_t ms = 0;
-    if (!c || timefmt_parse(JX_STR(c, "lastTransitionTime"), &ms) < 0)
-        return 0;
-    return ms;
+    return c ? transition_ms(JX_STR(c, "lastTransitionTime")) : 0;
 }
 
 json_t *api_owner_ref_new(const json_t *owner, bool controller)
@@ -321,9 +409,22 @@ void api_set_annotation(json_t *obj, const char *key, const char *value)
     json_object_set_new(JX_OBJ(obj, "metadata", "annotations"), key, jx_string(value));
 }
 
-const char *api_name(const json_t *obj) { return JX_STR(obj, "metadata", "name"); }
-const char *api_namespace(const json_t *obj) { return JX_STR(obj, "metadata", "namespace"); }
-const char *api_uid(const json_t *obj) { return JX_STR(obj, "metadata", "uid"); }
+/* The positions probed are where the store's documents keep these members
+ * (name, namespace, labels, uid, ...): see member_near_front. */
+const char *api_name(const json_t *obj)
+{
+    return json_string_value(member_near_front(metadata_of(obj), "name", 4, 2));
+}
+
+const char *api_namespace(const json_t *obj)
+{
+    return json_string_value(member_near_front(metadata_of(obj), "namespace", 9, 3));
+}
+
+const char *api_uid(const json_t *obj)
+{
+    return json_string_value(member_near_front(metadata_of(obj), "uid", 3, 5));
+}
 
 int64_t api_creation_ms(const json_t *obj)
 {
@@ -335,7 +436,7 @@ int64_t api_creation_ms(const json_t *obj)
 
 bool api_is_deleting(const json_t *obj)
 {
-    return JX_STR(obj, "metadata", "deletionTimestamp") != NULL;
+    return json_is_string(json_object_getn(metadata_of(obj), "deletionTimestamp", 17));
 }
 
 json_t *api_object_new(const char *api_version, const char *kind, const char *ns,

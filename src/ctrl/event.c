@@ -151,10 +151,18 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char 
                 const char *fmt, ...)
 {
     char mbuf[512], kbuf[1024];
-    char *mheap, *kheap = NULL;
+    char *mheap = NULL, *kheap = NULL;
     va_list ap;
     va_start(ap, fmt);
-    const char *msg = format_into(mbuf, sizeof(mbuf), &mheap, fmt, ap);
+    /* most callers pass a finished message through "%s": no formatting
+     * (NULL reads as glibc's printf prints it) */
+    const char *msg;
+    if (fmt[0] == '%' && fmt[1] == 's' && !fmt[2]) {
+        msg = va_arg(ap, const char *);
+        msg = msg ? msg : "(null)";
+    } else {
+        msg = format_into(mbuf, sizeof(mbuf), &mheap, fmt, ap);
+    }
     va_end(ap);
 
     /* the key, uid|reason|message, built without allocating when it fits */
@@ -174,13 +182,15 @@ void ctrl_event(struct ctrl *c, const json_t *obj, const char *type, const char 
 
     struct event_agg **aggs = ctrl__events(c);
     struct event_agg *agg;
-    HASH_FIND(hh, *aggs, key, klen, agg);
+    unsigned hashv; /* hashed once for the lookup and the insertion */
+    HASH_VALUE(key, klen, hashv);
+    HASH_FIND_BYHASHVALUE(hh, *aggs, key, klen, hashv, agg);
     if (!agg || !event_repeat(c, agg, ts)) {
         if (agg)
             agg_drop(aggs, agg);
         agg = event_start(c, obj, type, reason, msg, ts, key, klen);
         if (agg)
-            HASH_ADD_KEYPTR(hh, *aggs, agg->key, klen, agg);
+            HASH_ADD_KEYPTR_BYHASHVALUE(hh, *aggs, agg->key, klen, hashv, agg);
     }
     xfree(kheap);
     xfree(mheap);

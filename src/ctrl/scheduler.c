@@ -463,7 +463,8 @@ static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
 {
     json_t *wl = store_get_status_copy(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name,
                                        REPLACED_ONLY);
-    if (wl && ref->uid && api_uid(wl) && strcmp(ref->uid, api_uid(wl))) {
+    const char *uid = wl && ref->uid ? api_uid(wl) : NULL;
+    if (uid && strcmp(ref->uid, uid)) {
         json_decref(wl);
         return NULL;
     }
@@ -481,14 +482,14 @@ static bool finished_or_reserved(const json_t *wl)
            (api_cond_holds(c[1]) && JX_GET(wl, "status", "admission") != NULL);
 }
 
-/* Write a decision's Workload status (*wl: a decision_target copy, the
- * caller's only reference), which the store keeps as it is, without a
- * copy. On success *wl is the stored document (the same object, or an
- * equal one), on failure still the caller's copy: readable either way, but
- * never changed again. */
-static int write_status(struct ctrl *c, json_t **wl)
+/* Write a decision's Workload status (*wl: a decision_target copy of the
+ * Workload ref names, the caller's only reference), which the store keeps
+ * as it is, without a copy. On success *wl is the stored document (the
+ * same object, or an equal one), on failure still the caller's copy:
+ * readable either way, but never changed again. */
+static int write_status(struct ctrl *c, const struct eng_wl_ref *ref, json_t **wl)
 {
-    return store_update_status_take(ctrl_store(c), KIND_WORKLOAD, api_namespace(*wl), wl);
+    return store_update_status_take(ctrl_store(c), KIND_WORKLOAD, ref->ns, wl);
 }
 
 static json_t *admission_json(const struct api_admission *a, const char *cq)
@@ -520,15 +521,23 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
     return out;
 }
 
-/* Reset an active Evicted/Preempted condition on reservation (§2.9). */
-static void reset_on_reserve(json_t *wl, const char *type, int64_t now)
+/* Reset the active Evicted and Preempted conditions on reservation (§2.9). */
+static void reset_on_reserve(json_t *wl, int64_t now)
 {
-    json_t *cond = api_cond_get(wl, type);
-    if (!api_cond_holds(cond))
-        return;
-    char *msg = xasprintf("Previously: %s", jx_or_empty(JX_STR(cond, "message")));
-    api_cond_set(wl, type, "False", "QuotaReserved", msg, now);
-    xfree(msg);
+    static const char *const types[] = {"Evicted", "Preempted"};
+    const json_t *conds[2];
+    api_cond_get_all(wl, types, 2, conds); /* replacing one leaves the other */
+    for (size_t i = 0; i < 2; i++) {
+        if (!api_cond_holds(conds[i]))
+            continue;
+        const char *was = jx_or_empty(JX_STR(conds[i], "message"));
+        size_t n = strlen(was);
+        char *msg = xmalloc(sizeof("Previously: ") + n);
+        memcpy(msg, "Previously: ", sizeof("Previously: ") - 1);
+        memcpy(msg + sizeof("Previously: ") - 1, was, n + 1);
+        api_cond_set(wl, types[i], "False", "QuotaReserved", msg, now);
+        xfree(msg);
+    }
 }
 
 /* Elastic slices: the replaced slice finishes (kueue.md §5). */
@@ -565,8 +574,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     char *msg = xasprintf("Quota reserved in ClusterQueue %s", d->cluster_queue);
     api_cond_set(wl, "QuotaReserved", "True", "QuotaReserved", msg, now);
     xfree(msg);
-    reset_on_reserve(wl, "Evicted", now);
-    reset_on_reserve(wl, "Preempted", now);
+    reset_on_reserve(wl, now);
     struct kq_check_rule *rules;
     size_t n;
     kq_cq_check_rules(c, d->cluster_queue, &rules, &n);
@@ -588,7 +596,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                      "The workload has not all checks ready", now);
-    if (write_status(c, &wl) != 0)
+    if (write_status(c, &d->wl, &wl) != 0)
         resync_workload(c, s, &d->wl);
     else
         finish_replaced(c, d, wl);
@@ -618,7 +626,7 @@ static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_deci
         json_object_set_new(f, "message", json_string(msg));
         ctrl_trace(c, "Preempted", f);
     }
-    if (write_status(c, &wl) != 0)
+    if (write_status(c, &d->wl, &wl) != 0)
         resync_workload(c, s, &d->wl);
     json_decref(wl);
 }
@@ -680,7 +688,7 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
         kq_memo_set_requests(s->memo, wl, rr);
     }
     JX_SET_NEW(wl, rr, "status", "resourceRequests");
-    int rc = write_status(c, &wl);
+    int rc = write_status(c, &d->wl, &wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
     if (ctrl_traces(c, "Pending")) {
         json_t *f = kq_wl_trace_fields(wl, d->cluster_queue);

@@ -489,13 +489,17 @@ static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
     json_t *res = NULL;
     int rc = CU_ENOTFOUND;
     struct store_obj *o = store__idx_find(s, kind, nsk, name);
-    if (o)
-        rc = check_preconditions(precond, o->doc);
+    bool status_only = false, reusable = false;
+    if (o) {
+        status_only = mode == STORE_UPDATE_STATUS && json_is_object(JX_GET(o->doc, "metadata"));
+        reusable = status_only && reuse && reusable_for_status(o->doc, reuse, incoming != NULL);
+        /* reusable: reuse (= precond) holds the stored metadata's very
+         * values, so its resourceVersion and uid preconditions hold */
+        rc = reusable ? 0 : check_preconditions(precond, o->doc);
+    }
     if (rc == 0) {
-        bool status_only = mode == STORE_UPDATE_STATUS &&
-                           json_is_object(JX_GET(o->doc, "metadata"));
         json_t *cand;
-        if (status_only && reuse && reusable_for_status(o->doc, reuse, incoming != NULL)) {
+        if (reusable) {
             cand = json_incref(reuse); /* incoming is its status */
             json_decref(incoming);
         } else {
@@ -536,7 +540,7 @@ static int update_take(struct store *s, enum api_kind_id kind, const char *ns, j
 {
     if (out)
         *out = NULL;
-    const char *name = update_args_ok(kind, obj, mode) ? JX_STR(obj, "metadata", "name") : NULL;
+    const char *name = update_args_ok(kind, obj, mode) ? api_name(obj) : NULL;
     const char *nsk = name ? resolve_ns(kind, ns, obj) : NULL;
     if (!name || !name[0] || !nsk) {
         if (!give_back)

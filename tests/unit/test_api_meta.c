@@ -268,6 +268,61 @@ static void found_condition_holds_only_when_true(void **state)
     }
 }
 
+/* api_name/api_namespace/api_uid/api_is_deleting find the members wherever
+ * they are (near the front of metadata or not), and only strings. */
+static void metadata_members_wherever_they_are(void **state)
+{
+    (void)state;
+    json_t *front = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "X",
+                              "metadata", "name", "a", "namespace", "ns", "uid", "u1");
+    assert_string_equal(api_name(front), "a");
+    assert_string_equal(api_namespace(front), "ns");
+    assert_string_equal(api_uid(front), "u1");
+    assert_false(api_is_deleting(front));
+    json_t *late = json_pack("{s:s, s:s, s:{}, s:s, s:{s:s, s:s, s:s, s:s, s:s, s:i, s:s, s:s}}",
+                             "apiVersion", "v1", "kind", "X", "spec", "status", "s", "metadata",
+                             "labels", "l", "annotations", "a", "creationTimestamp", "t",
+                             "resourceVersion", "7", "finalizers", "f", "generation", 3, "uid",
+                             "u2", "namespace", "ns2");
+    json_object_set_new(JX_GET(late, "metadata"), "name", json_string("b"));
+    json_object_set_new(JX_GET(late, "metadata"), "deletionTimestamp", json_string("t"));
+    assert_string_equal(api_name(late), "b");
+    assert_string_equal(api_namespace(late), "ns2");
+    assert_string_equal(api_uid(late), "u2");
+    assert_true(api_is_deleting(late));
+    json_t *odd = json_pack("{s:{s:i, s:n, s:b}}", "metadata", "name", 1, "namespace", "uid", 1);
+    assert_null(api_name(odd));
+    assert_null(api_namespace(odd));
+    assert_null(api_uid(odd));
+    json_t *none = json_pack("{s:s}", "kind", "X");
+    assert_null(api_name(none));
+    assert_null(api_name(NULL));
+    assert_false(api_is_deleting(none));
+    json_decref(front);
+    json_decref(late);
+    json_decref(odd);
+    json_decref(none);
+}
+
+/* api_cond_time_ms remembers the last instant parsed: alternating ones
+ * still read right. */
+static void condition_times_read_back_alternating(void **state)
+{
+    (void)state;
+    json_t *o = obj_with_generation(1);
+    api_cond_set(o, "A", "True", "R", "m", T0);
+    api_cond_set(o, "B", "True", "R", "m", T0 + 61000);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(api_cond_time_ms(o, "A"), T0);
+        assert_int_equal(api_cond_time_ms(o, "B"), T0 + 61000);
+    }
+    assert_int_equal(api_cond_time_ms(o, "C"), 0);
+    json_object_set_new(api_cond_get(o, "A"), "lastTransitionTime", json_string("bad"));
+    assert_int_equal(api_cond_time_ms(o, "A"), 0);
+    assert_int_equal(api_cond_time_ms(o, "B"), T0 + 61000);
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +334,8 @@ int main(void)
         cmocka_unit_test(transition_times_follow_each_call),
         cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
         cmocka_unit_test(cond_type_wherever_the_member_is),
+        cmocka_unit_test(metadata_members_wherever_they_are),
+        cmocka_unit_test(condition_times_read_back_alternating),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
