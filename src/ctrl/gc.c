@@ -56,26 +56,28 @@ static void gc_on_event(struct ctrl *c, void *self, const struct store_event *ev
         return;
     const json_t *obj = ev->obj;
     const json_t *refs = JX_GET(obj, "metadata", "ownerReferences");
-    if (ev->type == STORE_MODIFIED && json_array_size(refs) == 0)
+    size_t n_refs = json_array_size(refs);
+    if (ev->type != STORE_DELETED && n_refs == 0)
         return; /* owns nothing new, owned by nothing */
-    const char *ns = api_namespace(obj);
-    char *entry = dep_entry(ev->kind, ns, api_name(obj));
+    /* the index entry is built only for an object that has owners */
+    char *entry = n_refs ? dep_entry(ev->kind, api_namespace(obj), api_name(obj)) : NULL;
     size_t i;
     json_t *ref;
     if (ev->type == STORE_DELETED) {
         json_array_foreach(refs, i, ref) {
             kq_index_remove(r->deps, JX_STR(ref, "uid"), entry);
         }
+        const char *uid = api_uid(obj);
         size_t n;
-        char *const *deps = kq_index_get(r->deps, api_uid(obj), &n);
+        char *const *deps = kq_index_get(r->deps, uid, &n);
         for (size_t j = 0; j < n; j++)
             enqueue_dep(c, r, deps[j]);
-        kq_index_drop(r->deps, api_uid(obj));
+        kq_index_drop(r->deps, uid);
     } else {
         json_array_foreach(refs, i, ref) {
             kq_index_add(r->deps, JX_STR(ref, "uid"), entry);
         }
-        if (ev->type == STORE_ADDED && json_array_size(refs) > 0)
+        if (ev->type == STORE_ADDED)
             enqueue_dep(c, r, entry);
     }
     xfree(entry);

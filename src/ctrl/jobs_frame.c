@@ -673,11 +673,11 @@ void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev)
 {
     struct jobs_rec *r = self;
     const struct jobs_integration *in = r->frame.in;
-    const char *ns = api_namespace(ev->obj);
+    /* the namespace is read only for an event that enqueues */
     if (ev->kind == in->kind_id) {
         if (ev->type == STORE_DELETED)
             kq_index_drop(r->pods, api_uid(ev->obj));
-        ctrl_enqueue(c, r->rid, ns, api_name(ev->obj));
+        ctrl_enqueue(c, r->rid, api_namespace(ev->obj), api_name(ev->obj));
     } else if ((ev->kind == KIND_POD || ev->kind == KIND_JOB) &&
                kq_controlled_by_kind(ev->obj, in->kind)) {
         const json_t *ref = kq_controller_ref(ev->obj);
@@ -685,11 +685,11 @@ void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev)
             kq_index_remove(r->pods, JX_STR(ref, "uid"), api_name(ev->obj));
         else if (ev->kind == KIND_POD)
             kq_index_add(r->pods, JX_STR(ref, "uid"), api_name(ev->obj));
-        ctrl_enqueue(c, r->rid, ns, JX_STR(ref, "name"));
+        ctrl_enqueue(c, r->rid, api_namespace(ev->obj), JX_STR(ref, "name"));
     } else if (ev->kind == KIND_WORKLOAD) {
         const char *owner = jobs_frame_observe(&r->frame, ev);
         if (owner)
-            ctrl_enqueue(c, r->rid, ns, owner);
+            ctrl_enqueue(c, r->rid, api_namespace(ev->obj), owner);
     }
 }
 

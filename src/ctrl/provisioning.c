@@ -658,9 +658,13 @@ static void prov_on_event(struct ctrl *c, void *self, const struct store_event *
     struct prov_rec *r = self;
     switch (ev->kind) {
     case KIND_WORKLOAD:
+        /* finished or evicted: its requests are deleted (nothing to do
+         * while no request exists at all; one created later brings its
+         * owner back) */
         if (ev->type != STORE_DELETED &&
-            (JX_GET(ev->obj, "status", "admissionChecks") || kq_wl_is_finished(ev->obj) ||
-             kq_wl_is_evicted(ev->obj)))
+            (JX_GET(ev->obj, "status", "admissionChecks") ||
+             (store_count(ctrl_store(c), KIND_PROVISIONINGREQUEST) > 0 &&
+              (kq_wl_is_finished(ev->obj) || kq_wl_is_evicted(ev->obj)))))
             ctrl_enqueue(c, r->rid, api_namespace(ev->obj), api_name(ev->obj));
         break;
     case KIND_PROVISIONINGREQUEST:

@@ -63,6 +63,10 @@ struct wl_ctx {
     bool dirty;
     int64_t now;
     const json_t *conds[C__COUNT]; /* orig's first condition of each C_* type */
+    const json_t *spec, *status;   /* orig's members (NULL when absent) */
+    int8_t active;                 /* orig's spec.active: -1 not read yet, else 0/1 */
+    int8_t reserved;               /* x_reserved of orig: -1 not read yet, else 0/1 */
+    uint8_t truth[C__COUNT];       /* x_true of orig's conds: 0 not read yet, 1 no, 2 yes */
 };
 
 /* The Workload's condition of type cond_types[t] (api_cond_get): found
@@ -80,18 +84,38 @@ static const char *x_status(const struct wl_ctx *x, int t)
     return c ? JX_STR(c, "status") : NULL;
 }
 
-static bool x_true(const struct wl_ctx *x, int t)
+static bool x_true(struct wl_ctx *x, int t)
 {
+    if (x->wl == x->orig && x->truth[t])
+        return x->truth[t] == 2;
     const char *st = x_status(x, t);
-    return st && !strcmp(st, "True");
+    bool yes = st && !strcmp(st, "True");
+    if (x->wl == x->orig)
+        x->truth[t] = yes ? 2 : 1;
+    return yes;
 }
 
 /* kq_wl_has_reservation over x_cond. */
-static bool x_reserved(const struct wl_ctx *x)
+static bool x_reserved(struct wl_ctx *x)
 {
-    /* the condition first: found already, where the admission is two
-     * lookups */
-    return x_true(x, C_QUOTA_RESERVED) && JX_GET(x->wl, "status", "admission") != NULL;
+    /* the condition first: found already, where the admission is a
+     * lookup */
+    if (x->wl != x->orig)
+        return x_true(x, C_QUOTA_RESERVED) && JX_GET(x->wl, "status", "admission") != NULL;
+    if (x->reserved < 0)
+        x->reserved =
+            x_true(x, C_QUOTA_RESERVED) && json_object_get(x->status, "admission") != NULL;
+    return x->reserved;
+}
+
+/* kq_wl_is_active of the Workload the steps read (orig's read once). */
+static bool x_active(struct wl_ctx *x)
+{
+    if (x->wl != x->orig)
+        return kq_wl_is_active(x->wl);
+    if (x->active < 0)
+        x->active = x->spec ? JX_BOOL(x->spec, true, "active") : true;
+    return x->active;
 }
 
 /* The status members the steps only replace or remove (never change in
@@ -198,15 +222,44 @@ static void retry_eviction(struct wl_ctx *x)
     x->dirty = true;
 }
 
+/* Admitted follows the checks: True once all are Ready (or there are
+ * none), else False (UnsatisfiedAdmissionChecks). */
+static void step_checks_admitted(struct wl_ctx *x, bool all_ready)
+{
+    if (all_ready) {
+        if (!x_true(x, C_ADMITTED)) {
+            kq_wl_set_admitted(x->c, wl_mut(x));
+            x->dirty = true;
+        }
+    } else {
+        const char *reason = JX_STR(x_cond(x, C_ADMITTED), "reason");
+        if (x_true(x, C_ADMITTED) || !reason || strcmp(reason, "UnsatisfiedAdmissionChecks")) {
+            kq_wl_unset_admitted(x->c, wl_mut(x), "UnsatisfiedAdmissionChecks",
+                                 "The workload has not all checks ready");
+            x->dirty = true;
+        }
+    }
+}
+
 static void step_checks(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
-    if (!x_reserved(x) || x_true(x, C_EVICTED) || !kq_wl_is_active(wl))
+    if (!x_reserved(x) || x_true(x, C_EVICTED) || !x_active(x))
         return;
     struct kq_check_rule *rules;
     size_t n;
-    kq_cq_check_rules(x->c, kq_wl_cluster_queue(wl), &rules, &n);
-    json_t *names = kq_checks_for_admission(rules, n, JX_GET(wl, "status", "admission"));
+    const json_t *adm = wl == x->orig ? json_object_get(x->status, "admission")
+                                      : JX_GET(wl, "status", "admission");
+    kq_cq_check_rules(x->c, JX_STR(adm, "clusterQueue"), &rules, &n);
+    const json_t *acs = wl == x->orig ? json_object_get(x->status, "admissionChecks") : NULL;
+    if (n == 0 && wl == x->orig && (!acs || (json_is_array(acs) && !json_array_size(acs)))) {
+        /* no rule and no check (the usual case): in sync, none Rejected or
+         * in Retry, all (none) Ready */
+        kq_rules_release(rules, n);
+        step_checks_admitted(x, true);
+        return;
+    }
+    json_t *names = kq_checks_for_admission(rules, n, adm);
     if (!kq_wl_checks_in_sync(wl, names)) {
         wl = wl_mut(x);
         x->dirty |= kq_wl_sync_checks(wl, names, x->now);
@@ -233,19 +286,7 @@ static void step_checks(struct wl_ctx *x)
         retry_eviction(x);
         return;
     }
-    if (kq_wl_all_checks_ready(wl)) {
-        if (!x_true(x, C_ADMITTED)) {
-            kq_wl_set_admitted(x->c, wl_mut(x));
-            x->dirty = true;
-        }
-    } else {
-        const char *reason = JX_STR(x_cond(x, C_ADMITTED), "reason");
-        if (x_true(x, C_ADMITTED) || !reason || strcmp(reason, "UnsatisfiedAdmissionChecks")) {
-            kq_wl_unset_admitted(x->c, wl_mut(x), "UnsatisfiedAdmissionChecks",
-                                 "The workload has not all checks ready");
-            x->dirty = true;
-        }
-    }
+    step_checks_admitted(x, kq_wl_all_checks_ready(wl));
 }
 
 /* ---- maximum execution time (§2.10) ---- */
@@ -253,9 +294,11 @@ static void step_checks(struct wl_ctx *x)
 static void step_max_exec(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
-    int64_t max_s = JX_INT(wl, 0, "spec", "maximumExecutionTimeSeconds");
-    if (max_s <= 0 || !x_true(x, C_ADMITTED) || x_true(x, C_EVICTED) || !kq_wl_is_active(wl) ||
-        x_true(x, C_DEACTIVATION_TARGET))
+    if (!x_true(x, C_ADMITTED)) /* the found condition before the spec's lookup */
+        return;
+    int64_t max_s = wl == x->orig ? JX_INT(x->spec, 0, "maximumExecutionTimeSeconds")
+                                  : JX_INT(wl, 0, "spec", "maximumExecutionTimeSeconds");
+    if (max_s <= 0 || x_true(x, C_EVICTED) || !x_active(x) || x_true(x, C_DEACTIVATION_TARGET))
         return;
     int64_t acc = JX_INT(wl, 0, "status", "accumulatedPastExexcutionTimeSeconds");
     int64_t at = api_cond_time_ms(wl, "Admitted") + (max_s - acc) * 1000;
@@ -279,13 +322,13 @@ static bool step_deactivation(struct wl_ctx *x)
     json_t *wl = x->wl;
     const json_t *dt = x_cond(x, C_DEACTIVATION_TARGET);
     bool has_dt = x_true(x, C_DEACTIVATION_TARGET);
-    if (has_dt && kq_wl_is_active(wl)) {
+    if (has_dt && x_active(x)) {
         wl = wl_mut_all(x);
         JX_SET_NEW(wl, json_false(), "spec", "active");
         if (kq_update(x->c, KIND_WORKLOAD, wl, STORE_UPDATE_MAIN) != 0)
             return true; /* requeued by the event or the conflict */
     }
-    if (kq_wl_is_active(wl)) {
+    if (x_active(x)) {
         const char *rq = JX_STR(x_cond(x, C_REQUEUED), "reason");
         if (x_status(x, C_REQUEUED) && !x_true(x, C_REQUEUED) && rq &&
             !strncmp(rq, "Deactivated", 11)) {
@@ -513,7 +556,10 @@ static void wl_reconcile(struct ctrl *c, void *self, const char *ns, const char 
         json_decref(wl);
         return;
     }
-    struct wl_ctx x = {c, r, wl, wl, false, false, ctrl_now(c), {NULL}};
+    struct wl_ctx x = {.c = c, .r = r, .wl = wl, .orig = wl, .now = ctrl_now(c),
+                       .spec = json_object_get(wl, "spec"),
+                       .status = json_object_get(wl, "status"), .active = -1,
+                       .reserved = -1};
     api_cond_get_all(wl, cond_types, C__COUNT, x.conds);
     if (x_true(&x, C_FINISHED)) {
         json_decref(wl);
@@ -584,8 +630,11 @@ static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_ev
 static void wl_on_event(struct ctrl *c, void *self, const struct store_event *ev)
 {
     struct wl_rec *r = self;
-    if (ev->kind == KIND_WORKLOAD && ev->type != STORE_DELETED)
-        ctrl_enqueue(c, r->rid, api_namespace(ev->obj), api_name(ev->obj));
+    if (ev->kind == KIND_WORKLOAD && ev->type != STORE_DELETED) {
+        /* api_namespace and api_name, with one metadata lookup */
+        const json_t *md = json_object_get(ev->obj, "metadata");
+        ctrl_enqueue(c, r->rid, JX_STR(md, "namespace"), JX_STR(md, "name"));
+    }
     else if (ev->kind == KIND_CLUSTERQUEUE || ev->kind == KIND_LOCALQUEUE)
         stop_changed(c, r, ev);
 }

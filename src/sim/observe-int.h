@@ -57,6 +57,11 @@ struct wl_state {
     char *class_name;
     char *cq;
     const json_t *cq_read; /* the document cq was read from, during a diff */
+    /* during a diff: the status being diffed, its admission and the
+     * admission's clusterQueue (borrowed from the document) */
+    const json_t *cur_status;
+    json_t *cur_adm;
+    const char *cur_adm_cq;
     int64_t created_ms;
     int64_t admitted_ms; /* first Admitted=True, -1 */
     int64_t finished_ms; /* -1 */
@@ -101,6 +106,8 @@ struct node_run {
     json_t *names; /* node names, in order */
 };
 
+#define SIM_FINISH_MSGS 8
+
 struct sim_observer {
     uint64_t cursor; /* last store resourceVersion consumed */
     struct wl_state *live;
@@ -123,6 +130,11 @@ struct sim_observer {
     size_t n_running_pods;  /* live Pods not Succeeded/Failed */
     struct pod_group *pod_groups; /* (owner, nodeSelector) -> placement */
     json_t *unplaced;       /* the end-of-run report (sim_observer_finish) */
+    /* Finished messages by runtime, made once each (a run has few
+     * runtimes): slot i holds finish_msg_ms[i]'s, replaced round-robin */
+    int64_t finish_msg_ms[SIM_FINISH_MSGS];
+    char *finish_msg[SIM_FINISH_MSGS];
+    size_t n_finish_msgs;
 };
 
 /* observe.c */

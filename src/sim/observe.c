@@ -94,6 +94,8 @@ void sim_observer_free(struct sim_observer *o)
     }
     sim_obs_objects_free(o);
     sim_obs_pods_free(o);
+    for (size_t i = 0; i < SIM_FINISH_MSGS; i++)
+        xfree(o->finish_msg[i]);
     xfree(o->release);
     sim_usage_free(o->usage);
     xfree(o);
@@ -123,7 +125,7 @@ static const char *wl_cq(struct sim *s, struct wl_state *w, const json_t *obj)
     if (w->cq_read == obj)
         return w->cq; /* read already in this diff */
     w->cq_read = obj;
-    const char *cq = JX_STR(obj, "status", "admission", "clusterQueue");
+    const char *cq = w->cur_adm_cq;
     if (cq && (!w->cq || strcmp(w->cq, cq))) {
         xfree(w->cq);
         w->cq = xstrdup(cq);
@@ -255,10 +257,10 @@ static const struct wl_cond_memo *cond_memo_find(const struct wl_state *w, size_
 /* Find the conditions of obj in one pass and make them w's memo. A
  * condition the previous diff saw (same pointer, so same content) is not
  * read again: its type and status come from the memo. */
-static void collect_conds(struct wl_state *w, const json_t *obj, struct wl_conds *wc)
+static void collect_conds(struct wl_state *w, struct wl_conds *wc)
 {
     memset(wc, 0, sizeof(*wc));
-    const json_t *arr = JX_GET(obj, "status", "conditions");
+    const json_t *arr = json_object_get(w->cur_status, "conditions");
     size_t n = json_array_size(arr);
     struct wl_cond_memo small[8];
     struct wl_cond_memo *next = n <= 8 ? small : xcalloc(n, sizeof(*next));
@@ -340,13 +342,13 @@ static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const js
 
 static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
 {
-    const json_t *acs = JX_GET(obj, "status", "admissionChecks");
+    const json_t *acs = json_object_get(w->cur_status, "admissionChecks");
     if (!json_array_size(acs) && !json_object_size(w->checks))
         return; /* none before, none now */
     json_t *seen = json_object();
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(obj, "status", "admissionChecks"), i, ac) {
+    json_array_foreach(acs, i, ac) {
         const char *name = jx_or_empty(JX_STR(ac, "name"));
         const char *state = jx_or_empty(JX_STR(ac, "state"));
         json_object_set_new(seen, name, json_string(state));
@@ -375,7 +377,7 @@ static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj, 
         sim_obs_emit(s, "Deactivated", wl_fields(s, w, obj));
     w->active = active;
     struct wl_conds wc;
-    collect_conds(w, obj, &wc);
+    collect_conds(w, &wc);
     emit_eviction(s, w, obj, &wc);
     bool reserved = wc.is_true[WC_QUOTA_RESERVED];
     emit_requeue_and_pending(s, w, obj, &wc, reserved);
@@ -434,13 +436,13 @@ static void add_contrib(struct sim *s, struct wl_state *w, const char *cq, const
 /* Kueue's flavorsUsage: what admitted, unfinished workloads hold. A
  * Workload that keeps contributing from an equal status.admission is left
  * as it is: removing and adding the same amounts at one instant changes no
- * figure. */
-static void update_usage(struct sim *s, struct wl_state *w, const json_t *obj, bool gone)
+ * figure. Reads w->cur_adm: called during a diff. */
+static void update_usage(struct sim *s, struct wl_state *w)
 {
     int64_t now = clk_now(&s->clock.clk);
-    json_t *adm = JX_GET(obj, "status", "admission");
-    const char *cq = JX_STR(adm, "clusterQueue");
-    bool on = !gone && cq && w->admitted && !w->finished;
+    json_t *adm = w->cur_adm;
+    const char *cq = w->cur_adm_cq;
+    bool on = cq && w->admitted && !w->finished;
     if (on && w->contrib_from && json_equal(adm, w->contrib_from))
         return;
     drop_usage(s, w, now);
@@ -450,7 +452,7 @@ static void update_usage(struct sim *s, struct wl_state *w, const json_t *obj, b
         return;
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(obj, "status", "admission", "podSetAssignments"), i, ps) {
+    json_array_foreach(json_object_get(adm, "podSetAssignments"), i, ps) {
         json_t *flavors = json_object_get(ps, "flavors");
         const char *res;
         json_t *q;
@@ -551,14 +553,15 @@ static void wl_forget(struct sim *s, struct wl_state *w)
 void sim_obs_workload(struct sim *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
-    const char *uid = jx_or_empty(api_uid(obj));
+    const json_t *md = json_object_get(obj, "metadata"); /* read once for uid, ns, name */
+    const char *uid = jx_or_empty(JX_STR(md, "uid"));
     struct wl_state *w;
     /* the live Workload with this uid has this name (names are immutable);
      * only a uid not seen live needs the name index */
     HASH_FIND(hh_uid, s->obs->by_uid, uid, strlen(uid), w);
     char *key = NULL;
     if (!w) {
-        key = xjoin(api_namespace(obj), '/', api_name(obj));
+        key = xjoin(JX_STR(md, "namespace"), '/', JX_STR(md, "name"));
         HASH_FIND(hh, s->obs->live, key, strlen(key), w);
         if (w) {
             wl_forget(s, w); /* a new object under an old name */
@@ -581,8 +584,11 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
     if (!status || spec != w->seen_spec || status != w->seen_status) {
         bool spec_same = spec && spec == w->seen_spec;
+        w->cur_status = status;
+        w->cur_adm = json_object_get(status, "admission");
+        w->cur_adm_cq = JX_STR(w->cur_adm, "clusterQueue");
         diff_workload(s, w, obj, spec_same);
-        update_usage(s, w, obj, false);
+        update_usage(s, w);
         if (!spec_same) { /* (an unchanged spec's refcount is left untouched: cold) */
             json_decref(w->seen_spec);
             w->seen_spec = json_incref(spec);
@@ -615,7 +621,9 @@ static const char *const SHARED[] = {"admission", "resourceRequests", NULL};
 static int release_one(struct sim *s, struct wl_state *w)
 {
     w->needs_release = false;
-    if (w->deleted)
+    /* w is as of the last event consumed, so as stored now: nothing to
+     * release (the workload controller may have done it) needs no copy */
+    if (w->deleted || !w->evicted || !w->reserved || w->finished)
         return 0;
     /* a copy whose status may change (the rest is shared with the store;
      * so is the admission, which is only removed) */
@@ -660,6 +668,23 @@ int64_t sim_observer_next_deadline(struct sim *s)
     return f ? f->at_ms : INT64_MAX;
 }
 
+/* "The workload ran for <run_ms as seconds>s in the simulator" (borrowed
+ * from the observer's memo). */
+static const char *finish_message(struct sim_observer *o, int64_t run_ms)
+{
+    size_t n = o->n_finish_msgs < SIM_FINISH_MSGS ? o->n_finish_msgs : SIM_FINISH_MSGS;
+    for (size_t i = 0; i < n; i++)
+        if (o->finish_msg_ms[i] == run_ms)
+            return o->finish_msg[i];
+    size_t slot = o->n_finish_msgs++ % SIM_FINISH_MSGS;
+    char secs[SIM_SECONDS_LEN];
+    xfree(o->finish_msg[slot]);
+    o->finish_msg[slot] = xasprintf("The workload ran for %ss in the simulator",
+                                    sim_format_seconds(run_ms, secs));
+    o->finish_msg_ms[slot] = run_ms;
+    return o->finish_msg[slot];
+}
+
 static int finish_one(struct sim *s, struct wl_state *w)
 {
     /* a copy whose status may change (the rest is shared with the store;
@@ -671,14 +696,11 @@ static int finish_one(struct sim *s, struct wl_state *w)
     if (obj)
         api_cond_get_all(obj, types, 2, c); /* one walk of the conditions */
     if (obj && api_cond_holds(c[0]) && !api_cond_holds(c[1])) {
-        char secs[SIM_SECONDS_LEN];
-        char *msg = xasprintf("The workload ran for %ss in the simulator",
-                              sim_format_seconds(w->run_ms, secs));
+        const char *msg = finish_message(s->obs, w->run_ms);
         api_cond_set(obj, "Finished", "True", "Succeeded", msg, clk_now(&s->clock.clk));
         if (!store_update_take(s->store, KIND_WORKLOAD, w->ns, obj, STORE_UPDATE_STATUS, NULL))
             n = 1;
         obj = NULL;
-        xfree(msg);
     }
     json_decref(obj);
     return n;

@@ -190,6 +190,32 @@ static void pending_check_carries_the_request_progress(void **state)
     fx_free(f);
 }
 
+/* A Workload that finishes after its checks are gone (its
+ * status.admissionChecks emptied) still has its ProvisioningRequest
+ * deleted: the provisioning controller skips a finished Workload's event
+ * only while no request exists at all. */
+static void finished_workload_without_checks_loses_its_request(void **state)
+{
+    (void)state;
+    struct fx *f = seed_two_jobs();
+    json_t *wl = fx_workload_of(f, "Job", JOB2);
+    char *name = pr_name(wl, 1);
+    json_t *pr = fx_get(f, KIND_PROVISIONINGREQUEST, "default", name);
+    assert_non_null(pr);
+    json_decref(pr);
+    json_t *cp = jx_deep_copy(wl);
+    JX_DEL(cp, "status", "admissionChecks");
+    api_cond_set(cp, "Finished", "True", "Succeeded", "done", f->clock.now_ms);
+    fx_write_status(f, KIND_WORKLOAD, cp);
+    json_decref(cp);
+    fx_run(f);
+    pr = fx_get(f, KIND_PROVISIONINGREQUEST, "default", name);
+    assert_null(pr);
+    xfree(name);
+    json_decref(wl);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +223,7 @@ int main(void)
         cmocka_unit_test(rejected_past_backoff_limit_deactivates),
         cmocka_unit_test(capacity_revoked_rejects_a_running_workload),
         cmocka_unit_test(pending_check_carries_the_request_progress),
+        cmocka_unit_test(finished_workload_without_checks_loses_its_request),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
