@@ -36,6 +36,7 @@
 static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
                                          "Requeued"};
 #define N_CONDS (sizeof(MEMO_CONDS) / sizeof(MEMO_CONDS[0]))
+#define COND_FINISHED 2
 #define COND_EVICTED 3
 /* uid, creationTimestamp, labels, annotations, deletionTimestamp, spec,
  * admission, requeueState, reclaimablePods */
@@ -209,6 +210,15 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     memo->last_obj = NULL;
     *admitted = m->admitted;
     return true;
+}
+
+bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
+{
+    if (memo->last_obj != obj || !memo->last_complete)
+        return false; /* the plain inputs were not all the same */
+    const struct memo_entry *m = memo->last_entry;
+    const char *st = json_string_value(memo->last_conds.v[2 * COND_FINISHED]);
+    return m->doc && m->has_dec && st && !strcmp(st, "True");
 }
 
 /* Remember obj as m's document (its inputs, from the kq_memo_same that

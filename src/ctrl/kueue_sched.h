@@ -53,6 +53,13 @@ void kq_memo_free(struct kq_memo *m);
  * engine.h says is a no-op. *admitted then receives the decoded Admitted
  * flag of that store. */
 bool kq_memo_same(struct kq_memo *m, const json_t *obj, bool *admitted);
+/* After a kq_memo_same(m, obj) that returned false, the very next memo
+ * call for obj: true when obj differs from the document last decoded only
+ * in its conditions and its Finished condition holds. obj then decodes (it
+ * cannot fail: every other value is one that decoded) to a finished
+ * Workload, which the engine keeps nothing of (eng_upsert_workload is
+ * eng_delete_workload then), so the caller need not decode it. */
+bool kq_memo_finished(struct kq_memo *m, const json_t *obj);
 /* Remember obj's values (references held) after feeding it to the engine. */
 void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
 /* What obj decodes to (api_workload_from_json, with avoid_flavors from

@@ -201,8 +201,14 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
     } else {
         bool admitted = false;
         bool changed = force || !kq_memo_same(s->memo, obj, &admitted);
-        if (changed)
+        if (changed && !force && kq_memo_finished(s->memo, obj)) {
+            /* what upsert_workload does with it, without decoding it */
+            eng_delete_workload(s->eng, api_namespace(obj), api_name(obj));
+            kq_memo_forget(s->memo, api_namespace(obj), api_name(obj));
+            changed = false;
+        } else if (changed) {
             admitted = upsert_workload(s, obj);
+        }
         if (changed || admitted) {
             int64_t run = expected_runtime(c, obj);
             eng_set_expected_runtime(s->eng, api_namespace(obj), api_name(obj), run);

@@ -416,6 +416,10 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *in)
 {
     if (!in || !in->ns || !in->name)
         return;
+    if (in->finished) { /* the engine keeps nothing of it: its old version goes */
+        eng_delete_workload(e, in->ns, in->name);
+        return;
+    }
     struct eng__wl *old = eng__wl_find(e, in->ns, in->name);
     struct eng__wl *nw = wl_build(e, in);
     enum eng__wlq q = ENG__Q_NONE;
@@ -437,10 +441,6 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *in)
         }
         HASH_DEL(e->wls, old);
         eng__wl_free(e, old);
-    }
-    if (nw->finished) {
-        eng__wl_free(e, nw);
-        return;
     }
     HASH_ADD_KEYPTR(hh, e->wls, nw->key, strlen(nw->key), nw);
     if (nw_unsent && !nw->reserved) {

@@ -203,6 +203,47 @@ static void decoding_keeps_what_did_not_change(void **state)
     kq_memo_free(m);
 }
 
+/* kq_memo_finished: only right after a kq_memo_same that found every
+ * value but the conditions the same as the decoded document's, and only
+ * when Finished holds. */
+static void finished_recognised_without_decoding(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
+                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
+    assert_non_null(kq_memo_decode(m, v1));
+    bool admitted = true;
+    json_t *f1 = store_status_copy(v1, NULL);
+    api_cond_set(f1, "Finished", "True", "Succeeded", "done", T0 + 1000);
+    assert_false(kq_memo_same(m, f1, &admitted));
+    assert_true(kq_memo_finished(m, f1));
+    /* Finished=False is not finished */
+    json_t *f2 = store_status_copy(v1, NULL);
+    api_cond_set(f2, "Finished", "False", "Running", "", T0 + 1000);
+    assert_false(kq_memo_same(m, f2, &admitted));
+    assert_false(kq_memo_finished(m, f2));
+    /* another value outside the conditions (an admission): decode it */
+    json_t *f3 = store_status_copy(f1, NULL);
+    JX_SET_NEW(f3, json_pack("{s:s}", "clusterQueue", "cq"), "status", "admission");
+    assert_false(kq_memo_same(m, f3, &admitted));
+    assert_false(kq_memo_finished(m, f3));
+    /* not right after kq_memo_same of that document */
+    assert_false(kq_memo_same(m, f1, &admitted));
+    kq_memo_forget(m, "ns", "other");
+    assert_false(kq_memo_finished(m, f1));
+    assert_false(kq_memo_finished(m, f2));
+    /* a Workload the memo does not know */
+    kq_memo_forget(m, "ns", "w");
+    assert_false(kq_memo_same(m, f1, &admitted));
+    assert_false(kq_memo_finished(m, f1));
+    json_t *docs[] = {v1, f1, f2, f3};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        json_decref(docs[i]);
+    kq_memo_free(m);
+}
+
 static void requests_are_remembered_per_spec_value(void **state)
 {
     (void)state;
@@ -233,6 +274,7 @@ int main(void)
         cmocka_unit_test(same_values_are_recognised_and_changes_are_not),
         cmocka_unit_test(conditions_compared_by_identity),
         cmocka_unit_test(decoding_keeps_what_did_not_change),
+        cmocka_unit_test(finished_recognised_without_decoding),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
