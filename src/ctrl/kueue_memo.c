@@ -260,8 +260,10 @@ static bool same_source(const struct memo_entry *m, json_t *const in[N_INPUTS])
 /* m->dec decoded again from obj: only its status when m's document has
  * the same metadata and spec values (and not the admission when it is the
  * same value too). Returns 0 or CU_EINVAL. */
-static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t *obj)
+static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
+                        bool *status_only)
 {
+    *status_only = false;
     json_t *in[N_INPUTS];
     if (memo->last_obj == obj)
         memcpy(in, memo->last_in, sizeof(in));
@@ -279,6 +281,7 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
         }
         m->dec.avoid_flavors = avoid;
         m->dec.n_avoid_flavors = n_avoid;
+        *status_only = true;
         return 0;
     }
     entry_drop_decoded(m);
@@ -289,12 +292,17 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
     return 0;
 }
 
-const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *obj)
+const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *obj,
+                                          bool *status_only)
 {
+    bool only = false;
     struct memo_entry *m = memo->last_obj == obj
                                ? memo->last_entry
                                : find_or_add(memo, api_namespace(obj), api_name(obj));
-    if (entry_decode(memo, m, obj) != 0) {
+    int rc = entry_decode(memo, m, obj, &only);
+    if (status_only)
+        *status_only = only;
+    if (rc != 0) {
         HASH_DEL(memo->entries, m);
         entry_free(m);
         memo->last_obj = NULL;

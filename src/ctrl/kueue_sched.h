@@ -67,10 +67,13 @@ void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
  * remembers obj as kq_memo_store(obj, its Admitted flag) does. When the
  * last document decoded for obj's namespace/name has the very metadata and
  * spec values of obj, only the status is decoded again
- * (api_workload_status_from_json). Borrowed: valid until the memo's next
+ * (api_workload_status_from_json) and *status_only (when not NULL) is set
+ * true: the result differs from the last one only in its status fields
+ * (eng_upsert_workload_status may feed it). Borrowed: valid until the memo's next
  * call for that namespace/name. NULL when obj does not decode (the
  * Workload is then forgotten). */
-const struct api_workload *kq_memo_decode(struct kq_memo *m, const json_t *obj);
+const struct api_workload *kq_memo_decode(struct kq_memo *m, const json_t *obj,
+                                          bool *status_only);
 /* The Workload last decoded for obj's namespace/name (kq_memo_decode) when
  * it was decoded from obj's very spec value, else NULL: its spec fields
  * (pod sets, queue, priority) are obj's. Borrowed, as kq_memo_decode's. */

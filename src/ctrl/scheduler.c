@@ -175,10 +175,14 @@ static void track_readiness(struct ctrl *c, struct sched *s, const json_t *obj, 
  * fed). Returns the decoded Admitted flag. */
 static bool upsert_workload(struct sched *s, const json_t *obj)
 {
-    const struct api_workload *wl = kq_memo_decode(s->memo, obj);
+    bool status_only = false;
+    const struct api_workload *wl = kq_memo_decode(s->memo, obj, &status_only);
     if (!wl)
         return false;
-    eng_upsert_workload(s->eng, wl);
+    if (status_only) /* the engine's copy has these very pod sets */
+        eng_upsert_workload_status(s->eng, wl);
+    else
+        eng_upsert_workload(s->eng, wl);
     bool admitted = wl->admitted;
     if (wl->finished) /* the engine keeps nothing of it */
         kq_memo_forget(s->memo, api_namespace(obj), api_name(obj));

@@ -141,7 +141,7 @@ static void decoding_keeps_what_did_not_change(void **state)
     json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
                         json_pack("{s:{s:[{s:s, s:{s:{s:s}}}]}}", "spec", "containers", "name",
                                   "c", "resources", "requests", "cpu", "1"));
-    const struct api_workload *d = kq_memo_decode(m, v1);
+    const struct api_workload *d = kq_memo_decode(m, v1, NULL);
     assert_non_null(d);
     assert_int_equal(d->priority, 1);
     assert_false(d->has_admission);
@@ -159,7 +159,7 @@ static void decoding_keeps_what_did_not_change(void **state)
     api_cond_set(v2, "QuotaReserved", "True", "QuotaReserved", "", T0);
     api_cond_set(v2, "Admitted", "True", "Admitted", "", T0);
     assert_false(kq_memo_same(m, v2, &admitted));
-    d = kq_memo_decode(m, v2);
+    d = kq_memo_decode(m, v2, NULL);
     assert_true(d->has_admission && d->quota_reserved && d->admitted);
     assert_int_equal(d->admission.podsets[0].count, 1);
     assert_int_equal(d->n_podsets, 1);
@@ -169,18 +169,18 @@ static void decoding_keeps_what_did_not_change(void **state)
     /* a status write that leaves the admission: kept, the rest follows */
     json_t *v2b = store_status_copy(v2, NULL);
     api_cond_set(v2b, "Admitted", "False", "NoReservation", "", T0 + 1000);
-    d = kq_memo_decode(m, v2b);
+    d = kq_memo_decode(m, v2b, NULL);
     assert_false(d->admitted);
     assert_true(d->has_admission);
     assert_string_equal(d->admission.cluster_queue, "cq");
     assert_int_equal(api_reslist_get(&d->admission.podsets[0].resource_usage, "cpu"), 2000);
-    d = kq_memo_decode(m, v2);
+    d = kq_memo_decode(m, v2, NULL);
     /* another spec value (priority) and other annotations: decoded again */
     json_t *v3 = jx_deep_copy(v2);
     JX_SET_NEW(v3, json_integer(5), "spec", "priority");
     json_object_del(JX_GET(v3, "metadata", "annotations"), "cueue.dev/avoid-flavors");
     assert_null(kq_memo_decoded_spec(m, v3));
-    d = kq_memo_decode(m, v3);
+    d = kq_memo_decode(m, v3, NULL);
     assert_int_equal(d->priority, 5);
     assert_int_equal(d->n_avoid_flavors, 0);
     assert_true(d->admitted);
@@ -190,11 +190,11 @@ static void decoding_keeps_what_did_not_change(void **state)
                              "podSetAssignments", "name", "main", "resourceUsage", "cpu",
                              "lots"),
                "status", "admission");
-    assert_null(kq_memo_decode(m, v4));
+    assert_null(kq_memo_decode(m, v4, NULL));
     assert_false(kq_memo_same(m, v3, &admitted));
     assert_null(kq_memo_decoded_spec(m, v3));
     /* a plain store drops what was decoded from another document */
-    assert_non_null(kq_memo_decode(m, v3));
+    assert_non_null(kq_memo_decode(m, v3, NULL));
     kq_memo_store(m, v2, true);
     assert_null(kq_memo_decoded_spec(m, v2));
     json_t *docs[] = {v1, v2, v2b, v3, v4};
@@ -213,7 +213,7 @@ static void finished_recognised_without_decoding(void **state)
     json_t *v1 = workload();
     json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
                         json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
-    assert_non_null(kq_memo_decode(m, v1));
+    assert_non_null(kq_memo_decode(m, v1, NULL));
     bool admitted = true;
     json_t *f1 = store_status_copy(v1, NULL);
     api_cond_set(f1, "Finished", "True", "Succeeded", "done", T0 + 1000);
