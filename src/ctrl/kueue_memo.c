@@ -54,6 +54,7 @@ static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished"
  * status (its Pending message), and skipping it left that message stale. */
 struct cond_sum {
     const json_t *v[2 * N_CONDS + 1];
+    bool seen[N_CONDS]; /* a condition of the type was found (not compared) */
 };
 
 struct memo_entry {
@@ -70,14 +71,24 @@ struct memo_entry {
     UT_hash_handle hh;
 };
 
+/* What the memo reads of a Workload document (values borrowed from it):
+ * its namespace and name, the values its decoding reads outside the
+ * conditions, and its conditions array. */
+struct wl_view {
+    const char *ns, *name;
+    json_t *in[N_INPUTS];
+    const json_t *conds;
+};
+
 struct kq_memo {
     struct memo_entry *entries;
-    /* the inputs a kq_memo_same that found a change read, for the
-     * kq_memo_store of the same document that follows it (every other call
-     * clears last_obj, so an address reused later never matches) */
+    /* what a kq_memo_same that found a change (or no entry) read of
+     * last_obj, for the kq_memo_decode / kq_memo_store of the same
+     * document that follows it (every call but those clears or replaces
+     * last_obj, so an address reused later never matches) */
     const json_t *last_obj;
-    struct memo_entry *last_entry; /* obj's entry */
-    json_t *last_in[N_INPUTS];
+    struct memo_entry *last_entry; /* obj's entry, or NULL */
+    struct wl_view last_view;
     struct cond_sum last_conds;
     bool last_complete; /* last_conds is filled too */
 };
@@ -156,33 +167,71 @@ static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, cons
     return m;
 }
 
-/* The values obj's decoding reads outside the conditions (borrowed). */
-static void plain_inputs(const json_t *obj, json_t *out[N_INPUTS])
+/* One pass over obj's members (jansson's iteration, cheaper than a hash
+ * lookup per key when several are wanted): out[k] is the value of keys[k]
+ * (n distinct keys), NULL where absent or obj is not an object. */
+static void members(const json_t *obj, const char *const *keys, size_t n, json_t **out)
 {
-    const json_t *md = json_object_get(obj, "metadata");
-    const json_t *st = json_object_get(obj, "status");
-    out[0] = json_object_get(md, "uid");
-    out[1] = json_object_get(md, "creationTimestamp");
-    out[2] = json_object_get(md, "labels");
-    out[3] = json_object_get(md, "annotations");
-    out[4] = json_object_get(md, "deletionTimestamp");
-    out[5] = json_object_get(obj, "spec");
-    out[6] = json_object_get(st, "admission");
-    out[7] = json_object_get(st, "requeueState");
-    out[8] = json_object_get(st, "reclaimablePods");
+    for (size_t k = 0; k < n; k++)
+        out[k] = NULL;
+    size_t left = n;
+    for (void *it = json_object_iter((json_t *)obj); it && left;
+         it = json_object_iter_next((json_t *)obj, it)) {
+        const char *key = json_object_iter_key(it);
+        for (size_t k = 0; k < n; k++) {
+            if (!out[k] && key[0] == keys[k][0] && !strcmp(key + 1, keys[k] + 1)) {
+                out[k] = json_object_iter_value(it);
+                left--;
+                break;
+            }
+        }
+    }
 }
 
-/* The conditions' values (api_cond_get_all takes the first of each type,
- * as the decoding does). Borrowed from obj. */
-static void cond_summary(const json_t *obj, struct cond_sum *out)
+static void view_of(const json_t *obj, struct wl_view *v)
 {
-    const json_t *c[N_CONDS];
-    api_cond_get_all(obj, MEMO_CONDS, N_CONDS, c);
-    for (size_t k = 0; k < N_CONDS; k++) {
-        out->v[2 * k] = json_object_get(c[k], "status");
-        out->v[2 * k + 1] = json_object_get(c[k], "lastTransitionTime");
+    static const char *const top_keys[] = {"metadata", "spec", "status"};
+    static const char *const md_keys[] = {"uid",         "creationTimestamp", "labels",
+                                          "annotations", "deletionTimestamp", "namespace",
+                                          "name"};
+    static const char *const st_keys[] = {"admission", "requeueState", "reclaimablePods",
+                                          "conditions"};
+    json_t *top[3], *md[7], *st[4];
+    members(obj, top_keys, 3, top);
+    members(top[0], md_keys, 7, md);
+    members(top[2], st_keys, 4, st);
+    memcpy(v->in, md, 5 * sizeof(*md)); /* in[0..4]: the metadata values */
+    v->in[5] = top[1];
+    memcpy(v->in + 6, st, 3 * sizeof(*st)); /* in[6..8]: the status values */
+    v->ns = json_string_value(md[5]);
+    v->name = json_string_value(md[6]);
+    v->conds = st[3];
+}
+
+/* The values the decoding reads of the conditions (api_cond_get_all's
+ * choice: the first of each type). Borrowed from conds. */
+static void cond_summary(const json_t *conds, struct cond_sum *out)
+{
+    static const char *const keys[] = {"status", "lastTransitionTime", "reason"};
+    memset(out, 0, sizeof(*out));
+    size_t left = N_CONDS;
+    for (size_t i = 0, len = json_array_size(conds); i < len && left; i++) {
+        const json_t *c = json_array_get(conds, i);
+        const char *t = api_cond_type(c);
+        size_t k = 0;
+        while (t && k < N_CONDS && strcmp(t, MEMO_CONDS[k]))
+            k++;
+        if (!t || k == N_CONDS || out->seen[k])
+            continue;
+        out->seen[k] = true;
+        left--;
+        json_t *v[3];
+        members(c, keys, k == COND_EVICTED ? 3 : 2, v);
+        out->v[2 * k] = v[0];
+        out->v[2 * k + 1] = v[1];
+        if (k == COND_EVICTED)
+            out->v[2 * N_CONDS] = v[2];
     }
-    out->v[2 * N_CONDS] = json_object_get(c[COND_EVICTED], "reason");
 }
 
 static bool same_conds(const struct cond_sum *a, const struct cond_sum *b)
@@ -190,20 +239,33 @@ static bool same_conds(const struct cond_sum *a, const struct cond_sum *b)
     return memcmp(a->v, b->v, sizeof(a->v)) == 0;
 }
 
+/* obj's view in memo->last_view (read now unless the kq_memo_same just
+ * before read it) and its entry (added when add; NULL when not add and
+ * there is none). */
+static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bool add)
+{
+    struct wl_view *v = &memo->last_view;
+    if (memo->last_obj != obj) {
+        view_of(obj, v);
+        memo->last_obj = obj;
+        memo->last_complete = false;
+        memo->last_entry = find(memo, v->ns, v->name);
+    }
+    if (!memo->last_entry && add)
+        memo->last_entry = find_or_add(memo, v->ns, v->name);
+    return memo->last_entry;
+}
+
 bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
 {
-    memo->last_obj = NULL;
-    struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
+    memo->last_obj = NULL; /* read obj now */
+    struct memo_entry *m = view_entry(memo, obj, false);
     if (!m)
         return false;
-    json_t **in = memo->last_in;
-    memo->last_obj = obj;
-    memo->last_entry = m;
-    memo->last_complete = false;
-    plain_inputs(obj, in); /* the cheap ones first */
-    if (memcmp(in, m->in, sizeof(m->in)) != 0)
+    struct wl_view *v = &memo->last_view;
+    if (memcmp(v->in, m->in, sizeof(m->in)) != 0) /* the cheap ones first */
         return false;
-    cond_summary(obj, &memo->last_conds);
+    cond_summary(v->conds, &memo->last_conds);
     memo->last_complete = true;
     if (!same_conds(&memo->last_conds, &m->conds))
         return false;
@@ -221,29 +283,25 @@ bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
     return m->doc && m->has_dec && st && !strcmp(st, "True");
 }
 
-/* Remember obj as m's document (its inputs, from the kq_memo_same that
- * just read them when there was one). */
+/* Remember obj as m's document (memo->last_view is obj's: view_entry). */
 static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
                           bool admitted)
 {
     json_t *doc = json_incref((json_t *)obj); /* before letting the old one go */
     entry_clear_inputs(m);
     m->doc = doc;
-    if (memo->last_obj == obj)
-        memcpy(m->in, memo->last_in, sizeof(m->in));
-    else
-        plain_inputs(obj, m->in);
-    if (memo->last_obj == obj && memo->last_complete)
+    memcpy(m->in, memo->last_view.in, sizeof(m->in));
+    if (memo->last_complete)
         m->conds = memo->last_conds;
     else
-        cond_summary(obj, &m->conds);
+        cond_summary(memo->last_view.conds, &m->conds);
     memo->last_obj = NULL;
     m->admitted = admitted;
 }
 
 void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
 {
-    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    struct memo_entry *m = view_entry(memo, obj, true);
     entry_drop_decoded(m); /* decoded from another document */
     entry_set_doc(memo, m, obj, admitted);
 }
@@ -251,7 +309,7 @@ void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
 /* Whether obj's metadata and spec (every value api_workload_from_json
  * reads outside the status, and the annotations kq_avoid_from_workload
  * reads) are the very values of m's document. */
-static bool same_source(const struct memo_entry *m, json_t *const in[N_INPUTS])
+static bool same_source(const struct memo_entry *m, json_t *const *in)
 {
     return m->doc && in[0] == m->in[0] && in[1] == m->in[1] && in[2] == m->in[2] &&
            in[3] == m->in[3] && in[5] == m->in[5];
@@ -264,11 +322,7 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
                         bool *status_only)
 {
     *status_only = false;
-    json_t *in[N_INPUTS];
-    if (memo->last_obj == obj)
-        memcpy(in, memo->last_in, sizeof(in));
-    else
-        plain_inputs(obj, in);
+    json_t *const *in = memo->last_view.in; /* obj's: view_entry */
     if (m->has_dec && same_source(m, in)) {
         struct api_flavor_avoid *avoid = m->dec.avoid_flavors; /* kept: same annotations */
         size_t n_avoid = m->dec.n_avoid_flavors;
@@ -296,9 +350,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
                                           bool *status_only)
 {
     bool only = false;
-    struct memo_entry *m = memo->last_obj == obj
-                               ? memo->last_entry
-                               : find_or_add(memo, api_namespace(obj), api_name(obj));
+    struct memo_entry *m = view_entry(memo, obj, true);
     int rc = entry_decode(memo, m, obj, &only);
     if (status_only)
         *status_only = only;
@@ -314,6 +366,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
 
 const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const json_t *obj)
 {
+    memo->last_obj = NULL;
     struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
     const json_t *spec = json_object_get(obj, "spec");
     return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
@@ -331,6 +384,7 @@ void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 
 json_t *kq_memo_requests(struct kq_memo *memo, const json_t *obj)
 {
+    memo->last_obj = NULL;
     struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
     const json_t *spec = json_object_get(obj, "spec");
     return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
@@ -338,6 +392,7 @@ json_t *kq_memo_requests(struct kq_memo *memo, const json_t *obj)
 
 void kq_memo_set_requests(struct kq_memo *memo, const json_t *obj, json_t *rr)
 {
+    memo->last_obj = NULL;
     json_t *spec = json_object_get(obj, "spec");
     if (!spec)
         return;
