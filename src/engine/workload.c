@@ -543,10 +543,18 @@ void eng_delete_workload(struct eng *e, const char *ns, const char *name)
 
 struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *name)
 {
-    char *key = xjoin(ns, '/', name); /* ns and name are never NULL here */
+    /* the key "ns/name" (ns and name are never NULL here), on the stack
+     * when it fits: this runs for every upsert and every decision */
+    size_t nl = strlen(ns), ml = strlen(name), len = nl + 1 + ml;
+    char buf[256];
+    char *key = len < sizeof(buf) ? buf : xmalloc(len + 1);
+    memcpy(key, ns, nl);
+    key[nl] = '/';
+    memcpy(key + nl + 1, name, ml + 1);
     struct eng__wl *wl;
-    HASH_FIND_STR(e->wls, key, wl);
-    xfree(key);
+    HASH_FIND(hh, e->wls, key, len, wl);
+    if (key != buf)
+        xfree(key);
     return wl;
 }
 

@@ -362,6 +362,27 @@ static void status_only_upserts_decide_the_same(void **state)
     reservation_life(true);
 }
 
+/* A key ("ns/name") longer than eng__wl_find's stack buffer: found too. */
+static void long_names_are_found(void **state)
+{
+    (void)state;
+    struct fx *f = one_cq(QS_BEST_EFFORT_FIFO, "f1:cpu=1");
+    char name[254];
+    memset(name, 'w', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    struct api_workload *w = job(f, name, 0, 1, "1");
+    struct api_workload *next = job(f, "next", 0, 2, "1");
+    fx_schedule(f);
+    fx_apply_reserve(f, w, fx_find(f, ENG_RESERVE, name), true);
+    fx_schedule(f);
+    assert_int_equal(f->res.n, 0); /* next parked behind w's reservation */
+    fx_finish(f, w); /* found and released */
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "next"));
+    (void)next;
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +401,7 @@ int main(void)
         cmocka_unit_test(one_head_per_cluster_queue_in_kueue_mode),
         cmocka_unit_test(max_decisions_bounds_a_call),
         cmocka_unit_test(status_only_upserts_decide_the_same),
+        cmocka_unit_test(long_names_are_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
