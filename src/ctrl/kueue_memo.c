@@ -91,7 +91,15 @@ struct kq_memo {
     struct wl_view last_view;
     struct cond_sum last_conds;
     bool last_complete; /* last_conds is filled too */
+    bool last_meta; /* last_obj was read by kq_memo_meta: kq_memo_same keeps it */
 };
+
+/* No document read is kept for the next call. */
+static void drop_last(struct kq_memo *memo)
+{
+    memo->last_obj = NULL;
+    memo->last_meta = false;
+}
 
 struct kq_memo *kq_memo_new(void) { return xcalloc(1, sizeof(struct kq_memo)); }
 
@@ -258,7 +266,9 @@ static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bo
 
 bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
 {
-    memo->last_obj = NULL; /* read obj now */
+    if (!memo->last_meta)
+        drop_last(memo); /* read obj now */
+    memo->last_meta = false;
     struct memo_entry *m = view_entry(memo, obj, false);
     if (!m)
         return false;
@@ -269,9 +279,21 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     memo->last_complete = true;
     if (!same_conds(&memo->last_conds, &m->conds))
         return false;
-    memo->last_obj = NULL;
+    drop_last(memo);
     *admitted = m->admitted;
     return true;
+}
+
+void kq_memo_meta(struct kq_memo *memo, const json_t *obj, struct kq_wl_meta *out)
+{
+    drop_last(memo); /* read obj now */
+    view_entry(memo, obj, false);
+    memo->last_meta = true;
+    const struct wl_view *v = &memo->last_view;
+    out->ns = v->ns;
+    out->name = v->name;
+    out->annotations = v->in[3];
+    out->deleting = json_string_value(v->in[4]) != NULL;
 }
 
 bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
@@ -295,7 +317,7 @@ static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json
         m->conds = memo->last_conds;
     else
         cond_summary(memo->last_view.conds, &m->conds);
-    memo->last_obj = NULL;
+    drop_last(memo);
     m->admitted = admitted;
 }
 
@@ -357,7 +379,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
     if (rc != 0) {
         HASH_DEL(memo->entries, m);
         entry_free(m);
-        memo->last_obj = NULL;
+        drop_last(memo);
         return NULL;
     }
     entry_set_doc(memo, m, obj, m->dec.admitted);
@@ -366,7 +388,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
 
 const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const json_t *obj)
 {
-    memo->last_obj = NULL;
+    drop_last(memo);
     struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
     const json_t *spec = json_object_get(obj, "spec");
     return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
@@ -374,7 +396,7 @@ const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const json
 
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 {
-    memo->last_obj = NULL;
+    drop_last(memo);
     struct memo_entry *m = find(memo, ns, name);
     if (m) {
         HASH_DEL(memo->entries, m);
@@ -384,7 +406,7 @@ void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 
 json_t *kq_memo_requests(struct kq_memo *memo, const json_t *obj)
 {
-    memo->last_obj = NULL;
+    drop_last(memo);
     struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
     const json_t *spec = json_object_get(obj, "spec");
     return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
@@ -392,7 +414,7 @@ json_t *kq_memo_requests(struct kq_memo *memo, const json_t *obj)
 
 void kq_memo_set_requests(struct kq_memo *memo, const json_t *obj, json_t *rr)
 {
-    memo->last_obj = NULL;
+    drop_last(memo);
     json_t *spec = json_object_get(obj, "spec");
     if (!spec)
         return;

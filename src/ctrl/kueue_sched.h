@@ -44,6 +44,20 @@ struct kq_memo;
 
 struct kq_memo *kq_memo_new(void);
 void kq_memo_free(struct kq_memo *m);
+/* What the memo reads of a Workload document that the scheduler needs
+ * too, borrowed from the document: metadata.namespace and metadata.name
+ * (NULL where absent, as api_namespace/api_name), metadata.annotations
+ * (NULL where absent) and whether metadata.deletionTimestamp is set
+ * (api_is_deleting). */
+struct kq_wl_meta {
+    const char *ns, *name;
+    const json_t *annotations;
+    bool deleting;
+};
+/* obj's kq_wl_meta. The reading is kept for the memo call that follows at
+ * once when it is a kq_memo_same, kq_memo_decode or kq_memo_store of the
+ * same, unchanged obj (they do not read obj again). */
+void kq_memo_meta(struct kq_memo *m, const json_t *obj, struct kq_wl_meta *out);
 /* True when every JSON value of obj that api_workload_from_json and
  * kq_avoid_from_workload read outside the conditions is the very value
  * (same reference) of the last kq_memo_store / kq_memo_decode for obj's

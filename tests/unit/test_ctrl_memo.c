@@ -250,6 +250,53 @@ static void finished_recognised_without_decoding(void **state)
     kq_memo_free(m);
 }
 
+/* kq_memo_meta reads what the scheduler needs, and the kq_memo_same or
+ * kq_memo_decode right after it answers as it would alone. */
+static void meta_then_same_or_decode(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
+                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
+    JX_SET_NEW(v1, json_string("7"), "metadata", "annotations", "a");
+    struct kq_wl_meta meta;
+    kq_memo_meta(m, v1, &meta);
+    assert_string_equal(meta.ns, "ns");
+    assert_string_equal(meta.name, "w");
+    assert_ptr_equal(meta.annotations, JX_GET(v1, "metadata", "annotations"));
+    assert_false(meta.deleting);
+    bool admitted = true;
+    assert_false(kq_memo_same(m, v1, &admitted)); /* unknown yet */
+    kq_memo_meta(m, v1, &meta);
+    assert_non_null(kq_memo_decode(m, v1, NULL)); /* added */
+    kq_memo_meta(m, v1, &meta);
+    assert_true(kq_memo_same(m, v1, &admitted));
+    json_t *v2 = store_status_copy(v1, NULL);
+    api_cond_set(v2, "QuotaReserved", "True", "QuotaReserved", "", T0 + 1000);
+    kq_memo_meta(m, v2, &meta);
+    assert_false(kq_memo_same(m, v2, &admitted));
+    /* a kq_memo_same not right after kq_memo_meta reads its document */
+    kq_memo_meta(m, v1, &meta);
+    kq_memo_forget(m, "ns", "other");
+    assert_true(kq_memo_same(m, v1, &admitted));
+    /* deleting; no metadata at all */
+    json_t *v3 = jx_deep_copy(v1);
+    JX_SET_NEW(v3, json_string("2026-01-01T00:00:00Z"), "metadata", "deletionTimestamp");
+    kq_memo_meta(m, v3, &meta);
+    assert_true(meta.deleting);
+    json_t *bare = json_object();
+    kq_memo_meta(m, bare, &meta);
+    assert_null(meta.ns);
+    assert_null(meta.name);
+    assert_null(meta.annotations);
+    assert_false(meta.deleting);
+    json_t *docs[] = {v1, v2, v3, bare};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        json_decref(docs[i]);
+    kq_memo_free(m);
+}
+
 static void requests_are_remembered_per_spec_value(void **state)
 {
     (void)state;
@@ -281,6 +328,7 @@ int main(void)
         cmocka_unit_test(conditions_compared_by_identity),
         cmocka_unit_test(decoding_keeps_what_did_not_change),
         cmocka_unit_test(finished_recognised_without_decoding),
+        cmocka_unit_test(meta_then_same_or_decode),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
