@@ -71,6 +71,31 @@ struct memo_entry {
     UT_hash_handle hh;
 };
 
+/* members for the metadata (most members, so dispatched on the first
+ * character): out[0..6] uid, creationTimestamp, labels, annotations,
+ * deletionTimestamp, namespace, name. */
+static void metadata_members(const json_t *md, json_t *out[7])
+{
+    for (int k = 0; k < 7; k++)
+        out[k] = NULL;
+    for (void *it = json_object_iter((json_t *)md); it;
+         it = json_object_iter_next((json_t *)md, it)) {
+        const char *key = json_object_iter_key(it);
+        int k = -1;
+        switch (key[0]) {
+        case 'u': k = !strcmp(key, "uid") ? 0 : -1; break;
+        case 'c': k = !strcmp(key, "creationTimestamp") ? 1 : -1; break;
+        case 'l': k = !strcmp(key, "labels") ? 2 : -1; break;
+        case 'a': k = !strcmp(key, "annotations") ? 3 : -1; break;
+        case 'd': k = !strcmp(key, "deletionTimestamp") ? 4 : -1; break;
+        case 'n': k = !strcmp(key, "namespace") ? 5 : !strcmp(key, "name") ? 6 : -1; break;
+        default: break;
+        }
+        if (k >= 0 && !out[k])
+            out[k] = json_object_iter_value(it);
+    }
+}
+
 /* What the memo reads of a Workload document (values borrowed from it):
  * its namespace and name, the values its decoding reads outside the
  * conditions, and its conditions array. */
@@ -199,14 +224,11 @@ static void members(const json_t *obj, const char *const *keys, size_t n, json_t
 static void view_of(const json_t *obj, struct wl_view *v)
 {
     static const char *const top_keys[] = {"metadata", "spec", "status"};
-    static const char *const md_keys[] = {"uid",         "creationTimestamp", "labels",
-                                          "annotations", "deletionTimestamp", "namespace",
-                                          "name"};
     static const char *const st_keys[] = {"admission", "requeueState", "reclaimablePods",
                                           "conditions"};
     json_t *top[3], *md[7], *st[4];
     members(obj, top_keys, 3, top);
-    members(top[0], md_keys, 7, md);
+    metadata_members(top[0], md);
     members(top[2], st_keys, 4, st);
     memcpy(v->in, md, 5 * sizeof(*md)); /* in[0..4]: the metadata values */
     v->in[5] = top[1];
