@@ -238,29 +238,50 @@ static void view_of(const json_t *obj, struct wl_view *v)
     v->conds = st[3];
 }
 
+/* The index in MEMO_CONDS of condition type t, or -1. */
+static int memo_cond_index(const char *t)
+{
+    int k;
+    switch (t ? t[0] : 0) {
+    case 'Q': k = 0; break;
+    case 'A': k = 1; break;
+    case 'F': k = 2; break;
+    case 'E': k = 3; break;
+    case 'R': k = 4; break;
+    default: return -1;
+    }
+    return !strcmp(t, MEMO_CONDS[k]) ? k : -1;
+}
+
 /* The values the decoding reads of the conditions (api_cond_get_all's
- * choice: the first of each type). Borrowed from conds. */
+ * choice: the first of each type), each condition's in one pass over its
+ * members. Borrowed from conds. */
 static void cond_summary(const json_t *conds, struct cond_sum *out)
 {
-    static const char *const keys[] = {"status", "lastTransitionTime", "reason"};
     memset(out, 0, sizeof(*out));
     size_t left = N_CONDS;
     for (size_t i = 0, len = json_array_size(conds); i < len && left; i++) {
         const json_t *c = json_array_get(conds, i);
-        const char *t = api_cond_type(c);
-        size_t k = 0;
-        while (t && k < N_CONDS && strcmp(t, MEMO_CONDS[k]))
-            k++;
-        if (!t || k == N_CONDS || out->seen[k])
+        int k = memo_cond_index(api_cond_type(c));
+        if (k < 0 || out->seen[k])
             continue;
         out->seen[k] = true;
         left--;
-        json_t *v[3];
-        members(c, keys, k == COND_EVICTED ? 3 : 2, v);
-        out->v[2 * k] = v[0];
-        out->v[2 * k + 1] = v[1];
-        if (k == COND_EVICTED)
-            out->v[2 * N_CONDS] = v[2];
+        const json_t **v = out->v + 2 * k;
+        int need = k == COND_EVICTED ? 3 : 2; /* members still to find */
+        for (void *it = json_object_iter((json_t *)c); it && need;
+             it = json_object_iter_next((json_t *)c, it)) {
+            const char *key = json_object_iter_key(it);
+            const json_t **slot = key[0] == 's' && !strcmp(key, "status")               ? &v[0]
+                                  : key[0] == 'l' && !strcmp(key, "lastTransitionTime") ? &v[1]
+                                  : k == COND_EVICTED && key[0] == 'r' && !strcmp(key, "reason")
+                                      ? &out->v[2 * N_CONDS]
+                                      : NULL;
+            if (slot) {
+                *slot = json_object_iter_value(it);
+                need--;
+            }
+        }
     }
 }
 
