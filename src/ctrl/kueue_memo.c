@@ -20,6 +20,14 @@
  * a later document with the very same metadata and spec values (a status
  * write) has only its status decoded again, and its pod sets give the
  * resourceRequests without decoding.
+ *
+ * A document is read once per event (wl_view: one pass over the members of
+ * each object the memo looks at, cheaper than a hash lookup per key), and
+ * the reading is kept for the memo call that follows for the same document
+ * (last_obj; every other call drops it). A status write that only adds
+ * Finished=True is recognised without decoding (kq_memo_finished), and a
+ * decode that kept the metadata and spec says so (status_only), so the
+ * engine can keep its copy's pod sets.
  */
 #include <string.h>
 #include <uthash.h>
