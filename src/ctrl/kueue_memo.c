@@ -20,6 +20,14 @@
  * a later document with the very same metadata and spec values (a status
  * write) has only its status decoded again, and its pod sets give the
  * resourceRequests without decoding.
+ *
+ * A document is read once per event (wl_view: one pass over the members of
+ * each object the memo looks at, cheaper than a hash lookup per key), and
+ * the reading is kept for the memo call that follows for the same document
+ * (last_obj; every other call drops it). A status write that only adds
+ * Finished=True is recognised without decoding (kq_memo_finished), and a
+ * decode that kept the metadata and spec says so (status_only), so the
+ * engine can keep its copy's pod sets.
  */
 #include <string.h>
 #include <uthash.h>
@@ -36,6 +44,7 @@
 static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
                                          "Requeued"};
 #define N_CONDS (sizeof(MEMO_CONDS) / sizeof(MEMO_CONDS[0]))
+#define COND_FINISHED 2
 #define COND_EVICTED 3
 /* uid, creationTimestamp, labels, annotations, deletionTimestamp, spec,
  * admission, requeueState, reclaimablePods */
@@ -53,6 +62,7 @@ static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished"
  * status (its Pending message), and skipping it left that message stale. */
 struct cond_sum {
     const json_t *v[2 * N_CONDS + 1];
+    bool seen[N_CONDS]; /* a condition of the type was found (not compared) */
 };
 
 struct memo_entry {
@@ -69,17 +79,60 @@ struct memo_entry {
     UT_hash_handle hh;
 };
 
+/* members for the metadata (most members, so dispatched on the first
+ * character): out[0..6] uid, creationTimestamp, labels, annotations,
+ * deletionTimestamp, namespace, name. */
+static void metadata_members(const json_t *md, json_t *out[7])
+{
+    for (int k = 0; k < 7; k++)
+        out[k] = NULL;
+    for (void *it = json_object_iter((json_t *)md); it;
+         it = json_object_iter_next((json_t *)md, it)) {
+        const char *key = json_object_iter_key(it);
+        int k = -1;
+        switch (key[0]) {
+        case 'u': k = !strcmp(key, "uid") ? 0 : -1; break;
+        case 'c': k = !strcmp(key, "creationTimestamp") ? 1 : -1; break;
+        case 'l': k = !strcmp(key, "labels") ? 2 : -1; break;
+        case 'a': k = !strcmp(key, "annotations") ? 3 : -1; break;
+        case 'd': k = !strcmp(key, "deletionTimestamp") ? 4 : -1; break;
+        case 'n': k = !strcmp(key, "namespace") ? 5 : !strcmp(key, "name") ? 6 : -1; break;
+        default: break;
+        }
+        if (k >= 0 && !out[k])
+            out[k] = json_object_iter_value(it);
+    }
+}
+
+/* What the memo reads of a Workload document (values borrowed from it):
+ * its namespace and name, the values its decoding reads outside the
+ * conditions, and its conditions array. */
+struct wl_view {
+    const char *ns, *name;
+    json_t *in[N_INPUTS];
+    const json_t *conds;
+};
+
 struct kq_memo {
     struct memo_entry *entries;
-    /* the inputs a kq_memo_same that found a change read, for the
-     * kq_memo_store of the same document that follows it (every other call
-     * clears last_obj, so an address reused later never matches) */
+    /* what a kq_memo_same that found a change (or no entry) read of
+     * last_obj, for the kq_memo_decode / kq_memo_store of the same
+     * document that follows it (every call but those clears or replaces
+     * last_obj, so an address reused later never matches) */
     const json_t *last_obj;
-    struct memo_entry *last_entry; /* obj's entry */
-    json_t *last_in[N_INPUTS];
+    struct memo_entry *last_entry; /* obj's entry, or NULL */
+    struct wl_view last_view;
     struct cond_sum last_conds;
     bool last_complete; /* last_conds is filled too */
+    bool last_meta; /* last_obj was read by kq_memo_meta: kq_memo_same keeps it */
 };
+
+/* No document read is kept for the next call. */
+static void drop_last(struct kq_memo *memo)
+{
+    memo->last_obj = NULL;
+    memo->last_meta = false;
+}
 
 struct kq_memo *kq_memo_new(void) { return xcalloc(1, sizeof(struct kq_memo)); }
 
@@ -155,33 +208,89 @@ static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, cons
     return m;
 }
 
-/* The values obj's decoding reads outside the conditions (borrowed). */
-static void plain_inputs(const json_t *obj, json_t *out[N_INPUTS])
+/* One pass over obj's members (jansson's iteration, cheaper than a hash
+ * lookup per key when several are wanted): out[k] is the value of keys[k]
+ * (n distinct keys), NULL where absent or obj is not an object. */
+static void members(const json_t *obj, const char *const *keys, size_t n, json_t **out)
 {
-    const json_t *md = json_object_get(obj, "metadata");
-    const json_t *st = json_object_get(obj, "status");
-    out[0] = json_object_get(md, "uid");
-    out[1] = json_object_get(md, "creationTimestamp");
-    out[2] = json_object_get(md, "labels");
-    out[3] = json_object_get(md, "annotations");
-    out[4] = json_object_get(md, "deletionTimestamp");
-    out[5] = json_object_get(obj, "spec");
-    out[6] = json_object_get(st, "admission");
-    out[7] = json_object_get(st, "requeueState");
-    out[8] = json_object_get(st, "reclaimablePods");
+    for (size_t k = 0; k < n; k++)
+        out[k] = NULL;
+    size_t left = n;
+    for (void *it = json_object_iter((json_t *)obj); it && left;
+         it = json_object_iter_next((json_t *)obj, it)) {
+        const char *key = json_object_iter_key(it);
+        for (size_t k = 0; k < n; k++) {
+            if (!out[k] && key[0] == keys[k][0] && !strcmp(key + 1, keys[k] + 1)) {
+                out[k] = json_object_iter_value(it);
+                left--;
+                break;
+            }
+        }
+    }
 }
 
-/* The conditions' values (api_cond_get_all takes the first of each type,
- * as the decoding does). Borrowed from obj. */
-static void cond_summary(const json_t *obj, struct cond_sum *out)
+static void view_of(const json_t *obj, struct wl_view *v)
 {
-    const json_t *c[N_CONDS];
-    api_cond_get_all(obj, MEMO_CONDS, N_CONDS, c);
-    for (size_t k = 0; k < N_CONDS; k++) {
-        out->v[2 * k] = json_object_get(c[k], "status");
-        out->v[2 * k + 1] = json_object_get(c[k], "lastTransitionTime");
+    static const char *const top_keys[] = {"metadata", "spec", "status"};
+    static const char *const st_keys[] = {"admission", "requeueState", "reclaimablePods",
+                                          "conditions"};
+    json_t *top[3], *md[7], *st[4];
+    members(obj, top_keys, 3, top);
+    metadata_members(top[0], md);
+    members(top[2], st_keys, 4, st);
+    memcpy(v->in, md, 5 * sizeof(*md)); /* in[0..4]: the metadata values */
+    v->in[5] = top[1];
+    memcpy(v->in + 6, st, 3 * sizeof(*st)); /* in[6..8]: the status values */
+    v->ns = json_string_value(md[5]);
+    v->name = json_string_value(md[6]);
+    v->conds = st[3];
+}
+
+/* The index in MEMO_CONDS of condition type t, or -1. */
+static int memo_cond_index(const char *t)
+{
+    int k;
+    switch (t ? t[0] : 0) {
+    case 'Q': k = 0; break;
+    case 'A': k = 1; break;
+    case 'F': k = 2; break;
+    case 'E': k = 3; break;
+    case 'R': k = 4; break;
+    default: return -1;
     }
-    out->v[2 * N_CONDS] = json_object_get(c[COND_EVICTED], "reason");
+    return !strcmp(t, MEMO_CONDS[k]) ? k : -1;
+}
+
+/* The values the decoding reads of the conditions (api_cond_get_all's
+ * choice: the first of each type), each condition's in one pass over its
+ * members. Borrowed from conds. */
+static void cond_summary(const json_t *conds, struct cond_sum *out)
+{
+    memset(out, 0, sizeof(*out));
+    size_t left = N_CONDS;
+    for (size_t i = 0, len = json_array_size(conds); i < len && left; i++) {
+        const json_t *c = json_array_get(conds, i);
+        int k = memo_cond_index(api_cond_type(c));
+        if (k < 0 || out->seen[k])
+            continue;
+        out->seen[k] = true;
+        left--;
+        const json_t **v = out->v + 2 * k;
+        int need = k == COND_EVICTED ? 3 : 2; /* members still to find */
+        for (void *it = json_object_iter((json_t *)c); it && need;
+             it = json_object_iter_next((json_t *)c, it)) {
+            const char *key = json_object_iter_key(it);
+            const json_t **slot = key[0] == 's' && !strcmp(key, "status")               ? &v[0]
+                                  : key[0] == 'l' && !strcmp(key, "lastTransitionTime") ? &v[1]
+                                  : k == COND_EVICTED && key[0] == 'r' && !strcmp(key, "reason")
+                                      ? &out->v[2 * N_CONDS]
+                                      : NULL;
+            if (slot) {
+                *slot = json_object_iter_value(it);
+                need--;
+            }
+        }
+    }
 }
 
 static bool same_conds(const struct cond_sum *a, const struct cond_sum *b)
@@ -189,51 +298,83 @@ static bool same_conds(const struct cond_sum *a, const struct cond_sum *b)
     return memcmp(a->v, b->v, sizeof(a->v)) == 0;
 }
 
+/* obj's view in memo->last_view (read now unless the kq_memo_same just
+ * before read it) and its entry (added when add; NULL when not add and
+ * there is none). */
+static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bool add)
+{
+    struct wl_view *v = &memo->last_view;
+    if (memo->last_obj != obj) {
+        view_of(obj, v);
+        memo->last_obj = obj;
+        memo->last_complete = false;
+        memo->last_entry = find(memo, v->ns, v->name);
+    }
+    if (!memo->last_entry && add)
+        memo->last_entry = find_or_add(memo, v->ns, v->name);
+    return memo->last_entry;
+}
+
 bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
 {
-    memo->last_obj = NULL;
-    struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
+    if (!memo->last_meta)
+        drop_last(memo); /* read obj now */
+    memo->last_meta = false;
+    struct memo_entry *m = view_entry(memo, obj, false);
     if (!m)
         return false;
-    json_t **in = memo->last_in;
-    memo->last_obj = obj;
-    memo->last_entry = m;
-    memo->last_complete = false;
-    plain_inputs(obj, in); /* the cheap ones first */
-    if (memcmp(in, m->in, sizeof(m->in)) != 0)
+    struct wl_view *v = &memo->last_view;
+    if (memcmp(v->in, m->in, sizeof(m->in)) != 0) /* the cheap ones first */
         return false;
-    cond_summary(obj, &memo->last_conds);
+    cond_summary(v->conds, &memo->last_conds);
     memo->last_complete = true;
     if (!same_conds(&memo->last_conds, &m->conds))
         return false;
-    memo->last_obj = NULL;
+    drop_last(memo);
     *admitted = m->admitted;
     return true;
 }
 
-/* Remember obj as m's document (its inputs, from the kq_memo_same that
- * just read them when there was one). */
+void kq_memo_meta(struct kq_memo *memo, const json_t *obj, struct kq_wl_meta *out)
+{
+    drop_last(memo); /* read obj now */
+    view_entry(memo, obj, false);
+    memo->last_meta = true;
+    const struct wl_view *v = &memo->last_view;
+    out->ns = v->ns;
+    out->name = v->name;
+    out->annotations = v->in[3];
+    out->deleting = json_string_value(v->in[4]) != NULL;
+}
+
+bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
+{
+    if (memo->last_obj != obj || !memo->last_complete)
+        return false; /* the plain inputs were not all the same */
+    const struct memo_entry *m = memo->last_entry;
+    const char *st = json_string_value(memo->last_conds.v[2 * COND_FINISHED]);
+    return m->doc && m->has_dec && st && !strcmp(st, "True");
+}
+
+/* Remember obj as m's document (memo->last_view is obj's: view_entry). */
 static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
                           bool admitted)
 {
     json_t *doc = json_incref((json_t *)obj); /* before letting the old one go */
     entry_clear_inputs(m);
     m->doc = doc;
-    if (memo->last_obj == obj)
-        memcpy(m->in, memo->last_in, sizeof(m->in));
-    else
-        plain_inputs(obj, m->in);
-    if (memo->last_obj == obj && memo->last_complete)
+    memcpy(m->in, memo->last_view.in, sizeof(m->in));
+    if (memo->last_complete)
         m->conds = memo->last_conds;
     else
-        cond_summary(obj, &m->conds);
-    memo->last_obj = NULL;
+        cond_summary(memo->last_view.conds, &m->conds);
+    drop_last(memo);
     m->admitted = admitted;
 }
 
 void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
 {
-    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    struct memo_entry *m = view_entry(memo, obj, true);
     entry_drop_decoded(m); /* decoded from another document */
     entry_set_doc(memo, m, obj, admitted);
 }
@@ -241,7 +382,7 @@ void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
 /* Whether obj's metadata and spec (every value api_workload_from_json
  * reads outside the status, and the annotations kq_avoid_from_workload
  * reads) are the very values of m's document. */
-static bool same_source(const struct memo_entry *m, json_t *const in[N_INPUTS])
+static bool same_source(const struct memo_entry *m, json_t *const *in)
 {
     return m->doc && in[0] == m->in[0] && in[1] == m->in[1] && in[2] == m->in[2] &&
            in[3] == m->in[3] && in[5] == m->in[5];
@@ -250,13 +391,11 @@ static bool same_source(const struct memo_entry *m, json_t *const in[N_INPUTS])
 /* m->dec decoded again from obj: only its status when m's document has
  * the same metadata and spec values (and not the admission when it is the
  * same value too). Returns 0 or CU_EINVAL. */
-static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t *obj)
+static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
+                        bool *status_only)
 {
-    json_t *in[N_INPUTS];
-    if (memo->last_obj == obj)
-        memcpy(in, memo->last_in, sizeof(in));
-    else
-        plain_inputs(obj, in);
+    *status_only = false;
+    json_t *const *in = memo->last_view.in; /* obj's: view_entry */
     if (m->has_dec && same_source(m, in)) {
         struct api_flavor_avoid *avoid = m->dec.avoid_flavors; /* kept: same annotations */
         size_t n_avoid = m->dec.n_avoid_flavors;
@@ -269,6 +408,7 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
         }
         m->dec.avoid_flavors = avoid;
         m->dec.n_avoid_flavors = n_avoid;
+        *status_only = true;
         return 0;
     }
     entry_drop_decoded(m);
@@ -279,15 +419,18 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
     return 0;
 }
 
-const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *obj)
+const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *obj,
+                                          bool *status_only)
 {
-    struct memo_entry *m = memo->last_obj == obj
-                               ? memo->last_entry
-                               : find_or_add(memo, api_namespace(obj), api_name(obj));
-    if (entry_decode(memo, m, obj) != 0) {
+    bool only = false;
+    struct memo_entry *m = view_entry(memo, obj, true);
+    int rc = entry_decode(memo, m, obj, &only);
+    if (status_only)
+        *status_only = only;
+    if (rc != 0) {
         HASH_DEL(memo->entries, m);
         entry_free(m);
-        memo->last_obj = NULL;
+        drop_last(memo);
         return NULL;
     }
     entry_set_doc(memo, m, obj, m->dec.admitted);
@@ -296,6 +439,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
 
 const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const json_t *obj)
 {
+    drop_last(memo);
     struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
     const json_t *spec = json_object_get(obj, "spec");
     return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
@@ -303,7 +447,7 @@ const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const json
 
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 {
-    memo->last_obj = NULL;
+    drop_last(memo);
     struct memo_entry *m = find(memo, ns, name);
     if (m) {
         HASH_DEL(memo->entries, m);
@@ -313,6 +457,7 @@ void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 
 json_t *kq_memo_requests(struct kq_memo *memo, const json_t *obj)
 {
+    drop_last(memo);
     struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
     const json_t *spec = json_object_get(obj, "spec");
     return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
@@ -320,6 +465,7 @@ json_t *kq_memo_requests(struct kq_memo *memo, const json_t *obj)
 
 void kq_memo_set_requests(struct kq_memo *memo, const json_t *obj, json_t *rr)
 {
+    drop_last(memo);
     json_t *spec = json_object_get(obj, "spec");
     if (!spec)
         return;

@@ -44,6 +44,20 @@ struct kq_memo;
 
 struct kq_memo *kq_memo_new(void);
 void kq_memo_free(struct kq_memo *m);
+/* What the memo reads of a Workload document that the scheduler needs
+ * too, borrowed from the document: metadata.namespace and metadata.name
+ * (NULL where absent, as api_namespace/api_name), metadata.annotations
+ * (NULL where absent) and whether metadata.deletionTimestamp is set
+ * (api_is_deleting). */
+struct kq_wl_meta {
+    const char *ns, *name;
+    const json_t *annotations;
+    bool deleting;
+};
+/* obj's kq_wl_meta. The reading is kept for the memo call that follows at
+ * once when it is a kq_memo_same, kq_memo_decode or kq_memo_store of the
+ * same, unchanged obj (they do not read obj again). */
+void kq_memo_meta(struct kq_memo *m, const json_t *obj, struct kq_wl_meta *out);
 /* True when every JSON value of obj that api_workload_from_json and
  * kq_avoid_from_workload read outside the conditions is the very value
  * (same reference) of the last kq_memo_store / kq_memo_decode for obj's
@@ -53,6 +67,13 @@ void kq_memo_free(struct kq_memo *m);
  * engine.h says is a no-op. *admitted then receives the decoded Admitted
  * flag of that store. */
 bool kq_memo_same(struct kq_memo *m, const json_t *obj, bool *admitted);
+/* After a kq_memo_same(m, obj) that returned false, the very next memo
+ * call for obj: true when obj differs from the document last decoded only
+ * in its conditions and its Finished condition holds. obj then decodes (it
+ * cannot fail: every other value is one that decoded) to a finished
+ * Workload, which the engine keeps nothing of (eng_upsert_workload is
+ * eng_delete_workload then), so the caller need not decode it. */
+bool kq_memo_finished(struct kq_memo *m, const json_t *obj);
 /* Remember obj's values (references held) after feeding it to the engine. */
 void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
 /* What obj decodes to (api_workload_from_json, with avoid_flavors from
@@ -60,10 +81,13 @@ void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
  * remembers obj as kq_memo_store(obj, its Admitted flag) does. When the
  * last document decoded for obj's namespace/name has the very metadata and
  * spec values of obj, only the status is decoded again
- * (api_workload_status_from_json). Borrowed: valid until the memo's next
+ * (api_workload_status_from_json) and *status_only (when not NULL) is set
+ * true: the result differs from the last one only in its status fields
+ * (eng_upsert_workload_status may feed it). Borrowed: valid until the memo's next
  * call for that namespace/name. NULL when obj does not decode (the
  * Workload is then forgotten). */
-const struct api_workload *kq_memo_decode(struct kq_memo *m, const json_t *obj);
+const struct api_workload *kq_memo_decode(struct kq_memo *m, const json_t *obj,
+                                          bool *status_only);
 /* The Workload last decoded for obj's namespace/name (kq_memo_decode) when
  * it was decoded from obj's very spec value, else NULL: its spec fields
  * (pod sets, queue, priority) are obj's. Borrowed, as kq_memo_decode's. */

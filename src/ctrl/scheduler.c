@@ -127,9 +127,10 @@ static void upsert_all_cqs(struct ctrl *c, struct sched *s)
  * `cueue sim` sets it from its durations) when it is a number of seconds
  * greater than 0 and at most 100 years, else the job's
  * activeDeadlineSeconds (its longest run). */
-static int64_t expected_runtime(struct ctrl *c, const json_t *wl)
+static int64_t expected_runtime(struct ctrl *c, const json_t *wl, const struct kq_wl_meta *meta)
 {
-    const char *ann = api_annotation(wl, KQ_EXPECTED_RUNTIME_ANNOTATION);
+    const char *ann =
+        json_string_value(json_object_get(meta->annotations, KQ_EXPECTED_RUNTIME_ANNOTATION));
     if (ann) {
         char *end = NULL;
         errno = 0;
@@ -144,7 +145,7 @@ static int64_t expected_runtime(struct ctrl *c, const json_t *wl)
                                                            : KIND__COUNT;
     if (k == KIND__COUNT)
         return 0;
-    json_t *job = store_get(ctrl_store(c), k, api_namespace(wl), JX_STR(ref, "name"));
+    json_t *job = store_get(ctrl_store(c), k, meta->ns, JX_STR(ref, "name"));
     int64_t ads = JX_INT(job, 0, "spec", "activeDeadlineSeconds");
     json_decref(job);
     return ads > 0 ? ads * 1000 : 0;
@@ -175,10 +176,14 @@ static void track_readiness(struct ctrl *c, struct sched *s, const json_t *obj, 
  * fed). Returns the decoded Admitted flag. */
 static bool upsert_workload(struct sched *s, const json_t *obj)
 {
-    const struct api_workload *wl = kq_memo_decode(s->memo, obj);
+    bool status_only = false;
+    const struct api_workload *wl = kq_memo_decode(s->memo, obj, &status_only);
     if (!wl)
         return false;
-    eng_upsert_workload(s->eng, wl);
+    if (status_only) /* the engine's copy has these very pod sets */
+        eng_upsert_workload_status(s->eng, wl);
+    else
+        eng_upsert_workload(s->eng, wl);
     bool admitted = wl->admitted;
     if (wl->finished) /* the engine keeps nothing of it */
         kq_memo_forget(s->memo, api_namespace(obj), api_name(obj));
@@ -193,21 +198,29 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
     const json_t *obj = ev->obj;
     bool deleted = ev->type == STORE_DELETED;
     track_readiness(c, s, obj, deleted);
+    struct kq_wl_meta meta; /* read once, with what the memo reads next */
+    kq_memo_meta(s->memo, obj, &meta);
     /* a deleting Workload is no longer queued; its reservation, if any,
      * counts until it is gone */
-    if (deleted || (api_is_deleting(obj) && !kq_wl_has_reservation(obj))) {
-        eng_delete_workload(s->eng, api_namespace(obj), api_name(obj));
-        kq_memo_forget(s->memo, api_namespace(obj), api_name(obj));
+    if (deleted || (meta.deleting && !kq_wl_has_reservation(obj))) {
+        eng_delete_workload(s->eng, meta.ns, meta.name);
+        kq_memo_forget(s->memo, meta.ns, meta.name);
     } else {
         bool admitted = false;
         bool changed = force || !kq_memo_same(s->memo, obj, &admitted);
-        if (changed)
+        if (changed && !force && kq_memo_finished(s->memo, obj)) {
+            /* what upsert_workload does with it, without decoding it */
+            eng_delete_workload(s->eng, meta.ns, meta.name);
+            kq_memo_forget(s->memo, meta.ns, meta.name);
+            changed = false;
+        } else if (changed) {
             admitted = upsert_workload(s, obj);
+        }
         if (changed || admitted) {
-            int64_t run = expected_runtime(c, obj);
-            eng_set_expected_runtime(s->eng, api_namespace(obj), api_name(obj), run);
+            int64_t run = expected_runtime(c, obj, &meta);
+            eng_set_expected_runtime(s->eng, meta.ns, meta.name, run);
             if (admitted && run > 0)
-                eng_set_expected_end(s->eng, api_namespace(obj), api_name(obj),
+                eng_set_expected_end(s->eng, meta.ns, meta.name,
                                      api_cond_time_ms(obj, "Admitted") + run);
         }
     }

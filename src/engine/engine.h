@@ -104,6 +104,14 @@ void eng_delete_namespace(struct eng *e, const char *name);
  * until they are upserted without it or deleted. Finished workloads hold
  * nothing. */
 void eng_upsert_workload(struct eng *e, const struct api_workload *wl);
+/* eng_upsert_workload of a Workload whose last upsert had the very same
+ * metadata and spec (wl differs from it in the fields
+ * api_workload_status_from_json decodes at most: conditions, admission,
+ * requeueState, reclaimablePods): the same result, cheaper, as the pod
+ * sets, names and avoided flavors of the engine's copy are kept instead of
+ * being built again. The caller vouches for the sameness (the scheduler's
+ * decode memo knows it); the engine does not compare them. */
+void eng_upsert_workload_status(struct eng *e, const struct api_workload *wl);
 /* Deleting a quota holder releases its usage and retries the inadmissible
  * workloads of its cohort tree. */
 void eng_delete_workload(struct eng *e, const char *ns, const char *name);

@@ -228,6 +228,25 @@ static void admission_build(struct eng *e, struct eng__wl *wl, const struct api_
     eng__wl_recompute_usage(e, wl);
 }
 
+/* The status parts of wl from in (wl's spec parts are in place). */
+static void wl_build_status(struct eng *e, struct eng__wl *wl, const struct api_workload *in)
+{
+    wl->qo_ts_ms = queue_order_ts(in);
+    wl->requeue_at_ms = in->requeue_at_ms;
+    wl->quota_reserved_ms = in->quota_reserved_ms;
+    wl->finished = in->finished;
+    wl->evicted = in->evicted;
+    wl->requeued_false = in->requeued_false;
+    wl->admitted = in->admitted;
+    for (int i = 0; i < wl->n_ps && (size_t)i < in->n_podsets; i++)
+        wl->ps[i].reclaim = reclaimable_of(in, in->podsets[i].name);
+    wl->state_hash = state_hash(wl);
+    if (in->has_admission && !in->finished) {
+        wl->reserved = true;
+        admission_build(e, wl, in);
+    }
+}
+
 static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
 {
     struct eng__wl *wl = xcalloc(1, sizeof(*wl));
@@ -249,26 +268,59 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
     }
     wl->priority = in->priority;
     wl->creation_ms = in->creation_ms;
-    wl->qo_ts_ms = queue_order_ts(in);
-    wl->requeue_at_ms = in->requeue_at_ms;
-    wl->quota_reserved_ms = in->quota_reserved_ms;
     wl->active = in->active;
-    wl->finished = in->finished;
-    wl->evicted = in->evicted;
-    wl->requeued_false = in->requeued_false;
     wl->elastic = in->elastic;
-    wl->admitted = in->admitted;
     wl->n_ps = (int)in->n_podsets;
     wl->ps = xcalloc((size_t)wl->n_ps + 1, sizeof(*wl->ps));
     for (int i = 0; i < wl->n_ps; i++)
-        ps_build(e, &wl->ps[i], &in->podsets[i], reclaimable_of(in, in->podsets[i].name));
+        ps_build(e, &wl->ps[i], &in->podsets[i], 0);
     wl->hash = sched_hash(wl, e);
-    wl->state_hash = state_hash(wl);
-    if (in->has_admission && !in->finished) {
-        wl->reserved = true;
-        admission_build(e, wl, in);
-    }
+    wl_build_status(e, wl, in);
     return wl;
+}
+
+/* A new version of old with old's spec parts (everything wl_build takes
+ * from outside the status), which stay old's too until wl_drop_spec, and
+ * in's status. */
+static struct eng__wl *wl_build_on(struct eng *e, const struct eng__wl *old,
+                                   const struct api_workload *in)
+{
+    struct eng__wl *wl = xcalloc(1, sizeof(*wl));
+    wl->key = old->key;
+    wl->ns = old->ns;
+    wl->name = old->name;
+    wl->uid = old->uid;
+    wl->queue_name = old->queue_name;
+    wl->gated_by = old->gated_by;
+    wl->replacement_for = old->replacement_for;
+    wl->job_uid = old->job_uid;
+    wl->n_avoid = old->n_avoid;
+    wl->avoid_flv = old->avoid_flv;
+    wl->avoid_until = old->avoid_until;
+    wl->priority = old->priority;
+    wl->creation_ms = old->creation_ms;
+    wl->active = old->active;
+    wl->elastic = old->elastic;
+    wl->n_ps = old->n_ps;
+    /* the pod sets' contents are shared; the array is new (reclaim) */
+    wl->ps = xcalloc((size_t)wl->n_ps + 1, sizeof(*wl->ps));
+    memcpy(wl->ps, old->ps, (size_t)wl->n_ps * sizeof(*wl->ps));
+    wl->hash = old->hash;
+    wl_build_status(e, wl, in);
+    return wl;
+}
+
+/* Let go of the spec parts old shares with its wl_build_on version. */
+static void wl_drop_spec(struct eng__wl *old)
+{
+    old->key = NULL;
+    old->ns = old->queue_name = NULL;
+    old->name = NULL;
+    old->uid = old->gated_by = old->replacement_for = old->job_uid = NULL;
+    old->n_avoid = 0;
+    old->avoid_flv = NULL;
+    old->avoid_until = NULL;
+    old->n_ps = 0;
 }
 
 void eng__pa_free(struct eng__pa *pa, int n)
@@ -412,12 +464,12 @@ static bool keep_place(struct eng *e, struct eng__wl *nw, enum eng__wlq q, struc
     return true;
 }
 
-void eng_upsert_workload(struct eng *e, const struct api_workload *in)
+/* Replace old (NULL: none) by nw, its new version: old's place in the
+ * queues is kept when nothing placement-relevant changed, its reservation
+ * is released (requeueing its cohort tree when it shrank). shared: nw was
+ * built on old (wl_build_on). */
+static void replace(struct eng *e, struct eng__wl *old, struct eng__wl *nw, bool shared)
 {
-    if (!in || !in->ns || !in->name)
-        return;
-    struct eng__wl *old = eng__wl_find(e, in->ns, in->name);
-    struct eng__wl *nw = wl_build(e, in);
     enum eng__wlq q = ENG__Q_NONE;
     struct eng__cq *qcq = NULL;
     bool same_place = false, sticky = false, bypassed = false, nw_unsent = false;
@@ -436,11 +488,9 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *in)
             nw_unsent = true;
         }
         HASH_DEL(e->wls, old);
+        if (shared)
+            wl_drop_spec(old);
         eng__wl_free(e, old);
-    }
-    if (nw->finished) {
-        eng__wl_free(e, nw);
-        return;
     }
     HASH_ADD_KEYPTR(hh, e->wls, nw->key, strlen(nw->key), nw);
     if (nw_unsent && !nw->reserved) {
@@ -453,6 +503,29 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *in)
     }
     if (!(same_place && keep_place(e, nw, q, qcq, sticky, bypassed)))
         eng__wl_route(e, nw);
+}
+
+void eng_upsert_workload(struct eng *e, const struct api_workload *in)
+{
+    if (!in || !in->ns || !in->name)
+        return;
+    if (in->finished) { /* the engine keeps nothing of it: its old version goes */
+        eng_delete_workload(e, in->ns, in->name);
+        return;
+    }
+    replace(e, eng__wl_find(e, in->ns, in->name), wl_build(e, in), false);
+}
+
+void eng_upsert_workload_status(struct eng *e, const struct api_workload *in)
+{
+    if (!in || !in->ns || !in->name)
+        return;
+    struct eng__wl *old = in->finished ? NULL : eng__wl_find(e, in->ns, in->name);
+    if (!old) {
+        eng_upsert_workload(e, in);
+        return;
+    }
+    replace(e, old, wl_build_on(e, old, in), true);
 }
 
 void eng_delete_workload(struct eng *e, const char *ns, const char *name)
@@ -470,10 +543,18 @@ void eng_delete_workload(struct eng *e, const char *ns, const char *name)
 
 struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *name)
 {
-    char *key = xjoin(ns, '/', name); /* ns and name are never NULL here */
+    /* the key "ns/name" (ns and name are never NULL here), on the stack
+     * when it fits: this runs for every upsert and every decision */
+    size_t nl = strlen(ns), ml = strlen(name), len = nl + 1 + ml;
+    char buf[256];
+    char *key = len < sizeof(buf) ? buf : xmalloc(len + 1);
+    memcpy(key, ns, nl);
+    key[nl] = '/';
+    memcpy(key + nl + 1, name, ml + 1);
     struct eng__wl *wl;
-    HASH_FIND_STR(e->wls, key, wl);
-    xfree(key);
+    HASH_FIND(hh, e->wls, key, len, wl);
+    if (key != buf)
+        xfree(key);
     return wl;
 }
 

@@ -123,7 +123,13 @@ static void conditions_compared_by_identity(void **state)
     json_t *e2 = store_status_copy(e1, NULL);
     api_cond_set(e2, "Evicted", "True", "PodsReadyTimeout", "", T0);
     assert_false(kq_memo_same(m, e2, &admitted));
-    json_t *docs[] = {v0, v1, v2, v3, v4, r1, r2, r3, e1, e2};
+    /* only the first condition of a type is read (as the decoding does) */
+    json_t *e3 = store_status_copy(e1, NULL);
+    json_array_append_new(JX_GET(e3, "status", "conditions"),
+                          json_pack("{s:s, s:s, s:s}", "type", "Evicted", "status", "False",
+                                    "reason", "Other"));
+    assert_true(kq_memo_same(m, e3, &admitted));
+    json_t *docs[] = {v0, v1, v2, v3, v4, r1, r2, r3, e1, e2, e3};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         json_decref(docs[i]);
     kq_memo_free(m);
@@ -141,7 +147,7 @@ static void decoding_keeps_what_did_not_change(void **state)
     json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
                         json_pack("{s:{s:[{s:s, s:{s:{s:s}}}]}}", "spec", "containers", "name",
                                   "c", "resources", "requests", "cpu", "1"));
-    const struct api_workload *d = kq_memo_decode(m, v1);
+    const struct api_workload *d = kq_memo_decode(m, v1, NULL);
     assert_non_null(d);
     assert_int_equal(d->priority, 1);
     assert_false(d->has_admission);
@@ -159,7 +165,7 @@ static void decoding_keeps_what_did_not_change(void **state)
     api_cond_set(v2, "QuotaReserved", "True", "QuotaReserved", "", T0);
     api_cond_set(v2, "Admitted", "True", "Admitted", "", T0);
     assert_false(kq_memo_same(m, v2, &admitted));
-    d = kq_memo_decode(m, v2);
+    d = kq_memo_decode(m, v2, NULL);
     assert_true(d->has_admission && d->quota_reserved && d->admitted);
     assert_int_equal(d->admission.podsets[0].count, 1);
     assert_int_equal(d->n_podsets, 1);
@@ -169,18 +175,18 @@ static void decoding_keeps_what_did_not_change(void **state)
     /* a status write that leaves the admission: kept, the rest follows */
     json_t *v2b = store_status_copy(v2, NULL);
     api_cond_set(v2b, "Admitted", "False", "NoReservation", "", T0 + 1000);
-    d = kq_memo_decode(m, v2b);
+    d = kq_memo_decode(m, v2b, NULL);
     assert_false(d->admitted);
     assert_true(d->has_admission);
     assert_string_equal(d->admission.cluster_queue, "cq");
     assert_int_equal(api_reslist_get(&d->admission.podsets[0].resource_usage, "cpu"), 2000);
-    d = kq_memo_decode(m, v2);
+    d = kq_memo_decode(m, v2, NULL);
     /* another spec value (priority) and other annotations: decoded again */
     json_t *v3 = jx_deep_copy(v2);
     JX_SET_NEW(v3, json_integer(5), "spec", "priority");
     json_object_del(JX_GET(v3, "metadata", "annotations"), "cueue.dev/avoid-flavors");
     assert_null(kq_memo_decoded_spec(m, v3));
-    d = kq_memo_decode(m, v3);
+    d = kq_memo_decode(m, v3, NULL);
     assert_int_equal(d->priority, 5);
     assert_int_equal(d->n_avoid_flavors, 0);
     assert_true(d->admitted);
@@ -190,14 +196,102 @@ static void decoding_keeps_what_did_not_change(void **state)
                              "podSetAssignments", "name", "main", "resourceUsage", "cpu",
                              "lots"),
                "status", "admission");
-    assert_null(kq_memo_decode(m, v4));
+    assert_null(kq_memo_decode(m, v4, NULL));
     assert_false(kq_memo_same(m, v3, &admitted));
     assert_null(kq_memo_decoded_spec(m, v3));
     /* a plain store drops what was decoded from another document */
-    assert_non_null(kq_memo_decode(m, v3));
+    assert_non_null(kq_memo_decode(m, v3, NULL));
     kq_memo_store(m, v2, true);
     assert_null(kq_memo_decoded_spec(m, v2));
     json_t *docs[] = {v1, v2, v2b, v3, v4};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        json_decref(docs[i]);
+    kq_memo_free(m);
+}
+
+/* kq_memo_finished: only right after a kq_memo_same that found every
+ * value but the conditions the same as the decoded document's, and only
+ * when Finished holds. */
+static void finished_recognised_without_decoding(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
+                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
+    assert_non_null(kq_memo_decode(m, v1, NULL));
+    bool admitted = true;
+    json_t *f1 = store_status_copy(v1, NULL);
+    api_cond_set(f1, "Finished", "True", "Succeeded", "done", T0 + 1000);
+    assert_false(kq_memo_same(m, f1, &admitted));
+    assert_true(kq_memo_finished(m, f1));
+    /* Finished=False is not finished */
+    json_t *f2 = store_status_copy(v1, NULL);
+    api_cond_set(f2, "Finished", "False", "Running", "", T0 + 1000);
+    assert_false(kq_memo_same(m, f2, &admitted));
+    assert_false(kq_memo_finished(m, f2));
+    /* another value outside the conditions (an admission): decode it */
+    json_t *f3 = store_status_copy(f1, NULL);
+    JX_SET_NEW(f3, json_pack("{s:s}", "clusterQueue", "cq"), "status", "admission");
+    assert_false(kq_memo_same(m, f3, &admitted));
+    assert_false(kq_memo_finished(m, f3));
+    /* not right after kq_memo_same of that document */
+    assert_false(kq_memo_same(m, f1, &admitted));
+    kq_memo_forget(m, "ns", "other");
+    assert_false(kq_memo_finished(m, f1));
+    assert_false(kq_memo_finished(m, f2));
+    /* a Workload the memo does not know */
+    kq_memo_forget(m, "ns", "w");
+    assert_false(kq_memo_same(m, f1, &admitted));
+    assert_false(kq_memo_finished(m, f1));
+    json_t *docs[] = {v1, f1, f2, f3};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        json_decref(docs[i]);
+    kq_memo_free(m);
+}
+
+/* kq_memo_meta reads what the scheduler needs, and the kq_memo_same or
+ * kq_memo_decode right after it answers as it would alone. */
+static void meta_then_same_or_decode(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
+                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
+    JX_SET_NEW(v1, json_string("7"), "metadata", "annotations", "a");
+    struct kq_wl_meta meta;
+    kq_memo_meta(m, v1, &meta);
+    assert_string_equal(meta.ns, "ns");
+    assert_string_equal(meta.name, "w");
+    assert_ptr_equal(meta.annotations, JX_GET(v1, "metadata", "annotations"));
+    assert_false(meta.deleting);
+    bool admitted = true;
+    assert_false(kq_memo_same(m, v1, &admitted)); /* unknown yet */
+    kq_memo_meta(m, v1, &meta);
+    assert_non_null(kq_memo_decode(m, v1, NULL)); /* added */
+    kq_memo_meta(m, v1, &meta);
+    assert_true(kq_memo_same(m, v1, &admitted));
+    json_t *v2 = store_status_copy(v1, NULL);
+    api_cond_set(v2, "QuotaReserved", "True", "QuotaReserved", "", T0 + 1000);
+    kq_memo_meta(m, v2, &meta);
+    assert_false(kq_memo_same(m, v2, &admitted));
+    /* a kq_memo_same not right after kq_memo_meta reads its document */
+    kq_memo_meta(m, v1, &meta);
+    kq_memo_forget(m, "ns", "other");
+    assert_true(kq_memo_same(m, v1, &admitted));
+    /* deleting; no metadata at all */
+    json_t *v3 = jx_deep_copy(v1);
+    JX_SET_NEW(v3, json_string("2026-01-01T00:00:00Z"), "metadata", "deletionTimestamp");
+    kq_memo_meta(m, v3, &meta);
+    assert_true(meta.deleting);
+    json_t *bare = json_object();
+    kq_memo_meta(m, bare, &meta);
+    assert_null(meta.ns);
+    assert_null(meta.name);
+    assert_null(meta.annotations);
+    assert_false(meta.deleting);
+    json_t *docs[] = {v1, v2, v3, bare};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         json_decref(docs[i]);
     kq_memo_free(m);
@@ -233,6 +327,8 @@ int main(void)
         cmocka_unit_test(same_values_are_recognised_and_changes_are_not),
         cmocka_unit_test(conditions_compared_by_identity),
         cmocka_unit_test(decoding_keeps_what_did_not_change),
+        cmocka_unit_test(finished_recognised_without_decoding),
+        cmocka_unit_test(meta_then_same_or_decode),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

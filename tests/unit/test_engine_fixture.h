@@ -38,7 +38,19 @@ struct fx {
     int64_t now_ms;
     struct api_workload **wls; /* every workload submitted */
     size_t n_wls, cap_wls;
+    /* fx_apply_reserve, fx_finish, fx_release feed their status-only
+     * changes through eng_upsert_workload_status */
+    bool status_upserts;
 };
+
+/* Feed w after a change of its status fields only. */
+static inline void fx_upsert_status(struct fx *f, struct api_workload *w)
+{
+    if (f->status_upserts)
+        eng_upsert_workload_status(f->e, w);
+    else
+        eng_upsert_workload(f->e, w);
+}
 
 static inline void *fx_alloc(struct fx *f, size_t n)
 {
@@ -413,14 +425,14 @@ static inline void fx_apply_reserve(struct fx *f, struct api_workload *w, const 
         }
         o->resource_usage.n = s->resource_usage.n;
     }
-    eng_upsert_workload(f->e, w);
+    fx_upsert_status(f, w);
 }
 
 /* The workload finished: its quota is released. */
 static inline void fx_finish(struct fx *f, struct api_workload *w)
 {
     w->finished = true;
-    eng_upsert_workload(f->e, w);
+    fx_upsert_status(f, w);
 }
 
 /* Eviction completed: the reservation is cleared, Requeued=True. */
@@ -432,7 +444,7 @@ static inline void fx_release(struct fx *f, struct api_workload *w)
     w->evicted = true;
     w->evicted_ms = f->now_ms;
     w->evicted_reason = fx_str(f, "Preempted");
-    eng_upsert_workload(f->e, w);
+    fx_upsert_status(f, w);
 }
 
 /* Apply every reservation of the last call (as admitted, no checks). */

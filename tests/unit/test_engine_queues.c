@@ -317,6 +317,72 @@ static void max_decisions_bounds_a_call(void **state)
     fx_free(f);
 }
 
+/* The steps of a reservation's life with its status-only changes fed
+ * through eng_upsert_workload (status_only false) or
+ * eng_upsert_workload_status: the same decisions either way. */
+static void reservation_life(bool status_only)
+{
+    struct fx *f = one_cq(QS_BEST_EFFORT_FIFO, "f1:cpu=4");
+    f->status_upserts = status_only;
+    struct api_workload *r = fx_wl(f, "ns", "running", "lq", 0, 1);
+    fx_ps(f, r, "main", 2, "cpu=1");
+    fx_submit(f, r);
+    struct api_workload *h = job(f, "head", 0, 2, "3");
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_PENDING, "head"));
+    fx_apply_reserve(f, r, fx_find(f, ENG_RESERVE, "running"), true);
+    fx_schedule(f);
+    assert_int_equal(f->res.n, 0); /* head parked: 2 + 3 > 4 */
+    /* one pod reclaimable: the reservation charges 1, head fits */
+    struct api_podset_assignment *rp = fx_alloc(f, sizeof(*rp));
+    rp->name = fx_str(f, "main");
+    rp->count = 1;
+    r->reclaimable = rp;
+    r->n_reclaimable = 1;
+    fx_upsert_status(f, r);
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "head"));
+    fx_apply_reserve(f, h, fx_find(f, ENG_RESERVE, "head"), true);
+    /* evicted and requeued: it waits for head's quota */
+    r->reclaimable = NULL;
+    r->n_reclaimable = 0;
+    fx_release(f, r);
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_PENDING, "running"));
+    fx_finish(f, h);
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "running"));
+    fx_free(f);
+}
+
+static void status_only_upserts_decide_the_same(void **state)
+{
+    (void)state;
+    reservation_life(false);
+    reservation_life(true);
+}
+
+/* A key ("ns/name") longer than eng__wl_find's stack buffer: found too. */
+static void long_names_are_found(void **state)
+{
+    (void)state;
+    struct fx *f = one_cq(QS_BEST_EFFORT_FIFO, "f1:cpu=1");
+    char name[254];
+    memset(name, 'w', sizeof(name) - 1);
+    name[sizeof(name) - 1] = '\0';
+    struct api_workload *w = job(f, name, 0, 1, "1");
+    struct api_workload *next = job(f, "next", 0, 2, "1");
+    fx_schedule(f);
+    fx_apply_reserve(f, w, fx_find(f, ENG_RESERVE, name), true);
+    fx_schedule(f);
+    assert_int_equal(f->res.n, 0); /* next parked behind w's reservation */
+    fx_finish(f, w); /* found and released */
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "next"));
+    (void)next;
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -334,6 +400,8 @@ int main(void)
         cmocka_unit_test(requeued_false_parks_until_the_condition_flips),
         cmocka_unit_test(one_head_per_cluster_queue_in_kueue_mode),
         cmocka_unit_test(max_decisions_bounds_a_call),
+        cmocka_unit_test(status_only_upserts_decide_the_same),
+        cmocka_unit_test(long_names_are_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
