@@ -354,6 +354,8 @@ struct eng {
     struct eng__entry *cyc;       /* cycle entries, reused */
     size_t cap_cyc;
     bool *cyc_done;
+    struct eng__wl **taken;       /* eng__heap_remove_many's result, reused */
+    size_t cap_taken;
 };
 
 /* ---- model.c: interning and objects ---- */
@@ -474,8 +476,10 @@ void eng__heap_remove(struct eng__cq *cq, struct eng__wl *wl);
 /* Restore the heap order after wl's key changed. */
 void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl);
 /* Take every workload with this scheduling hash out of the heap (they are
- * left unqueued) and rebuild the heap once. */
-void eng__heap_remove_many(struct eng__cq *cq, uint64_t hash);
+ * left unqueued) and rebuild the heap once. Returns how many were taken;
+ * they are in e->taken[0..n) in heap array order (valid until the next
+ * call). */
+size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash);
 /* Take wl out of its heap or parked list (and the backoff list). */
 void eng__wl_unqueue(struct eng *e, struct eng__wl *wl);
 /* Park wl in cq's inadmissible list (and the backoff list when its

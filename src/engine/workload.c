@@ -21,20 +21,35 @@
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 
-/* ---- hashing (FNV-1a, 64 bits) ---- */
+/* ---- hashing (64 bits, word at a time) ----
+ * The hashes only ever decide equality (equivalence classes, "nothing
+ * placement-relevant changed"), so any well-mixed 64-bit hash will do. */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
+static uint64_t mix64(uint64_t h, uint64_t v)
 {
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= c[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
 }
 
-static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1); }
-static uint64_t fnv_i64(uint64_t h, int64_t v) { return fnv(h, &v, sizeof(v)); }
+/* NULL hashes as "" (as before); the length separates adjacent strings. */
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = mix64(h, w);
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, n - i);
+        h = mix64(h, w);
+    }
+    return mix64(h, (uint64_t)n);
+}
+
+static uint64_t hash_i64(uint64_t h, int64_t v) { return mix64(h, (uint64_t)v); }
 
 /* ---- shapes ---- */
 
@@ -125,38 +140,38 @@ static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset 
 static uint64_t sched_hash(const struct eng__wl *wl, const struct eng *e)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
-    h = fnv_i64(h, wl->priority);
+    h = hash_i64(h, wl->priority);
     for (int i = 0; i < wl->n_ps; i++) {
         const struct eng__ps *ps = &wl->ps[i];
-        h = fnv_str(h, ps->name);
-        h = fnv_i64(h, ps->count);
-        h = fnv_i64(h, ps->min_count);
-        h = fnv_str(h, ps->shape->key);
+        h = hash_str(h, ps->name);
+        h = hash_i64(h, ps->count);
+        h = hash_i64(h, ps->min_count);
+        h = hash_str(h, ps->shape->key);
         for (int r = 0; r < ps->n_req; r++) {
-            h = fnv_str(h, e->res_names[ps->res[r]]);
-            h = fnv_i64(h, ps->per_pod[r]);
+            h = hash_str(h, e->res_names[ps->res[r]]);
+            h = hash_i64(h, ps->per_pod[r]);
         }
     }
     /* flavors kept off (flavor fallback) change what can fit: workloads
      * avoiding different flavors are not equivalent */
     for (int i = 0; i < wl->n_avoid; i++) {
-        h = fnv_i64(h, wl->avoid_flv[i]);
-        h = fnv_i64(h, wl->avoid_until[i]);
+        h = hash_i64(h, wl->avoid_flv[i]);
+        h = hash_i64(h, wl->avoid_until[i]);
     }
     return h;
 }
 
 static uint64_t state_hash(const struct eng__wl *wl)
 {
-    uint64_t h = fnv_i64(wl->hash, wl->qo_ts_ms);
-    h = fnv_str(h, wl->queue_name);
-    h = fnv_str(h, wl->gated_by);
-    h = fnv_i64(h, wl->active);
-    h = fnv_i64(h, wl->requeued_false);
-    h = fnv_i64(h, wl->requeue_at_ms);
-    h = fnv_i64(h, wl->creation_ms);
+    uint64_t h = hash_i64(wl->hash, wl->qo_ts_ms);
+    h = hash_str(h, wl->queue_name);
+    h = hash_str(h, wl->gated_by);
+    h = hash_i64(h, wl->active);
+    h = hash_i64(h, wl->requeued_false);
+    h = hash_i64(h, wl->requeue_at_ms);
+    h = hash_i64(h, wl->creation_ms);
     for (int i = 0; i < wl->n_ps; i++)
-        h = fnv_i64(h, wl->ps[i].reclaim);
+        h = hash_i64(h, wl->ps[i].reclaim);
     return h;
 }
 
@@ -470,10 +485,18 @@ void eng_delete_workload(struct eng *e, const char *ns, const char *name)
 
 struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *name)
 {
-    char *key = xjoin(ns, '/', name); /* ns and name are never NULL here */
+    /* ns and name are never NULL here; the key is built on the stack
+     * unless it is unusually long */
+    char buf[256];
+    size_t ln = strlen(ns), lm = strlen(name);
+    char *key = ln + lm + 2 <= sizeof(buf) ? buf : xmalloc(ln + lm + 2);
+    memcpy(key, ns, ln);
+    key[ln] = '/';
+    memcpy(key + ln + 1, name, lm + 1);
     struct eng__wl *wl;
-    HASH_FIND_STR(e->wls, key, wl);
-    xfree(key);
+    HASH_FIND(hh, e->wls, key, ln + lm + 1, wl);
+    if (key != buf)
+        xfree(key);
     return wl;
 }
 
