@@ -46,6 +46,10 @@ int64_t eng__amt_mul(int64_t a, int64_t n);
 /* The buffer's string (caller frees); the buffer is released. */
 struct sbuf;
 char *eng__sbuf_take(struct sbuf *sb);
+/* "ns/name" (the key of namespaced objects) into buf when it fits in cap
+ * bytes, else into a new allocation: the caller frees the result when it
+ * is not buf. *len gets its length. For lookups without an allocation. */
+char *eng__key_join(char *buf, size_t cap, const char *ns, const char *name, size_t *len);
 
 /* ---- interned strings (shared, refcounted): namespaces, queue names,
  * pending reasons and messages repeated across many workloads ---- */
@@ -231,7 +235,7 @@ struct eng__ps {
     int32_t min_count;   /* 0 = unset */
     int32_t reclaim;     /* status.reclaimablePods */
     int n_req;
-    int *res;            /* resource ids, by resource name */
+    int *res;            /* resource ids, by resource name; in per_pod's allocation */
     int64_t *per_pod;
     struct eng__shape *shape;
 };
@@ -251,7 +255,7 @@ enum eng__wlq { ENG__Q_NONE, ENG__Q_HEAP, ENG__Q_INADM };
 
 struct eng__wl {
     UT_hash_handle hh;
-    char *key;                /* "ns/name" */
+    char *key;                /* "ns/name"; key and uid share wl's allocation */
     const char *ns;           /* interned */
     const char *name;         /* points into key */
     char *uid;

@@ -121,17 +121,36 @@ static int32_t reclaimable_of(const struct api_workload *in, const char *ps)
     return 0;
 }
 
-static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset *p, int32_t reclaim)
+/* Interned string for s (NULL = ""), taking another reference on prev when
+ * it is the same text (an upsert of a known workload saves the lookup). */
+static const char *istr_reuse(struct eng *e, const char *prev, const char *s)
+{
+    if (!s)
+        s = "";
+    return prev && !strcmp(prev, s) ? eng__istr_ref(prev) : eng__istr_get(e, s);
+}
+
+/* Resource id of name; prev (the id the old version used at the same
+ * place, or -1) is checked first. */
+static int res_reuse(struct eng *e, int prev, const char *name)
+{
+    return prev >= 0 && !strcmp(e->res_names[prev], name) ? prev : eng__res_id(e, name);
+}
+
+/* prev: the old version's pod set at the same index, or NULL. */
+static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset *p, int32_t reclaim,
+                     const struct eng__ps *prev)
 {
     ps->name = xstrdup(p->name ? p->name : "main");
     ps->count = p->count;
     ps->min_count = p->min_count;
     ps->reclaim = reclaim;
     ps->n_req = (int)p->requests.n;
-    ps->res = xcalloc((size_t)ps->n_req + 1, sizeof(int));
-    ps->per_pod = xcalloc((size_t)ps->n_req + 1, sizeof(int64_t));
+    /* one allocation: per_pod, then res */
+    ps->per_pod = xcalloc((size_t)ps->n_req + 1, sizeof(int64_t) + sizeof(int));
+    ps->res = (int *)(ps->per_pod + ps->n_req + 1);
     for (int r = 0; r < ps->n_req; r++) {
-        ps->res[r] = eng__res_id(e, p->requests.items[r].name);
+        ps->res[r] = res_reuse(e, prev && r < prev->n_req ? prev->res[r] : -1, p->requests.items[r].name);
         ps->per_pod[r] = p->requests.items[r].value;
     }
     ps->shape = shape_intern(e, p);
@@ -243,14 +262,23 @@ static void admission_build(struct eng *e, struct eng__wl *wl, const struct api_
     eng__wl_recompute_usage(e, wl);
 }
 
-static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
+/* old: the current version of the same workload, or NULL. */
+static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in, const struct eng__wl *old)
 {
-    struct eng__wl *wl = xcalloc(1, sizeof(*wl));
-    wl->key = xjoin(in->ns, '/', in->name);
-    wl->ns = eng__istr_get(e, in->ns);
-    wl->name = wl->key + strlen(in->ns) + 1;
-    wl->uid = xstrdup(in->uid ? in->uid : "");
-    wl->queue_name = eng__istr_get(e, in->queue_name ? in->queue_name : "");
+    /* the key ("ns/name") and the uid live in the same allocation */
+    const char *uid = in->uid ? in->uid : "";
+    size_t ln = strlen(in->ns), lm = strlen(in->name), lu = strlen(uid);
+    struct eng__wl *wl = xcalloc(1, sizeof(*wl) + ln + lm + 2 + lu + 1);
+    char *tail = (char *)(wl + 1);
+    memcpy(tail, in->ns, ln);
+    tail[ln] = '/';
+    memcpy(tail + ln + 1, in->name, lm + 1);
+    memcpy(tail + ln + lm + 2, uid, lu + 1);
+    wl->key = tail;
+    wl->name = tail + ln + 1;
+    wl->uid = tail + ln + lm + 2;
+    wl->ns = istr_reuse(e, old ? old->ns : NULL, in->ns);
+    wl->queue_name = istr_reuse(e, old ? old->queue_name : NULL, in->queue_name);
     wl->gated_by = in->admission_gated_by && *in->admission_gated_by ? xstrdup(in->admission_gated_by) : NULL;
     wl->replacement_for = in->replacement_for && *in->replacement_for ? xstrdup(in->replacement_for) : NULL;
     wl->job_uid = in->job_uid && *in->job_uid ? xstrdup(in->job_uid) : NULL;
@@ -276,7 +304,8 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
     wl->n_ps = (int)in->n_podsets;
     wl->ps = xcalloc((size_t)wl->n_ps + 1, sizeof(*wl->ps));
     for (int i = 0; i < wl->n_ps; i++)
-        ps_build(e, &wl->ps[i], &in->podsets[i], reclaimable_of(in, in->podsets[i].name));
+        ps_build(e, &wl->ps[i], &in->podsets[i], reclaimable_of(in, in->podsets[i].name),
+                 old && i < old->n_ps ? &old->ps[i] : NULL);
     wl->hash = sched_hash(wl, e);
     wl->state_hash = state_hash(wl);
     if (in->has_admission && !in->finished) {
@@ -301,8 +330,7 @@ void eng__wl_free(struct eng *e, struct eng__wl *wl)
 {
     for (int i = 0; i < wl->n_ps; i++) {
         xfree(wl->ps[i].name);
-        xfree(wl->ps[i].res);
-        xfree(wl->ps[i].per_pod);
+        xfree(wl->ps[i].per_pod); /* res too */
         eng__shape_release(e, wl->ps[i].shape);
     }
     xfree(wl->ps);
@@ -310,9 +338,7 @@ void eng__wl_free(struct eng *e, struct eng__wl *wl)
     xfree(wl->use_fr);
     xfree(wl->use_amt);
     xfree(wl->last_idx);
-    xfree(wl->key);
-    eng__istr_put(e, wl->ns);
-    xfree(wl->uid);
+    eng__istr_put(e, wl->ns); /* key and uid are part of wl's allocation */
     eng__istr_put(e, wl->queue_name);
     xfree(wl->gated_by);
     xfree(wl->replacement_for);
@@ -432,7 +458,7 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *in)
     if (!in || !in->ns || !in->name)
         return;
     struct eng__wl *old = eng__wl_find(e, in->ns, in->name);
-    struct eng__wl *nw = wl_build(e, in);
+    struct eng__wl *nw = wl_build(e, in, old);
     enum eng__wlq q = ENG__Q_NONE;
     struct eng__cq *qcq = NULL;
     bool same_place = false, sticky = false, bypassed = false, nw_unsent = false;
@@ -488,13 +514,10 @@ struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *na
     /* ns and name are never NULL here; the key is built on the stack
      * unless it is unusually long */
     char buf[256];
-    size_t ln = strlen(ns), lm = strlen(name);
-    char *key = ln + lm + 2 <= sizeof(buf) ? buf : xmalloc(ln + lm + 2);
-    memcpy(key, ns, ln);
-    key[ln] = '/';
-    memcpy(key + ln + 1, name, lm + 1);
+    size_t len;
+    char *key = eng__key_join(buf, sizeof(buf), ns, name, &len);
     struct eng__wl *wl;
-    HASH_FIND(hh, e->wls, key, ln + lm + 1, wl);
+    HASH_FIND(hh, e->wls, key, len, wl);
     if (key != buf)
         xfree(key);
     return wl;
