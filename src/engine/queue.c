@@ -359,37 +359,40 @@ void eng__requeue_tree(struct eng *e, struct eng__cq *cq)
  * that may move are appended to the heap and the heap is rebuilt once. */
 static void requeue_cq(struct eng *e, struct eng__cq *cq)
 {
-    struct eng__wl *wl, *tmp;
     const char *last_ns = NULL;
     bool last_ok = false;
     cq->requeue_pending = false;
     for (size_t i = 0; i < cq->n_bulk; i++)
         xfree(cq->bulk_reason[i]);
     cq->n_bulk = 0;
+    XGROW(cq->heap, cq->cap_heap, cq->n_heap + cq->n_inadm);
     size_t moved = 0;
-    for (wl = cq->inadm; wl; wl = tmp) {
-        tmp = wl->next;
+    /* the list is rebuilt from the workloads that stay, in their order */
+    struct eng__wl *stay = NULL, *next;
+    for (struct eng__wl *wl = cq->inadm; wl; wl = next) {
+        next = wl->next;
         if (last_ns != wl->ns) {
             last_ns = wl->ns;
             last_ok = eng__ns_matches(e, cq, wl->ns);
         }
-        if (!last_ok || !eng__wl_backoff_expired(e, wl))
+        if (!last_ok || !eng__wl_backoff_expired(e, wl)) {
+            DL_APPEND(stay, wl);
             continue;
+        }
         /* eng__wl_unqueue for a workload parked in cq */
-        DL_DELETE(cq->inadm, wl);
-        cq->n_inadm--;
         time_list_remove(e, wl);
         wl->bypassed = false;
         if (cq->sticky == wl)
             cq->sticky = NULL;
         if (cq->preemptor == wl)
             cq->preemptor = NULL;
-        XGROW(cq->heap, cq->cap_heap, cq->n_heap + 1);
         heap_set(cq, cq->n_heap++, wl);
         wl->q = ENG__Q_HEAP;
         wl->qcq = cq;
         moved++;
     }
+    cq->inadm = stay;
+    cq->n_inadm -= moved;
     if (moved)
         for (size_t i = cq->n_heap / 2; i-- > 0;)
             sift_down(cq, i);
