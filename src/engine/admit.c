@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine/engine-int.h"
+#include "util/sbuf.h"
 #include "util/xalloc.h"
 
 /* status.admission.podSetAssignments for the decision. */
@@ -78,6 +79,23 @@ static void assume(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const 
     eng__holder_add(e, wl);
 }
 
+/* Whole seconds of a non-negative wait, as printf's "%.0f" prints
+ * wait_ms / 1000.0 (nearest, ties to even); a negative wait prints 0. */
+static void add_wait_s(struct sbuf *sb, int64_t wait_ms)
+{
+    int64_t q = wait_ms > 0 ? wait_ms / 1000 : 0, r = wait_ms > 0 ? wait_ms % 1000 : 0;
+    if (r > 500 || (r == 500 && (q & 1)))
+        q++;
+    char digits[24];
+    size_t n = 0;
+    do {
+        digits[n++] = (char)('0' + q % 10);
+        q /= 10;
+    } while (q);
+    while (n)
+        sbuf_addc(sb, digits[--n]);
+}
+
 void eng__admit(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const struct eng__asg *a,
                 struct eng__wl *old)
 {
@@ -85,16 +103,20 @@ void eng__admit(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const str
     admission_out(e, wl, a, cq->node.name, &d->admission);
     d->borrowing = a->borrowing > 0;
     d->reason = xstrdup("QuotaReserved");
-    d->message = xasprintf("Quota reserved in ClusterQueue %s", cq->node.name);
-    double wait_s = (double)(e->now_ms - wl->qo_ts_ms) / 1000.0;
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    sbuf_adds(&sb, "Quota reserved in ClusterQueue ");
+    sbuf_adds(&sb, cq->node.name);
+    d->message = xstrdup(sb.buf);
+    sbuf_adds(&sb, ", wait time since queued was ");
+    add_wait_s(&sb, e->now_ms - wl->qo_ts_ms);
+    sbuf_addc(&sb, 's');
     char *att = eng__asg_attempts_text(e, a, wl);
-    if (att)
-        d->event_message = xasprintf("Quota reserved in ClusterQueue %s, wait time since queued was "
-                                     "%.0fs; Flavors considered: %s",
-                                     cq->node.name, wait_s < 0 ? 0.0 : wait_s, att);
-    else
-        d->event_message = xasprintf("Quota reserved in ClusterQueue %s, wait time since queued was %.0fs",
-                                     cq->node.name, wait_s < 0 ? 0.0 : wait_s);
+    if (att) {
+        sbuf_adds(&sb, "; Flavors considered: ");
+        sbuf_adds(&sb, att);
+    }
+    d->event_message = eng__sbuf_take(&sb);
     xfree(att);
     if (old)
         eng__wl_ref_set(&d->replaces, old);

@@ -436,27 +436,21 @@ static void bulk_move(struct eng *e, struct eng__cq *cq, uint64_t hash, const ch
     cq->cap_bulk = cap;
     cq->bulk_hash[cq->n_bulk] = hash;
     cq->bulk_reason[cq->n_bulk++] = xstrdup(reason);
-    struct eng__wl **m = NULL;
-    size_t n = 0, mcap = 0;
-    for (size_t i = 0; i < cq->n_heap; i++)
-        if (cq->heap[i]->hash == hash) {
-            XGROW(m, mcap, n + 1);
-            m[n++] = cq->heap[i];
-        }
+    size_t n = eng__heap_remove_many(e, cq, hash);
     if (!n)
         return;
-    eng__heap_remove_many(cq, hash);
+    struct eng__wl **m = e->taken;
     const char *ir = eng__istr_get(e, reason);
     const char *im = eng__istr_get(e, "Bypassed scheduling evaluation because an equivalent workload "
                                       "recently failed");
     for (size_t i = 0; i < n; i++) {
         eng__wl_park(e, cq, m[i]);
         m[i]->bypassed = true;
-        eng__emit_pending_interned(e, m[i], eng__istr_ref(ir), eng__istr_ref(im));
+        if (m[i]->last_reason != ir || m[i]->last_msg != im) /* else nothing new to emit */
+            eng__emit_pending_interned(e, m[i], eng__istr_ref(ir), eng__istr_ref(im));
     }
     eng__istr_put(e, ir);
     eng__istr_put(e, im);
-    xfree(m);
 }
 
 static void requeue(struct eng *e, struct eng__entry *en)

@@ -16,6 +16,17 @@
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 
+char *eng__key_join(char *buf, size_t cap, const char *ns, const char *name, size_t *len)
+{
+    size_t ln = strlen(ns), lm = strlen(name);
+    char *key = ln + lm + 2 <= cap ? buf : xmalloc(ln + lm + 2);
+    memcpy(key, ns, ln);
+    key[ln] = '/';
+    memcpy(key + ln + 1, name, lm + 1);
+    *len = ln + lm + 1;
+    return key;
+}
+
 char *eng__sbuf_take(struct sbuf *sb)
 {
     char *s = sbuf_take(sb);
@@ -159,6 +170,9 @@ struct eng_decision *eng__decision_new(struct eng *e, enum eng_decision_type t,
 
 void eng__emit_pending(struct eng *e, struct eng__wl *wl, const char *reason, const char *msg)
 {
+    /* the status already emitted: nothing to do (saves interning) */
+    if (wl->last_reason && wl->last_msg && !strcmp(wl->last_reason, reason) && !strcmp(wl->last_msg, msg))
+        return;
     eng__emit_pending_interned(e, wl, eng__istr_get(e, reason), eng__istr_get(e, msg));
 }
 

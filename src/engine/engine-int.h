@@ -36,16 +36,40 @@
 
 /* ---- saturating amounts (Kueue pkg/resources/amount.go semantics) ---- */
 
-/* a + b; Unlimited stays Unlimited; overflow saturates. */
-int64_t eng__amt_add(int64_t a, int64_t b);
+/* a + b; Unlimited stays Unlimited; overflow saturates. (Inline: the
+ * quota walks and the preemption search call these in their inner loops.) */
+static inline int64_t eng__amt_add(int64_t a, int64_t b)
+{
+    if (a == ENG__UNLIMITED || b == ENG__UNLIMITED)
+        return ENG__UNLIMITED;
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return a > 0 ? ENG__UNLIMITED : INT64_MIN;
+    return r;
+}
+
 /* a - b; Unlimited - bounded = Unlimited; bounded - Unlimited = INT64_MIN. */
-int64_t eng__amt_sub(int64_t a, int64_t b);
+static inline int64_t eng__amt_sub(int64_t a, int64_t b)
+{
+    if (a == ENG__UNLIMITED)
+        return ENG__UNLIMITED;
+    if (b == ENG__UNLIMITED)
+        return INT64_MIN;
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return a > 0 ? ENG__UNLIMITED : INT64_MIN;
+    return r;
+}
 /* a * n (n >= 0), saturating. */
 int64_t eng__amt_mul(int64_t a, int64_t n);
 
 /* The buffer's string (caller frees); the buffer is released. */
 struct sbuf;
 char *eng__sbuf_take(struct sbuf *sb);
+/* "ns/name" (the key of namespaced objects) into buf when it fits in cap
+ * bytes, else into a new allocation: the caller frees the result when it
+ * is not buf. *len gets its length. For lookups without an allocation. */
+char *eng__key_join(char *buf, size_t cap, const char *ns, const char *name, size_t *len);
 
 /* ---- interned strings (shared, refcounted): namespaces, queue names,
  * pending reasons and messages repeated across many workloads ---- */
@@ -128,8 +152,22 @@ struct eng__node {
     int64_t fair_weight_milli;
 };
 
-/* Index of global FR id in node, or -1. */
-int eng__node_idx(const struct eng__node *n, int fr);
+/* Index of global FR id in node, or -1 (binary search; inline for the
+ * quota walks). */
+static inline int eng__node_idx(const struct eng__node *n, int fr)
+{
+    int lo = 0, hi = n->n_fr - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (n->fr[mid] == fr)
+            return mid;
+        if (n->fr[mid] < fr)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return -1;
+}
 
 /* ---- objects ---- */
 struct eng__rg {
@@ -231,7 +269,7 @@ struct eng__ps {
     int32_t min_count;   /* 0 = unset */
     int32_t reclaim;     /* status.reclaimablePods */
     int n_req;
-    int *res;            /* resource ids, by resource name */
+    int *res;            /* resource ids, by resource name; in per_pod's allocation */
     int64_t *per_pod;
     struct eng__shape *shape;
 };
@@ -250,27 +288,38 @@ struct eng__pa {
 enum eng__wlq { ENG__Q_NONE, ENG__Q_HEAP, ENG__Q_INADM };
 
 struct eng__wl {
-    UT_hash_handle hh;
-    char *key;                /* "ns/name" */
+    /* queue state first: the fields the heap, parking and requeue walks
+     * touch for every pending workload share the first cache lines */
+    enum eng__wlq q;
+    bool time_parked;         /* parked by backoff: re-checked each schedule */
+    bool bypassed;            /* moved by an equivalence bulk move */
+    bool requeued_false;
+    int32_t priority;
+    struct eng__cq *qcq;
+    size_t heap_idx;
+    struct eng__wl *prev, *next; /* inadmissible list */
+    int64_t qo_ts_ms;         /* queue-order timestamp */
+    int64_t creation_ms;
+    int64_t requeue_at_ms;
+    uint64_t hash;            /* scheduling equivalence hash */
     const char *ns;           /* interned */
-    const char *name;         /* points into key */
+    int n_avoid;              /* flavor fallback: flavors not to assign ... */
+    /* last pending status emitted (interned) */
+    const char *last_reason, *last_msg;
+    char *key;                /* "ns/name"; key and uid share wl's allocation */
     char *uid;
+    UT_hash_handle hh;
+    const char *name;         /* points into key */
     const char *queue_name;   /* interned */
     char *gated_by;           /* admission gate or NULL */
     char *replacement_for;    /* "ns/name" of the replaced slice, or NULL */
     char *job_uid;            /* owner job's uid (Preempted messages) or NULL */
-    int n_avoid;              /* flavor fallback: flavors not to assign ... */
     int *avoid_flv;           /* ... (flavor ids) ... */
     int64_t *avoid_until;     /* ... while now < these times */
-    int32_t priority;
-    int64_t creation_ms;
-    int64_t qo_ts_ms;         /* queue-order timestamp */
-    int64_t requeue_at_ms;
     int64_t quota_reserved_ms;
-    bool active, finished, evicted, requeued_false, elastic;
+    bool active, finished, evicted, elastic;
     int n_ps;
     struct eng__ps *ps;
-    uint64_t hash;            /* scheduling equivalence hash */
     uint64_t state_hash;      /* everything queue placement depends on */
     /* quota reservation */
     bool reserved, admitted;
@@ -286,24 +335,15 @@ struct eng__wl {
     uint64_t victim_cycle;    /* e->cycle of the cycle that made it a victim */
     int64_t expected_end_ms;
     int64_t expected_runtime_ms; /* once admitted, for eng_explain's estimate; 0 unknown */
-    /* queue state */
-    enum eng__wlq q;
-    struct eng__cq *qcq;
-    size_t heap_idx;
-    struct eng__wl *prev, *next; /* inadmissible list */
-    bool time_parked;         /* parked by backoff: re-checked each schedule */
     struct eng__wl *tprev, *tnext;
     /* flavor scan progress (§2.5) */
     bool has_last;
     int n_last;
     int *last_idx;            /* triples (pod set, resource id, index) */
     uint64_t last_cycle, last_gen, last_hash;
-    /* last pending status emitted (interned) */
-    const char *last_reason, *last_msg;
     bool blocker_emitted;     /* last status was a queue blocker */
     bool unsent;              /* last status decided outside eng_schedule */
     struct eng__wl *uprev, *unext;
-    bool bypassed;            /* moved by an equivalence bulk move */
 };
 
 struct eng__fp;
@@ -354,6 +394,8 @@ struct eng {
     struct eng__entry *cyc;       /* cycle entries, reused */
     size_t cap_cyc;
     bool *cyc_done;
+    struct eng__wl **taken;       /* eng__heap_remove_many's result, reused */
+    size_t cap_taken;
 };
 
 /* ---- model.c: interning and objects ---- */
@@ -417,9 +459,19 @@ void eng__cq_detach_all(struct eng *e, struct eng__cq *cq);
 void eng__tree_rebuild(struct eng *e);
 /* Kueue localQuota: SubtreeQuota - lendingLimit (>= 0) when a lending
  * limit is set, else 0. i indexes n's FR table. */
-int64_t eng__local_quota(const struct eng__node *n, int i);
+static inline int64_t eng__local_quota(const struct eng__node *n, int i)
+{
+    if (!n->q[i].has_ll)
+        return 0;
+    int64_t r = eng__amt_sub(n->subtree[i], n->q[i].lending_limit);
+    return r > 0 ? r : 0;
+}
 /* Kueue LocalAvailable: max(0, localQuota - usage). */
-int64_t eng__local_available(const struct eng__node *n, int i);
+static inline int64_t eng__local_available(const struct eng__node *n, int i)
+{
+    int64_t r = eng__amt_sub(eng__local_quota(n, i), n->usage[i]);
+    return r > 0 ? r : 0;
+}
 /* Kueue available(): may be negative (over-admission). */
 int64_t eng__available(const struct eng__node *n, int i);
 /* ClusterQueue Available(): clamped at 0. */
@@ -474,8 +526,10 @@ void eng__heap_remove(struct eng__cq *cq, struct eng__wl *wl);
 /* Restore the heap order after wl's key changed. */
 void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl);
 /* Take every workload with this scheduling hash out of the heap (they are
- * left unqueued) and rebuild the heap once. */
-void eng__heap_remove_many(struct eng__cq *cq, uint64_t hash);
+ * left unqueued) and rebuild the heap once. Returns how many were taken;
+ * they are in e->taken[0..n) in heap array order (valid until the next
+ * call). */
+size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash);
 /* Take wl out of its heap or parked list (and the backoff list). */
 void eng__wl_unqueue(struct eng *e, struct eng__wl *wl);
 /* Park wl in cq's inadmissible list (and the backoff list when its

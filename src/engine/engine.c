@@ -120,6 +120,7 @@ void eng_free(struct eng *e)
     xfree(e->undo);
     xfree(e->cyc);
     xfree(e->cyc_done);
+    xfree(e->taken);
     eng__pscratch_free(e);
     xfree(e);
 }

@@ -270,10 +270,15 @@ void eng_delete_cluster_queue(struct eng *e, const char *name)
 
 struct eng__lq *eng__lq_find(const struct eng *e, const char *ns, const char *name)
 {
-    char *key = xasprintf("%s/%s", ns, name);
+    if (!ns || !name)
+        return NULL;
+    char buf[256];
+    size_t len;
+    char *key = eng__key_join(buf, sizeof(buf), ns, name, &len);
     struct eng__lq *lq;
-    HASH_FIND_STR(e->lqs, key, lq);
-    xfree(key);
+    HASH_FIND(hh, e->lqs, key, len, lq);
+    if (key != buf)
+        xfree(key);
     return lq;
 }
 

@@ -18,14 +18,9 @@
 
 /* ---- heap ---- */
 
-int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const struct eng__wl *b)
+/* Queue order without the sticky preemptor. */
+static inline int cmp_order(const struct eng__wl *a, const struct eng__wl *b)
 {
-    if (cq->strategy == QS_BEST_EFFORT_FIFO && cq->sticky && a != b) {
-        if (a == cq->sticky)
-            return -1;
-        if (b == cq->sticky)
-            return 1;
-    }
     if (a->priority != b->priority)
         return a->priority > b->priority ? -1 : 1;
     if (a->qo_ts_ms != b->qo_ts_ms)
@@ -38,6 +33,29 @@ int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const s
     return strcmp(a->uid, b->uid);
 }
 
+/* The sticky preemptor that heads cq's queue, or NULL. */
+static inline const struct eng__wl *sticky_of(const struct eng__cq *cq)
+{
+    return cq->strategy == QS_BEST_EFFORT_FIFO ? cq->sticky : NULL;
+}
+
+/* eng__wl_cmp_queue with sticky_of(cq) already looked up. */
+static inline int cmp_q(const struct eng__wl *sticky, const struct eng__wl *a, const struct eng__wl *b)
+{
+    if (sticky && a != b) {
+        if (a == sticky)
+            return -1;
+        if (b == sticky)
+            return 1;
+    }
+    return cmp_order(a, b);
+}
+
+int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const struct eng__wl *b)
+{
+    return cmp_q(sticky_of(cq), a, b);
+}
+
 static void heap_set(struct eng__cq *cq, size_t i, struct eng__wl *wl)
 {
     cq->heap[i] = wl;
@@ -46,10 +64,11 @@ static void heap_set(struct eng__cq *cq, size_t i, struct eng__wl *wl)
 
 static void sift_up(struct eng__cq *cq, size_t i)
 {
+    const struct eng__wl *sticky = sticky_of(cq);
     struct eng__wl *wl = cq->heap[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (eng__wl_cmp_queue(cq, wl, cq->heap[p]) >= 0)
+        if (cmp_q(sticky, wl, cq->heap[p]) >= 0)
             break;
         heap_set(cq, i, cq->heap[p]);
         i = p;
@@ -59,19 +78,22 @@ static void sift_up(struct eng__cq *cq, size_t i)
 
 static void sift_down(struct eng__cq *cq, size_t i)
 {
-    struct eng__wl *wl = cq->heap[i];
+    const struct eng__wl *sticky = sticky_of(cq);
+    struct eng__wl **h = cq->heap;
+    size_t n = cq->n_heap;
+    struct eng__wl *wl = h[i];
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         struct eng__wl *best = wl;
-        if (l < cq->n_heap && eng__wl_cmp_queue(cq, cq->heap[l], best) < 0) {
+        if (l < n && cmp_q(sticky, h[l], best) < 0) {
             m = l;
-            best = cq->heap[l];
+            best = h[l];
         }
-        if (r < cq->n_heap && eng__wl_cmp_queue(cq, cq->heap[r], best) < 0)
+        if (r < n && cmp_q(sticky, h[r], best) < 0)
             m = r;
         if (m == i)
             break;
-        heap_set(cq, i, cq->heap[m]);
+        heap_set(cq, i, h[m]);
         i = m;
     }
     heap_set(cq, i, wl);
@@ -106,9 +128,9 @@ void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
     sift_up(cq, wl->heap_idx);
 }
 
-void eng__heap_remove_many(struct eng__cq *cq, uint64_t hash)
+size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
 {
-    size_t keep = 0;
+    size_t keep = 0, n = 0;
     for (size_t i = 0; i < cq->n_heap; i++) {
         struct eng__wl *wl = cq->heap[i];
         if (wl->hash == hash) {
@@ -116,13 +138,17 @@ void eng__heap_remove_many(struct eng__cq *cq, uint64_t hash)
             wl->qcq = NULL;
             if (cq->sticky == wl)
                 cq->sticky = NULL;
+            XGROW(e->taken, e->cap_taken, n + 1);
+            e->taken[n++] = wl;
             continue;
         }
         heap_set(cq, keep++, wl);
     }
     cq->n_heap = keep;
-    for (size_t i = keep / 2; i-- > 0;)
-        sift_down(cq, i);
+    if (n)
+        for (size_t i = keep / 2; i-- > 0;)
+            sift_down(cq, i);
+    return n;
 }
 
 struct eng__wl *eng__heap_pop(struct eng__cq *cq)
@@ -333,29 +359,40 @@ void eng__requeue_tree(struct eng *e, struct eng__cq *cq)
  * that may move are appended to the heap and the heap is rebuilt once. */
 static void requeue_cq(struct eng *e, struct eng__cq *cq)
 {
-    struct eng__wl *wl, *tmp;
     const char *last_ns = NULL;
     bool last_ok = false;
     cq->requeue_pending = false;
     for (size_t i = 0; i < cq->n_bulk; i++)
         xfree(cq->bulk_reason[i]);
     cq->n_bulk = 0;
+    XGROW(cq->heap, cq->cap_heap, cq->n_heap + cq->n_inadm);
     size_t moved = 0;
-    for (wl = cq->inadm; wl; wl = tmp) {
-        tmp = wl->next;
+    /* the list is rebuilt from the workloads that stay, in their order */
+    struct eng__wl *stay = NULL, *next;
+    for (struct eng__wl *wl = cq->inadm; wl; wl = next) {
+        next = wl->next;
         if (last_ns != wl->ns) {
             last_ns = wl->ns;
             last_ok = eng__ns_matches(e, cq, wl->ns);
         }
-        if (!last_ok || !eng__wl_backoff_expired(e, wl))
+        if (!last_ok || !eng__wl_backoff_expired(e, wl)) {
+            DL_APPEND(stay, wl);
             continue;
-        eng__wl_unqueue(e, wl);
-        XGROW(cq->heap, cq->cap_heap, cq->n_heap + 1);
+        }
+        /* eng__wl_unqueue for a workload parked in cq */
+        time_list_remove(e, wl);
+        wl->bypassed = false;
+        if (cq->sticky == wl)
+            cq->sticky = NULL;
+        if (cq->preemptor == wl)
+            cq->preemptor = NULL;
         heap_set(cq, cq->n_heap++, wl);
         wl->q = ENG__Q_HEAP;
         wl->qcq = cq;
         moved++;
     }
+    cq->inadm = stay;
+    cq->n_inadm -= moved;
     if (moved)
         for (size_t i = cq->n_heap / 2; i-- > 0;)
             sift_down(cq, i);

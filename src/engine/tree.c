@@ -20,28 +20,6 @@
 
 /* ---- saturating amounts ---- */
 
-int64_t eng__amt_add(int64_t a, int64_t b)
-{
-    if (a == ENG__UNLIMITED || b == ENG__UNLIMITED)
-        return ENG__UNLIMITED;
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return a > 0 ? ENG__UNLIMITED : INT64_MIN;
-    return r;
-}
-
-int64_t eng__amt_sub(int64_t a, int64_t b)
-{
-    if (a == ENG__UNLIMITED)
-        return ENG__UNLIMITED;
-    if (b == ENG__UNLIMITED)
-        return INT64_MIN;
-    int64_t r;
-    if (__builtin_sub_overflow(a, b, &r))
-        return a > 0 ? ENG__UNLIMITED : INT64_MIN;
-    return r;
-}
-
 int64_t eng__amt_mul(int64_t a, int64_t n)
 {
     int64_t r;
@@ -56,21 +34,6 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---- node FR tables ---- */
-
-int eng__node_idx(const struct eng__node *n, int fr)
-{
-    int lo = 0, hi = n->n_fr - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (n->fr[mid] == fr)
-            return mid;
-        if (n->fr[mid] < fr)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
-}
 
 static int int_cmp(const void *a, const void *b)
 {
@@ -244,18 +207,6 @@ static void build_kids(struct eng *e)
 
 /* ---- quantities ---- */
 
-int64_t eng__local_quota(const struct eng__node *n, int i)
-{
-    if (!n->q[i].has_ll)
-        return 0;
-    return max64(0, eng__amt_sub(n->subtree[i], n->q[i].lending_limit));
-}
-
-int64_t eng__local_available(const struct eng__node *n, int i)
-{
-    return max64(0, eng__amt_sub(eng__local_quota(n, i), n->usage[i]));
-}
-
 static void cq_tables(struct eng *e, struct eng__cq *cq)
 {
     struct idbuf b = {0};
@@ -420,6 +371,8 @@ void eng__wl_charge(struct eng *e, struct eng__wl *wl, int sign)
     struct eng__cq *cq = wl->rcq;
     if (!cq || e->tree_dirty)
         return;
+    int idx[16]; /* the indices, looked up once when there are few FRs */
+    bool kept = wl->n_use <= 16;
     for (int u = 0; u < wl->n_use; u++) {
         int i = eng__node_idx(&cq->node, wl->use_fr[u]);
         if (i < 0) {
@@ -427,9 +380,11 @@ void eng__wl_charge(struct eng *e, struct eng__wl *wl, int sign)
             e->usage_epoch++;
             return;
         }
+        if (kept)
+            idx[u] = i;
     }
     for (int u = 0; u < wl->n_use; u++) {
-        int i = eng__node_idx(&cq->node, wl->use_fr[u]);
+        int i = kept ? idx[u] : eng__node_idx(&cq->node, wl->use_fr[u]);
         eng__node_add_usage(e, &cq->node, i, sign > 0 ? wl->use_amt[u] : -wl->use_amt[u]);
     }
 }

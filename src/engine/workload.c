@@ -21,20 +21,35 @@
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 
-/* ---- hashing (FNV-1a, 64 bits) ---- */
+/* ---- hashing (64 bits, word at a time) ----
+ * The hashes only ever decide equality (equivalence classes, "nothing
+ * placement-relevant changed"), so any well-mixed 64-bit hash will do. */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
+static uint64_t mix64(uint64_t h, uint64_t v)
 {
-    const unsigned char *c = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= c[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
+    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
 }
 
-static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1); }
-static uint64_t fnv_i64(uint64_t h, int64_t v) { return fnv(h, &v, sizeof(v)); }
+/* NULL hashes as "" (as before); the length separates adjacent strings. */
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        h = mix64(h, w);
+    }
+    if (i < n) {
+        uint64_t w = 0;
+        memcpy(&w, s + i, n - i);
+        h = mix64(h, w);
+    }
+    return mix64(h, (uint64_t)n);
+}
+
+static uint64_t hash_i64(uint64_t h, int64_t v) { return mix64(h, (uint64_t)v); }
 
 /* ---- shapes ---- */
 
@@ -106,17 +121,36 @@ static int32_t reclaimable_of(const struct api_workload *in, const char *ps)
     return 0;
 }
 
-static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset *p, int32_t reclaim)
+/* Interned string for s (NULL = ""), taking another reference on prev when
+ * it is the same text (an upsert of a known workload saves the lookup). */
+static const char *istr_reuse(struct eng *e, const char *prev, const char *s)
+{
+    if (!s)
+        s = "";
+    return prev && !strcmp(prev, s) ? eng__istr_ref(prev) : eng__istr_get(e, s);
+}
+
+/* Resource id of name; prev (the id the old version used at the same
+ * place, or -1) is checked first. */
+static int res_reuse(struct eng *e, int prev, const char *name)
+{
+    return prev >= 0 && !strcmp(e->res_names[prev], name) ? prev : eng__res_id(e, name);
+}
+
+/* prev: the old version's pod set at the same index, or NULL. */
+static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset *p, int32_t reclaim,
+                     const struct eng__ps *prev)
 {
     ps->name = xstrdup(p->name ? p->name : "main");
     ps->count = p->count;
     ps->min_count = p->min_count;
     ps->reclaim = reclaim;
     ps->n_req = (int)p->requests.n;
-    ps->res = xcalloc((size_t)ps->n_req + 1, sizeof(int));
-    ps->per_pod = xcalloc((size_t)ps->n_req + 1, sizeof(int64_t));
+    /* one allocation: per_pod, then res */
+    ps->per_pod = xcalloc((size_t)ps->n_req + 1, sizeof(int64_t) + sizeof(int));
+    ps->res = (int *)(ps->per_pod + ps->n_req + 1);
     for (int r = 0; r < ps->n_req; r++) {
-        ps->res[r] = eng__res_id(e, p->requests.items[r].name);
+        ps->res[r] = res_reuse(e, prev && r < prev->n_req ? prev->res[r] : -1, p->requests.items[r].name);
         ps->per_pod[r] = p->requests.items[r].value;
     }
     ps->shape = shape_intern(e, p);
@@ -125,38 +159,38 @@ static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset 
 static uint64_t sched_hash(const struct eng__wl *wl, const struct eng *e)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
-    h = fnv_i64(h, wl->priority);
+    h = hash_i64(h, wl->priority);
     for (int i = 0; i < wl->n_ps; i++) {
         const struct eng__ps *ps = &wl->ps[i];
-        h = fnv_str(h, ps->name);
-        h = fnv_i64(h, ps->count);
-        h = fnv_i64(h, ps->min_count);
-        h = fnv_str(h, ps->shape->key);
+        h = hash_str(h, ps->name);
+        h = hash_i64(h, ps->count);
+        h = hash_i64(h, ps->min_count);
+        h = hash_str(h, ps->shape->key);
         for (int r = 0; r < ps->n_req; r++) {
-            h = fnv_str(h, e->res_names[ps->res[r]]);
-            h = fnv_i64(h, ps->per_pod[r]);
+            h = hash_str(h, e->res_names[ps->res[r]]);
+            h = hash_i64(h, ps->per_pod[r]);
         }
     }
     /* flavors kept off (flavor fallback) change what can fit: workloads
      * avoiding different flavors are not equivalent */
     for (int i = 0; i < wl->n_avoid; i++) {
-        h = fnv_i64(h, wl->avoid_flv[i]);
-        h = fnv_i64(h, wl->avoid_until[i]);
+        h = hash_i64(h, wl->avoid_flv[i]);
+        h = hash_i64(h, wl->avoid_until[i]);
     }
     return h;
 }
 
 static uint64_t state_hash(const struct eng__wl *wl)
 {
-    uint64_t h = fnv_i64(wl->hash, wl->qo_ts_ms);
-    h = fnv_str(h, wl->queue_name);
-    h = fnv_str(h, wl->gated_by);
-    h = fnv_i64(h, wl->active);
-    h = fnv_i64(h, wl->requeued_false);
-    h = fnv_i64(h, wl->requeue_at_ms);
-    h = fnv_i64(h, wl->creation_ms);
+    uint64_t h = hash_i64(wl->hash, wl->qo_ts_ms);
+    h = hash_str(h, wl->queue_name);
+    h = hash_str(h, wl->gated_by);
+    h = hash_i64(h, wl->active);
+    h = hash_i64(h, wl->requeued_false);
+    h = hash_i64(h, wl->requeue_at_ms);
+    h = hash_i64(h, wl->creation_ms);
     for (int i = 0; i < wl->n_ps; i++)
-        h = fnv_i64(h, wl->ps[i].reclaim);
+        h = hash_i64(h, wl->ps[i].reclaim);
     return h;
 }
 
@@ -247,14 +281,23 @@ static void wl_build_status(struct eng *e, struct eng__wl *wl, const struct api_
     }
 }
 
-static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
+/* old: the current version of the same workload, or NULL. */
+static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in, const struct eng__wl *old)
 {
-    struct eng__wl *wl = xcalloc(1, sizeof(*wl));
-    wl->key = xjoin(in->ns, '/', in->name);
-    wl->ns = eng__istr_get(e, in->ns);
-    wl->name = wl->key + strlen(in->ns) + 1;
-    wl->uid = xstrdup(in->uid ? in->uid : "");
-    wl->queue_name = eng__istr_get(e, in->queue_name ? in->queue_name : "");
+    /* the key ("ns/name") and the uid live in the same allocation */
+    const char *uid = in->uid ? in->uid : "";
+    size_t ln = strlen(in->ns), lm = strlen(in->name), lu = strlen(uid);
+    struct eng__wl *wl = xcalloc(1, sizeof(*wl) + ln + lm + 2 + lu + 1);
+    char *tail = (char *)(wl + 1);
+    memcpy(tail, in->ns, ln);
+    tail[ln] = '/';
+    memcpy(tail + ln + 1, in->name, lm + 1);
+    memcpy(tail + ln + lm + 2, uid, lu + 1);
+    wl->key = tail;
+    wl->name = tail + ln + 1;
+    wl->uid = tail + ln + lm + 2;
+    wl->ns = istr_reuse(e, old ? old->ns : NULL, in->ns);
+    wl->queue_name = istr_reuse(e, old ? old->queue_name : NULL, in->queue_name);
     wl->gated_by = in->admission_gated_by && *in->admission_gated_by ? xstrdup(in->admission_gated_by) : NULL;
     wl->replacement_for = in->replacement_for && *in->replacement_for ? xstrdup(in->replacement_for) : NULL;
     wl->job_uid = in->job_uid && *in->job_uid ? xstrdup(in->job_uid) : NULL;
@@ -273,7 +316,7 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
     wl->n_ps = (int)in->n_podsets;
     wl->ps = xcalloc((size_t)wl->n_ps + 1, sizeof(*wl->ps));
     for (int i = 0; i < wl->n_ps; i++)
-        ps_build(e, &wl->ps[i], &in->podsets[i], 0);
+        ps_build(e, &wl->ps[i], &in->podsets[i], 0, old && i < old->n_ps ? &old->ps[i] : NULL);
     wl->hash = sched_hash(wl, e);
     wl_build_status(e, wl, in);
     return wl;
@@ -285,11 +328,16 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in)
 static struct eng__wl *wl_build_on(struct eng *e, const struct eng__wl *old,
                                    const struct api_workload *in)
 {
-    struct eng__wl *wl = xcalloc(1, sizeof(*wl));
-    wl->key = old->key;
+    /* key and uid live in each version's own allocation (see wl_build) */
+    size_t lk = strlen(old->key), lu = strlen(old->uid);
+    struct eng__wl *wl = xcalloc(1, sizeof(*wl) + lk + 1 + lu + 1);
+    char *tail = (char *)(wl + 1);
+    memcpy(tail, old->key, lk + 1);
+    memcpy(tail + lk + 1, old->uid, lu + 1);
+    wl->key = tail;
+    wl->name = tail + (old->name - old->key);
+    wl->uid = tail + lk + 1;
     wl->ns = old->ns;
-    wl->name = old->name;
-    wl->uid = old->uid;
     wl->queue_name = old->queue_name;
     wl->gated_by = old->gated_by;
     wl->replacement_for = old->replacement_for;
@@ -338,8 +386,7 @@ void eng__wl_free(struct eng *e, struct eng__wl *wl)
 {
     for (int i = 0; i < wl->n_ps; i++) {
         xfree(wl->ps[i].name);
-        xfree(wl->ps[i].res);
-        xfree(wl->ps[i].per_pod);
+        xfree(wl->ps[i].per_pod); /* res too */
         eng__shape_release(e, wl->ps[i].shape);
     }
     xfree(wl->ps);
@@ -347,9 +394,7 @@ void eng__wl_free(struct eng *e, struct eng__wl *wl)
     xfree(wl->use_fr);
     xfree(wl->use_amt);
     xfree(wl->last_idx);
-    xfree(wl->key);
-    eng__istr_put(e, wl->ns);
-    xfree(wl->uid);
+    eng__istr_put(e, wl->ns); /* key and uid are part of wl's allocation */
     eng__istr_put(e, wl->queue_name);
     xfree(wl->gated_by);
     xfree(wl->replacement_for);
@@ -513,7 +558,8 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *in)
         eng_delete_workload(e, in->ns, in->name);
         return;
     }
-    replace(e, eng__wl_find(e, in->ns, in->name), wl_build(e, in), false);
+    struct eng__wl *old = eng__wl_find(e, in->ns, in->name);
+    replace(e, old, wl_build(e, in, old), false);
 }
 
 void eng_upsert_workload_status(struct eng *e, const struct api_workload *in)
@@ -543,14 +589,11 @@ void eng_delete_workload(struct eng *e, const char *ns, const char *name)
 
 struct eng__wl *eng__wl_find(const struct eng *e, const char *ns, const char *name)
 {
-    /* the key "ns/name" (ns and name are never NULL here), on the stack
-     * when it fits: this runs for every upsert and every decision */
-    size_t nl = strlen(ns), ml = strlen(name), len = nl + 1 + ml;
+    /* ns and name are never NULL here; the key is built on the stack
+     * unless it is unusually long */
     char buf[256];
-    char *key = len < sizeof(buf) ? buf : xmalloc(len + 1);
-    memcpy(key, ns, nl);
-    key[nl] = '/';
-    memcpy(key + nl + 1, name, ml + 1);
+    size_t len;
+    char *key = eng__key_join(buf, sizeof(buf), ns, name, &len);
     struct eng__wl *wl;
     HASH_FIND(hh, e->wls, key, len, wl);
     if (key != buf)

@@ -207,6 +207,38 @@ static void unlimited_quotas_saturate(void **state)
     fx_free(f);
 }
 
+/* The QuotaReserved event's wait time is whole seconds rounded to nearest
+ * with ties to even (printf "%.0f"), and 0 when the workload was queued
+ * after now. */
+static void event_wait_time_rounds_half_to_even(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t created_ms;
+        const char *text;
+    } cases[] = {
+        {1000000 - 2500, "2s"},  {1000000 - 3500, "4s"}, {1000000 - 3499, "3s"},
+        {1000000 - 3501, "4s"},  {1000000 - 499, "0s"},  {1000000 - 500, "0s"},
+        {1000000 - 1500, "2s"},  {1000000, "0s"},        {1000000 + 7000, "0s"},
+        {1000000 - 120000, "120s"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct fx *f = cluster();
+        fx_cq(f, "a", NULL, "f:cpu=1");
+        fx_lq(f, "ns", "qa", "a");
+        job(f, "w", "qa", cases[i].created_ms, "1");
+        fx_schedule(f);
+        const struct eng_decision *d = fx_find(f, ENG_RESERVE, "w");
+        assert_non_null(d);
+        char want[160];
+        snprintf(want, sizeof(want), "Quota reserved in ClusterQueue a, wait time since queued was %s",
+                 cases[i].text);
+        assert_string_equal(d->message, "Quota reserved in ClusterQueue a");
+        assert_string_equal(d->event_message, want);
+        fx_free(f);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +251,7 @@ int main(void)
         cmocka_unit_test(cohort_object_quota_is_a_shared_pool),
         cmocka_unit_test(released_quota_in_the_cohort_requeues_other_queues),
         cmocka_unit_test(unlimited_quotas_saturate),
+        cmocka_unit_test(event_wait_time_rounds_half_to_even),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
