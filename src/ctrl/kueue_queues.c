@@ -58,6 +58,8 @@ struct lq_agg {
     json_t *written;           /* the document our last status write left, or NULL */
     struct lq_figures written_figs;
     bool dirty;                /* in kq_queues.dirty_lq */
+    json_t *spec;              /* the spec mark_wl_cq last read (status writes share it) */
+    struct cq_state *spec_cs;  /* the ClusterQueue its spec names, or NULL */
     UT_hash_handle hh;
 };
 
@@ -241,6 +243,7 @@ void kq_queues_free(struct kq_queues *q)
         lq_figures_release(&a->now);
         lq_figures_release(&a->written_figs);
         json_decref(a->written);
+        json_decref(a->spec);
         xfree(a->key);
         xfree(a->ns);
         xfree(a->name);
@@ -394,16 +397,31 @@ static void contrib_from(const json_t *wl, const json_t *adm, struct wl_contrib 
 }
 
 /* Mark the ClusterQueue of the Workload: its admission's (cq), else its
- * LocalQueue's (ns/queue, from the store). */
+ * LocalQueue's (ns/queue, from the store; a: that LocalQueue's state, or
+ * NULL, remembers the spec read and what it named). */
 static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const char *cq, const char *ns,
-                       const char *queue)
+                       const char *queue, struct lq_agg *a)
 {
     if (cq || !queue) {
         kq_queues_mark_cq(q, cq);
         return;
     }
     json_t *lq = store_get(ctrl_store(c), KIND_LOCALQUEUE, ns, queue);
-    kq_queues_mark_cq(q, JX_STR(lq, "spec", "clusterQueue"));
+    json_t *spec = JX_GET(lq, "spec");
+    struct cq_state *cs;
+    if (a && spec && spec == a->spec) {
+        cs = a->spec_cs;
+    } else {
+        const char *name = JX_STR(spec, "clusterQueue");
+        cs = name && name[0] ? cq_state_get(q, name) : NULL;
+        if (a && spec) {
+            json_decref(a->spec);
+            a->spec = json_incref(spec);
+            a->spec_cs = cs;
+        }
+    }
+    if (cs)
+        mark_cq_state(q, cs);
     json_decref(lq);
 }
 
@@ -434,13 +452,13 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
         /* the same contribution: the marks only (apply_contrib's included) */
         usage_release(&now.amt);
         xfree(key);
-        mark_wl_cq(q, c, cq, ns, queue);
+        mark_wl_cq(q, c, cq, ns, queue, a);
         mark_lq_agg(q, a);
         return;
     }
     if (w)
         apply_contrib(q, w, -1);
-    mark_wl_cq(q, c, cq, ns, queue);
+    mark_wl_cq(q, c, cq, ns, queue, a);
     if (!a) {
         if (w) {
             HASH_DEL(q->wls, w);

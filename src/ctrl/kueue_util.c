@@ -155,11 +155,30 @@ json_t *kq_quantity_json(int64_t value, const char *resource)
     return j;
 }
 
+/* A quantity that is a plain decimal integer of at most 15 digits (the
+ * usual form of a pod set's resourceUsage): *units is its value, what
+ * api_quantity_parse gives for it in whole units, without the general
+ * parser. False for any other text. */
+static bool plain_integer(const char *s, int64_t *units)
+{
+    int64_t v = 0;
+    size_t n = 0;
+    for (; s[n]; n++) {
+        if (s[n] < '0' || s[n] > '9' || n >= 15)
+            return false;
+        v = v * 10 + (s[n] - '0');
+    }
+    *units = v;
+    return n > 0;
+}
+
 int64_t kq_quantity_value(const json_t *v, const char *resource)
 {
     int64_t out = 0;
     char err[128];
     if (json_is_string(v)) {
+        if (plain_integer(json_string_value(v), &out))
+            return api_resource_is_milli(resource) ? out * 1000 : out;
         if (api_quantity_parse(json_string_value(v), resource, &out, err, sizeof(err)) != 0)
             return 0;
         return out;
