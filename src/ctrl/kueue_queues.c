@@ -366,8 +366,9 @@ static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int s
     mark_lq_agg(q, a);
 }
 
-/* The contribution of Workload wl (its status st, st's admission adm). */
-static void contrib_from(const json_t *wl, const json_t *adm, struct wl_contrib *w)
+/* The contribution of Workload wl (adm: its status.admission; active: its
+ * spec.active). */
+static void contrib_from(const json_t *wl, const json_t *adm, bool active, struct wl_contrib *w)
 {
     /* kq_wl_is_finished, kq_wl_has_reservation and kq_wl_is_admitted, from
      * one scan of the conditions */
@@ -378,7 +379,7 @@ static void contrib_from(const json_t *wl, const json_t *adm, struct wl_contrib 
     if (api_cond_holds(conds[0]))
         return;
     if (!adm || !api_cond_holds(conds[1])) {
-        w->st = kq_wl_is_active(wl) ? WS_PENDING : WS_NONE;
+        w->st = active ? WS_PENDING : WS_NONE;
         return;
     }
     w->st = api_cond_holds(conds[2]) ? WS_ADMITTED : WS_RESERVING;
@@ -434,24 +435,52 @@ static struct lq_agg *wl_lq(struct kq_queues *q, const struct wl_contrib *w, con
     return lq_get(q, ns, queue);
 }
 
+/* kq_key(ns, name) in buf (n bytes) when it fits; else a new string, also
+ * left in *heap for the caller to free. */
+static const char *wl_key(char *buf, size_t n, const char *ns, const char *name, char **heap)
+{
+    ns = ns ? ns : "";
+    name = name ? name : "";
+    size_t a = strlen(ns), b = strlen(name);
+    if (a + b + 2 > n)
+        return *heap = kq_key(ns, name);
+    memcpy(buf, ns, a);
+    buf[a] = '/';
+    memcpy(buf + a + 1, name, b + 1);
+    return buf;
+}
+
+/* The contribution w (NULL: none yet) had and its Workload's new version
+ * wl (in a: NULL when it counts in no LocalQueue) now has (set in now;
+ * true when it is w's). */
+static bool contrib_same(const struct wl_contrib *w, const json_t *wl, const json_t *adm,
+                         struct lq_agg *a, bool active, struct wl_contrib *now)
+{
+    if (!a)
+        return false;
+    contrib_from(wl, adm, active, now);
+    return w && w->lq == a && w->st == now->st && usage_equal(&w->amt, &now->amt);
+}
+
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
                                 bool deleted)
 {
     const char *ns = api_namespace(wl);
-    char *key = kq_key(ns, api_name(wl));
+    char buf[320], *heap = NULL;
+    const char *key = wl_key(buf, sizeof(buf), ns, api_name(wl), &heap);
     struct wl_contrib *w;
     HASH_FIND_STR(q->wls, key, w);
-    const char *queue = JX_STR(wl, "spec", "queueName");
+    const json_t *spec = JX_GET(wl, "spec");
+    const char *queue = JX_STR(spec, "queueName");
+    bool active = JX_BOOL(spec, true, "active"); /* kq_wl_is_active */
     const json_t *adm = JX_GET(wl, "status", "admission");
     const char *cq = JX_STR(adm, "clusterQueue"); /* kq_wl_cluster_queue */
     struct lq_agg *a = deleted || !queue ? NULL : wl_lq(q, w, ns, queue);
     struct wl_contrib now = {0};
-    if (a)
-        contrib_from(wl, adm, &now);
-    if (w && a && w->lq == a && w->st == now.st && usage_equal(&w->amt, &now.amt)) {
-        /* the same contribution: the marks only (apply_contrib's included) */
+    if (contrib_same(w, wl, adm, a, active, &now)) {
+        /* the marks only (apply_contrib's included) */
         usage_release(&now.amt);
-        xfree(key);
+        xfree(heap);
         mark_wl_cq(q, c, cq, ns, queue, a);
         mark_lq_agg(q, a);
         return;
@@ -464,17 +493,18 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
             HASH_DEL(q->wls, w);
             contrib_free(w);
         }
-        xfree(key);
+        xfree(heap);
         return;
     }
     if (w) {
         usage_release(&w->amt);
-        xfree(key);
     } else {
         w = xcalloc(1, sizeof(*w));
-        w->key = key;
+        w->key = heap ? heap : xstrdup(key);
+        heap = NULL;
         HASH_ADD_KEYPTR(hh, q->wls, w->key, strlen(w->key), w);
     }
+    xfree(heap);
     w->lq = a;
     w->st = now.st;
     w->amt = now.amt;
