@@ -153,6 +153,15 @@ static bool usage_equal(const struct usage *a, const struct usage *b)
 
 static void usage_copy(struct usage *dst, const struct usage *src)
 {
+    bool same_keys = dst->n == src->n;
+    for (size_t i = 0; i < src->n && same_keys; i++)
+        same_keys = !strcmp(dst->items[i].flavor, src->items[i].flavor) &&
+                    !strcmp(dst->items[i].resource, src->items[i].resource);
+    if (same_keys) { /* the usual case: only the amounts moved */
+        for (size_t i = 0; i < src->n; i++)
+            dst->items[i].amount = src->items[i].amount;
+        return;
+    }
     usage_release(dst);
     usage_merge(dst, src, 1);
 }
@@ -612,15 +621,15 @@ static json_t *status_doc(const json_t *cur, json_t *status)
     return cp;
 }
 
-/* Write cp's status over cur's (cp from status_base; taken); the store
- * writes nothing when it is the same. Returns the document the store now
- * holds for the queue (new reference, NULL when it is gone) and sets
- * *wrote. */
-static json_t *write_status_if_changed(struct ctrl *c, enum api_kind_id kind, json_t *cur,
-                                       json_t *cp, bool *wrote)
+/* Write cp's status over cur's (cp from status_doc; taken; ns: cur's
+ * namespace, NULL for a ClusterQueue); the store writes nothing when it is
+ * the same. Returns the document the store now holds for the queue (new
+ * reference, NULL when it is gone) and sets *wrote. */
+static json_t *write_status_if_changed(struct ctrl *c, enum api_kind_id kind, const char *ns,
+                                       json_t *cur, json_t *cp, bool *wrote)
 {
     json_t *out = NULL;
-    *wrote = store_update_take(ctrl_store(c), kind, api_namespace(cur), cp,
+    *wrote = store_update_take(ctrl_store(c), kind, ns, cp,
                                STORE_UPDATE_STATUS, &out) == 0 &&
              out != cur;
     return out;
@@ -664,7 +673,7 @@ static json_t *reuse_written(const json_t *written, const char *member, bool sam
 static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st,
                              const struct cq_state *cs)
 {
-    const json_t *cur_st = json_object_get(cur, "status");
+    const json_t *cur_st = JX_GET(cur, "status");
     json_t *res = reuse_written(cs->written, "flavorsReservation",
                                 flavor_usage_equal(st->reservation, st->n_reservation,
                                                    cs->figs.reservation, cs->figs.n_reservation));
@@ -715,7 +724,7 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
     bool wrote = false;
     if (cur != cs->written || deleting || !cq_figures_equal(&st, &cs->figs)) {
         json_t *cp = cq_status_doc(c, cur, &st, cs);
-        json_t *now_doc = write_status_if_changed(c, KIND_CLUSTERQUEUE, cur, cp, &wrote);
+        json_t *now_doc = write_status_if_changed(c, KIND_CLUSTERQUEUE, NULL, cur, cp, &wrote);
         json_decref(cs->written);
         cs->written = now_doc;
         eng_cq_status_release(&cs->figs);
@@ -815,7 +824,7 @@ static json_t *lq_status_doc(struct ctrl *c, const json_t *cur, const struct lq_
         {"flavorUsage", use ? use : lq_usage_json(&a->now.used)},
     };
     bool had_conds;
-    json_t *cp = status_doc(cur, status_map(json_object_get(cur, "status"), set, 5, &had_conds));
+    json_t *cp = status_doc(cur, status_map(JX_GET(cur, "status"), set, 5, &had_conds));
     if (!had_conds || cur != a->written || a->now.act != a->written_figs.act)
         lq_set_active(cp, a->now.act, ctrl_now(c));
     return cp;
@@ -826,14 +835,14 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
     json_t *cur = store_get(ctrl_store(c), KIND_LOCALQUEUE, a->ns, a->name);
     if (!cur)
         return false;
-    const json_t *spec = json_object_get(cur, "spec");
+    const json_t *spec = JX_GET(cur, "spec");
     lq_set_cq(q, a, JX_STR(spec, "clusterQueue"));
     a->now.act = lq_active_state(q, e, spec);
     bool wrote = false;
     if (cur != a->written || !lq_figures_equal(&a->now, &a->written_figs)) {
         json_t *cp = lq_status_doc(c, cur, a);
         json_decref(a->written);
-        a->written = write_status_if_changed(c, KIND_LOCALQUEUE, cur, cp, &wrote);
+        a->written = write_status_if_changed(c, KIND_LOCALQUEUE, a->ns, cur, cp, &wrote);
         lq_figures_copy(&a->written_figs, &a->now);
     }
     json_decref(cur);

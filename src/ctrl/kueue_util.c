@@ -147,8 +147,39 @@ char *kq_workload_name(const char *kind, const char *group, const char *job,
     return name;
 }
 
+/* The whole number v >= 0 as decimal text in buf (at least 21 bytes);
+ * returns its length. */
+static size_t decimal_text(int64_t v, char *buf)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    return n;
+}
+
 json_t *kq_quantity_json(int64_t value, const char *resource)
 {
+    /* api_quantity_format writes a plain number for whole cpus and for a
+     * count with no binary (1024^k) or decimal (1000^k) suffix: done here
+     * without its formatting and allocation */
+    int64_t plain = -1;
+    if (value >= 0 && api_resource_is_milli(resource)) {
+        if (value % 1000 == 0)
+            plain = value / 1000;
+    } else if (value == 0 || (value > 0 && value % 1024 != 0 && value % 1000 != 0)) {
+        plain = value;
+    }
+    if (plain >= 0) {
+        char buf[24];
+        size_t n = decimal_text(plain, buf);
+        return json_stringn_nocheck(buf, n);
+    }
     char *s = api_quantity_format(value, resource);
     json_t *j = json_string(s);
     xfree(s);
