@@ -278,17 +278,33 @@ void kq_queues_free(struct kq_queues *q)
     xfree(q);
 }
 
+/* kq_key(ns, name) in buf (n bytes) when it fits; else a new string, also
+ * left in *heap for the caller to free. */
+static const char *ns_key(char *buf, size_t n, const char *ns, const char *name, char **heap)
+{
+    ns = ns ? ns : "";
+    name = name ? name : "";
+    size_t a = strlen(ns), b = strlen(name);
+    if (a + b + 2 > n)
+        return *heap = kq_key(ns, name);
+    memcpy(buf, ns, a);
+    buf[a] = '/';
+    memcpy(buf + a + 1, name, b + 1);
+    return buf;
+}
+
 static struct lq_agg *lq_get(struct kq_queues *q, const char *ns, const char *name)
 {
-    char *key = kq_key(ns, name);
+    char buf[320], *heap = NULL;
+    const char *key = ns_key(buf, sizeof(buf), ns, name, &heap);
     struct lq_agg *a;
     HASH_FIND_STR(q->lqs, key, a);
     if (a) {
-        xfree(key);
+        xfree(heap);
         return a;
     }
     a = xcalloc(1, sizeof(*a));
-    a->key = key;
+    a->key = heap ? heap : xstrdup(key);
     a->ns = xstrdup(ns);
     a->name = xstrdup(name);
     HASH_ADD_KEYPTR(hh, q->lqs, a->key, strlen(a->key), a);
@@ -349,7 +365,8 @@ void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const 
             kq_queues_mark_cq(q, name);
         return;
     }
-    const char *ns = api_namespace(obj), *name = api_name(obj);
+    const json_t *md = JX_GET(obj, "metadata"); /* api_namespace, api_name */
+    const char *ns = JX_STR(md, "namespace"), *name = JX_STR(md, "name");
     if (!ns || !name)
         return;
     struct lq_agg *a = lq_get(q, ns, name);
@@ -444,21 +461,6 @@ static struct lq_agg *wl_lq(struct kq_queues *q, const struct wl_contrib *w, con
     return lq_get(q, ns, queue);
 }
 
-/* kq_key(ns, name) in buf (n bytes) when it fits; else a new string, also
- * left in *heap for the caller to free. */
-static const char *wl_key(char *buf, size_t n, const char *ns, const char *name, char **heap)
-{
-    ns = ns ? ns : "";
-    name = name ? name : "";
-    size_t a = strlen(ns), b = strlen(name);
-    if (a + b + 2 > n)
-        return *heap = kq_key(ns, name);
-    memcpy(buf, ns, a);
-    buf[a] = '/';
-    memcpy(buf + a + 1, name, b + 1);
-    return buf;
-}
-
 /* The contribution w (NULL: none yet) had and its Workload's new version
  * wl (in a: NULL when it counts in no LocalQueue) now has (set in now;
  * true when it is w's). */
@@ -474,9 +476,10 @@ static bool contrib_same(const struct wl_contrib *w, const json_t *wl, const jso
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
                                 bool deleted)
 {
-    const char *ns = api_namespace(wl);
+    const json_t *md = JX_GET(wl, "metadata"); /* api_namespace, api_name */
+    const char *ns = JX_STR(md, "namespace");
     char buf[320], *heap = NULL;
-    const char *key = wl_key(buf, sizeof(buf), ns, api_name(wl), &heap);
+    const char *key = ns_key(buf, sizeof(buf), ns, JX_STR(md, "name"), &heap);
     struct wl_contrib *w;
     HASH_FIND_STR(q->wls, key, w);
     const json_t *spec = JX_GET(wl, "spec");
