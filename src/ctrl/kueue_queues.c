@@ -392,9 +392,10 @@ static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int s
     mark_lq_agg(q, a);
 }
 
-/* The contribution of Workload wl (adm: its status.admission; active: its
- * spec.active). */
-static void contrib_from(const json_t *wl, const json_t *adm, bool active, struct wl_contrib *w)
+/* The contribution of Workload wl (adm: its status.admission; spec: its
+ * spec). */
+static void contrib_from(const json_t *wl, const json_t *adm, const json_t *spec,
+                         struct wl_contrib *w)
 {
     /* kq_wl_is_finished, kq_wl_has_reservation and kq_wl_is_admitted, from
      * one scan of the conditions */
@@ -405,7 +406,7 @@ static void contrib_from(const json_t *wl, const json_t *adm, bool active, struc
     if (api_cond_holds(conds[0]))
         return;
     if (!adm || !api_cond_holds(conds[1])) {
-        w->st = active ? WS_PENDING : WS_NONE;
+        w->st = JX_BOOL(spec, true, "active") ? WS_PENDING : WS_NONE; /* kq_wl_is_active */
         return;
     }
     w->st = api_cond_holds(conds[2]) ? WS_ADMITTED : WS_RESERVING;
@@ -465,11 +466,11 @@ static struct lq_agg *wl_lq(struct kq_queues *q, const struct wl_contrib *w, con
  * wl (in a: NULL when it counts in no LocalQueue) now has (set in now;
  * true when it is w's). */
 static bool contrib_same(const struct wl_contrib *w, const json_t *wl, const json_t *adm,
-                         struct lq_agg *a, bool active, struct wl_contrib *now)
+                         struct lq_agg *a, const json_t *spec, struct wl_contrib *now)
 {
     if (!a)
         return false;
-    contrib_from(wl, adm, active, now);
+    contrib_from(wl, adm, spec, now);
     return w && w->lq == a && w->st == now->st && usage_equal(&w->amt, &now->amt);
 }
 
@@ -484,12 +485,11 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
     HASH_FIND_STR(q->wls, key, w);
     const json_t *spec = JX_GET(wl, "spec");
     const char *queue = JX_STR(spec, "queueName");
-    bool active = JX_BOOL(spec, true, "active"); /* kq_wl_is_active */
     const json_t *adm = JX_GET(wl, "status", "admission");
     const char *cq = JX_STR(adm, "clusterQueue"); /* kq_wl_cluster_queue */
     struct lq_agg *a = deleted || !queue ? NULL : wl_lq(q, w, ns, queue);
     struct wl_contrib now = {0};
-    if (contrib_same(w, wl, adm, a, active, &now)) {
+    if (contrib_same(w, wl, adm, a, spec, &now)) {
         /* the marks only (apply_contrib's included) */
         usage_release(&now.amt);
         xfree(heap);
