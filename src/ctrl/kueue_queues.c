@@ -49,13 +49,21 @@ struct lq_figures {
     enum lq_act act;
 };
 
+/* A queue's last status write: the document it left (reference held, or
+ * NULL) and its status's usage lists (reservation, usage; borrowed from
+ * doc, NULL where it has no such array). */
+struct last_write {
+    json_t *doc;
+    json_t *lists[2];
+};
+
 struct lq_agg {
     char *key; /* "ns/name" */
     char *ns;
     char *name;
     char *cq; /* as last seen */
     struct lq_figures now;     /* act unused */
-    json_t *written;           /* the document our last status write left, or NULL */
+    struct last_write written;
     struct lq_figures written_figs;
     bool dirty;                /* in kq_queues.dirty_lq */
     json_t *spec;              /* the spec mark_wl_cq last read (status writes share it) */
@@ -66,7 +74,7 @@ struct lq_agg {
 /* A ClusterQueue's last status write and its LocalQueues. */
 struct cq_state {
     char *name;
-    json_t *written;           /* the document our last status write left, or NULL */
+    struct last_write written;
     struct eng_cq_status figs; /* the figures of that write */
     int lqs_active;            /* -1, or the Active state its LocalQueues were marked for */
     uint64_t figs_pass;        /* the flush pass in which figs were the engine's */
@@ -251,7 +259,7 @@ void kq_queues_free(struct kq_queues *q)
         HASH_DEL(q->lqs, a);
         lq_figures_release(&a->now);
         lq_figures_release(&a->written_figs);
-        json_decref(a->written);
+        json_decref(a->written.doc);
         json_decref(a->spec);
         xfree(a->key);
         xfree(a->ns);
@@ -262,7 +270,7 @@ void kq_queues_free(struct kq_queues *q)
     struct cq_state *cs, *ct;
     HASH_ITER(hh, q->cqs, cs, ct) {
         HASH_DEL(q->cqs, cs);
-        json_decref(cs->written);
+        json_decref(cs->written.doc);
         eng_cq_status_release(&cs->figs);
         kq_set_free(cs->lqs);
         xfree(cs->name);
@@ -361,7 +369,7 @@ void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const 
         struct cq_state *cs = NULL;
         if (name)
             HASH_FIND_STR(q->cqs, name, cs);
-        if (!cs || cs->written != obj)
+        if (!cs || cs->written.doc != obj)
             kq_queues_mark_cq(q, name);
         return;
     }
@@ -370,7 +378,7 @@ void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const 
     if (!ns || !name)
         return;
     struct lq_agg *a = lq_get(q, ns, name);
-    if (a->written != obj)
+    if (a->written.doc != obj)
         mark_lq_agg(q, a);
 }
 
@@ -660,35 +668,78 @@ static void mark_lq_key(const char *key, void *arg)
         mark_lq_agg(q, a);
 }
 
-/* The usage list `member` of the status our last write left (`written`,
- * built from the figures `same` says are equal to the new ones), shared
- * instead of built again; NULL when there is none to share. New reference. */
-static json_t *reuse_written(const json_t *written, const char *member, bool same)
+/* What a status document built for a write holds (borrowed): its status
+ * map and usage lists (reservation, usage). */
+struct doc_parts {
+    json_t *status;
+    json_t *lists[2];
+};
+
+/* The usage list i of the status our last write left (built from the
+ * figures `same` says are equal to the new ones), shared instead of built
+ * again; NULL when there is none to share. New reference. */
+static json_t *reuse_written(const struct last_write *w, int i, bool same)
 {
-    json_t *v = same ? JX_GET(written, "status", member) : NULL;
-    return json_is_array(v) ? json_incref(v) : NULL;
+    return same && w->lists[i] ? json_incref(w->lists[i]) : NULL;
 }
+
+/* Record the write of a document with parts (their references held by the
+ * caller across the write) that left doc (taken; NULL: none): its usage
+ * lists are ours when its status is, else looked up by name. */
+static void last_write_set(struct last_write *w, json_t *doc, const struct doc_parts *parts,
+                           const char *const names[2])
+{
+    json_decref(w->doc);
+    w->doc = doc;
+    json_t *st = JX_GET(doc, "status");
+    for (int i = 0; i < 2; i++) {
+        json_t *v = st && st == parts->status ? parts->lists[i] : JX_GET(st, names[i]);
+        w->lists[i] = json_is_array(v) ? v : NULL;
+    }
+}
+
+/* Write the status document cp (parts: what it holds) over cur's and
+ * record it in w (see write_status_if_changed, last_write_set). */
+static bool write_and_record(struct ctrl *c, enum api_kind_id kind, const char *ns,
+                             json_t *cur, json_t *cp, const struct doc_parts *parts,
+                             const char *const names[2], struct last_write *w)
+{
+    struct doc_parts held = {json_incref(parts->status),
+                             {json_incref(parts->lists[0]), json_incref(parts->lists[1])}};
+    bool wrote = false;
+    json_t *out = write_status_if_changed(c, kind, ns, cur, cp, &wrote);
+    last_write_set(w, out, &held, names);
+    json_decref(held.status);
+    json_decref(held.lists[0]);
+    json_decref(held.lists[1]);
+    return wrote;
+}
+
+static const char *const CQ_LISTS[2] = {"flavorsReservation", "flavorsUsage"};
+static const char *const LQ_LISTS[2] = {"flavorsReservation", "flavorUsage"};
 
 /* The ClusterQueue status document for st, from cur; the usage lists of
  * cs's last write are shared when their figures did not change. The Active
  * condition is set unless cur is our last write and said the same
  * (api_cond_set would change nothing). Taken by the write. */
 static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st,
-                             const struct cq_state *cs)
+                             const struct cq_state *cs, struct doc_parts *parts)
 {
     const json_t *cur_st = JX_GET(cur, "status");
-    json_t *res = reuse_written(cs->written, "flavorsReservation",
+    json_t *res = reuse_written(&cs->written, 0,
                                 flavor_usage_equal(st->reservation, st->n_reservation,
                                                    cs->figs.reservation, cs->figs.n_reservation));
-    json_t *use = reuse_written(cs->written, "flavorsUsage",
+    json_t *use = reuse_written(&cs->written, 1,
                                 flavor_usage_equal(st->usage, st->n_usage, cs->figs.usage,
                                                    cs->figs.n_usage));
+    parts->lists[0] = res ? res : flavor_usage_json(st->reservation, st->n_reservation);
+    parts->lists[1] = use ? use : flavor_usage_json(st->usage, st->n_usage);
     struct st_member set[6] = {
         {"pendingWorkloads", json_integer(st->pending)},
         {"reservingWorkloads", json_integer(st->reserving)},
         {"admittedWorkloads", json_integer(st->admitted)},
-        {"flavorsReservation", res ? res : flavor_usage_json(st->reservation, st->n_reservation)},
-        {"flavorsUsage", use ? use : flavor_usage_json(st->usage, st->n_usage)},
+        {CQ_LISTS[0], parts->lists[0]},
+        {CQ_LISTS[1], parts->lists[1]},
     };
     size_t n = 5;
     if (ctrl_cfg(c)->engine.fair_sharing) {
@@ -698,8 +749,9 @@ static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng
         set[n++] = (struct st_member){"fairSharing", fs};
     }
     bool had_conds;
-    json_t *cp = status_doc(cur, status_map(cur_st, set, n, &had_conds));
-    bool same_active = had_conds && cur == cs->written && st->active == cs->figs.active &&
+    parts->status = status_map(cur_st, set, n, &had_conds);
+    json_t *cp = status_doc(cur, parts->status);
+    bool same_active = had_conds && cur == cs->written.doc && st->active == cs->figs.active &&
                        str_equal(st->inactive_reason, cs->figs.inactive_reason) &&
                        str_equal(st->inactive_message, cs->figs.inactive_message);
     if (same_active)
@@ -725,11 +777,11 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
     }
     bool deleting = api_is_deleting(cur);
     bool wrote = false;
-    if (cur != cs->written || deleting || !cq_figures_equal(&st, &cs->figs)) {
-        json_t *cp = cq_status_doc(c, cur, &st, cs);
-        json_t *now_doc = write_status_if_changed(c, KIND_CLUSTERQUEUE, NULL, cur, cp, &wrote);
-        json_decref(cs->written);
-        cs->written = now_doc;
+    if (cur != cs->written.doc || deleting || !cq_figures_equal(&st, &cs->figs)) {
+        struct doc_parts parts;
+        json_t *cp = cq_status_doc(c, cur, &st, cs, &parts);
+        wrote = write_and_record(c, KIND_CLUSTERQUEUE, NULL, cur, cp, &parts, CQ_LISTS,
+                                 &cs->written);
         eng_cq_status_release(&cs->figs);
         cs->figs = st;
         memset(&st, 0, sizeof(st));
@@ -813,22 +865,25 @@ static void lq_set_active(json_t *cp, enum lq_act act, int64_t now)
 
 /* The LocalQueue status document for a's figures, from cur (see
  * cq_status_doc). Taken by the write. */
-static json_t *lq_status_doc(struct ctrl *c, const json_t *cur, const struct lq_agg *a)
+static json_t *lq_status_doc(struct ctrl *c, const json_t *cur, const struct lq_agg *a,
+                             struct doc_parts *parts)
 {
-    json_t *res = reuse_written(a->written, "flavorsReservation",
+    json_t *res = reuse_written(&a->written, 0,
                                 usage_equal(&a->now.reserved, &a->written_figs.reserved));
-    json_t *use = reuse_written(a->written, "flavorUsage",
-                                usage_equal(&a->now.used, &a->written_figs.used));
+    json_t *use = reuse_written(&a->written, 1, usage_equal(&a->now.used, &a->written_figs.used));
+    parts->lists[0] = res ? res : lq_usage_json(&a->now.reserved);
+    parts->lists[1] = use ? use : lq_usage_json(&a->now.used);
     struct st_member set[] = {
         {"pendingWorkloads", json_integer(a->now.pending)},
         {"reservingWorkloads", json_integer(a->now.reserving)},
         {"admittedWorkloads", json_integer(a->now.admitted)},
-        {"flavorsReservation", res ? res : lq_usage_json(&a->now.reserved)},
-        {"flavorUsage", use ? use : lq_usage_json(&a->now.used)},
+        {LQ_LISTS[0], parts->lists[0]},
+        {LQ_LISTS[1], parts->lists[1]},
     };
     bool had_conds;
-    json_t *cp = status_doc(cur, status_map(JX_GET(cur, "status"), set, 5, &had_conds));
-    if (!had_conds || cur != a->written || a->now.act != a->written_figs.act)
+    parts->status = status_map(JX_GET(cur, "status"), set, 5, &had_conds);
+    json_t *cp = status_doc(cur, parts->status);
+    if (!had_conds || cur != a->written.doc || a->now.act != a->written_figs.act)
         lq_set_active(cp, a->now.act, ctrl_now(c));
     return cp;
 }
@@ -842,10 +897,11 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
     lq_set_cq(q, a, JX_STR(spec, "clusterQueue"));
     a->now.act = lq_active_state(q, e, spec);
     bool wrote = false;
-    if (cur != a->written || !lq_figures_equal(&a->now, &a->written_figs)) {
-        json_t *cp = lq_status_doc(c, cur, a);
-        json_decref(a->written);
-        a->written = write_status_if_changed(c, KIND_LOCALQUEUE, a->ns, cur, cp, &wrote);
+    if (cur != a->written.doc || !lq_figures_equal(&a->now, &a->written_figs)) {
+        struct doc_parts parts;
+        json_t *cp = lq_status_doc(c, cur, a, &parts);
+        wrote = write_and_record(c, KIND_LOCALQUEUE, a->ns, cur, cp, &parts, LQ_LISTS,
+                                 &a->written);
         lq_figures_copy(&a->written_figs, &a->now);
     }
     json_decref(cur);
