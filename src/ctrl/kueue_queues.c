@@ -825,14 +825,15 @@ static json_t *lq_usage_json(const struct usage *u)
     return out;
 }
 
-/* What the LocalQueue's Active condition says: its stopPolicy, then its
- * ClusterQueue (missing, inactive). A ClusterQueue flushed in this pass
+/* What the LocalQueue's Active condition says (spec: its spec; cqn: its
+ * spec.clusterQueue): its stopPolicy, then its ClusterQueue (missing,
+ * inactive). A ClusterQueue flushed in this pass
  * gives its figures (the engine has not changed since); any other is asked
  * of the engine. */
-static enum lq_act lq_active_state(struct kq_queues *q, struct eng *e, const json_t *spec)
+static enum lq_act lq_active_state(struct kq_queues *q, struct eng *e, const json_t *spec,
+                                   const char *cqn)
 {
     const char *pol = JX_STR(spec, "stopPolicy");
-    const char *cqn = JX_STR(spec, "clusterQueue");
     if (pol && strcmp(pol, "None"))
         return LQ_ACT_STOPPED;
     struct cq_state *cs = NULL;
@@ -894,8 +895,9 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
     if (!cur)
         return false;
     const json_t *spec = JX_GET(cur, "spec");
-    lq_set_cq(q, a, JX_STR(spec, "clusterQueue"));
-    a->now.act = lq_active_state(q, e, spec);
+    const char *cqn = JX_STR(spec, "clusterQueue");
+    lq_set_cq(q, a, cqn);
+    a->now.act = lq_active_state(q, e, spec, cqn);
     bool wrote = false;
     if (cur != a->written.doc || !lq_figures_equal(&a->now, &a->written_figs)) {
         struct doc_parts parts;
