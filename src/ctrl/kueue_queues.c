@@ -49,46 +49,71 @@ struct lq_figures {
     enum lq_act act;
 };
 
+/* A queue's last status write: the document it left (reference held, or
+ * NULL) and its status's usage lists (reservation, usage; borrowed from
+ * doc, NULL where it has no such array). */
+struct last_write {
+    json_t *doc;
+    json_t *lists[2];
+};
+
 struct lq_agg {
     char *key; /* "ns/name" */
     char *ns;
     char *name;
     char *cq; /* as last seen */
     struct lq_figures now;     /* act unused */
-    json_t *written;           /* the document our last status write left, or NULL */
+    struct last_write written;
     struct lq_figures written_figs;
+    bool dirty;                /* in kq_queues.dirty_lq */
+    json_t *spec;              /* the spec mark_wl_cq last read (status writes share it) */
+    struct cq_state *spec_cs;  /* the ClusterQueue its spec names, or NULL */
     UT_hash_handle hh;
 };
 
 /* A ClusterQueue's last status write and its LocalQueues. */
 struct cq_state {
     char *name;
-    json_t *written;           /* the document our last status write left, or NULL */
+    struct last_write written;
     struct eng_cq_status figs; /* the figures of that write */
     int lqs_active;            /* -1, or the Active state its LocalQueues were marked for */
     uint64_t figs_pass;        /* the flush pass in which figs were the engine's */
     struct kq_set *lqs;        /* LocalQueue keys whose spec.clusterQueue is name */
+    bool dirty;                /* in kq_queues.dirty_cq */
     UT_hash_handle hh;
 };
 
 enum wl_st { WS_NONE, WS_PENDING, WS_RESERVING, WS_ADMITTED };
 
 struct wl_contrib {
-    char *key; /* "ns/name" */
-    char *lq;  /* LocalQueue key */
+    char *key;         /* "ns/name" */
+    struct lq_agg *lq; /* its LocalQueue (lq_aggs live as long as kq_queues) */
     enum wl_st st;
     struct usage amt;
     UT_hash_handle hh;
+};
+
+/* The queues marked for the next flush, in the order first marked since
+ * the last one (each marked once: its dirty flag says it is listed). */
+struct dirty_list {
+    void **items; /* struct cq_state * or struct lq_agg * */
+    size_t n, cap;
 };
 
 struct kq_queues {
     struct lq_agg *lqs;
     struct cq_state *cqs;
     struct wl_contrib *wls;
-    struct kq_set *dirty_cq;
-    struct kq_set *dirty_lq; /* "ns/name" */
-    uint64_t pass;           /* kq_queues_flush calls so far */
+    struct dirty_list dirty_cq;
+    struct dirty_list dirty_lq;
+    uint64_t pass; /* kq_queues_flush calls so far */
 };
+
+static void dirty_push(struct dirty_list *d, void *item)
+{
+    XGROW(d->items, d->cap, d->n + 1);
+    d->items[d->n++] = item;
+}
 
 static void usage_release(struct usage *u)
 {
@@ -136,6 +161,15 @@ static bool usage_equal(const struct usage *a, const struct usage *b)
 
 static void usage_copy(struct usage *dst, const struct usage *src)
 {
+    bool same_keys = dst->n == src->n;
+    for (size_t i = 0; i < src->n && same_keys; i++)
+        same_keys = !strcmp(dst->items[i].flavor, src->items[i].flavor) &&
+                    !strcmp(dst->items[i].resource, src->items[i].resource);
+    if (same_keys) { /* the usual case: only the amounts moved */
+        for (size_t i = 0; i < src->n; i++)
+            dst->items[i].amount = src->items[i].amount;
+        return;
+    }
     usage_release(dst);
     usage_merge(dst, src, 1);
 }
@@ -208,16 +242,12 @@ static void contrib_free(struct wl_contrib *w)
 {
     usage_release(&w->amt);
     xfree(w->key);
-    xfree(w->lq);
     xfree(w);
 }
 
 struct kq_queues *kq_queues_new(void)
 {
-    struct kq_queues *q = xcalloc(1, sizeof(*q));
-    q->dirty_cq = kq_set_new();
-    q->dirty_lq = kq_set_new();
-    return q;
+    return xcalloc(1, sizeof(struct kq_queues));
 }
 
 void kq_queues_free(struct kq_queues *q)
@@ -229,7 +259,8 @@ void kq_queues_free(struct kq_queues *q)
         HASH_DEL(q->lqs, a);
         lq_figures_release(&a->now);
         lq_figures_release(&a->written_figs);
-        json_decref(a->written);
+        json_decref(a->written.doc);
+        json_decref(a->spec);
         xfree(a->key);
         xfree(a->ns);
         xfree(a->name);
@@ -239,7 +270,7 @@ void kq_queues_free(struct kq_queues *q)
     struct cq_state *cs, *ct;
     HASH_ITER(hh, q->cqs, cs, ct) {
         HASH_DEL(q->cqs, cs);
-        json_decref(cs->written);
+        json_decref(cs->written.doc);
         eng_cq_status_release(&cs->figs);
         kq_set_free(cs->lqs);
         xfree(cs->name);
@@ -250,40 +281,85 @@ void kq_queues_free(struct kq_queues *q)
         HASH_DEL(q->wls, w);
         contrib_free(w);
     }
-    kq_set_free(q->dirty_cq);
-    kq_set_free(q->dirty_lq);
+    xfree(q->dirty_cq.items);
+    xfree(q->dirty_lq.items);
     xfree(q);
+}
+
+/* kq_key(ns, name) in buf (n bytes) when it fits; else a new string, also
+ * left in *heap for the caller to free. */
+static const char *ns_key(char *buf, size_t n, const char *ns, const char *name, char **heap)
+{
+    ns = ns ? ns : "";
+    name = name ? name : "";
+    size_t a = strlen(ns), b = strlen(name);
+    if (a + b + 2 > n)
+        return *heap = kq_key(ns, name);
+    memcpy(buf, ns, a);
+    buf[a] = '/';
+    memcpy(buf + a + 1, name, b + 1);
+    return buf;
 }
 
 static struct lq_agg *lq_get(struct kq_queues *q, const char *ns, const char *name)
 {
-    char *key = kq_key(ns, name);
+    char buf[320], *heap = NULL;
+    const char *key = ns_key(buf, sizeof(buf), ns, name, &heap);
     struct lq_agg *a;
     HASH_FIND_STR(q->lqs, key, a);
     if (a) {
-        xfree(key);
+        xfree(heap);
         return a;
     }
     a = xcalloc(1, sizeof(*a));
-    a->key = key;
+    a->key = heap ? heap : xstrdup(key);
     a->ns = xstrdup(ns);
     a->name = xstrdup(name);
     HASH_ADD_KEYPTR(hh, q->lqs, a->key, strlen(a->key), a);
     return a;
 }
 
+static struct cq_state *cq_state_get(struct kq_queues *q, const char *name)
+{
+    struct cq_state *cs;
+    HASH_FIND_STR(q->cqs, name, cs);
+    if (!cs) {
+        cs = xcalloc(1, sizeof(*cs));
+        cs->name = xstrdup(name);
+        cs->lqs_active = -1;
+        cs->lqs = kq_set_new();
+        HASH_ADD_KEYPTR(hh, q->cqs, cs->name, strlen(cs->name), cs);
+    }
+    return cs;
+}
+
+static void mark_cq_state(struct kq_queues *q, struct cq_state *cs)
+{
+    if (!cs->dirty) {
+        cs->dirty = true;
+        dirty_push(&q->dirty_cq, cs);
+    }
+}
+
+static void mark_lq_agg(struct kq_queues *q, struct lq_agg *a)
+{
+    if (!a->dirty) {
+        a->dirty = true;
+        dirty_push(&q->dirty_lq, a);
+    }
+}
+
 void kq_queues_mark_cq(struct kq_queues *q, const char *cq)
 {
     if (cq && cq[0])
-        kq_set_add(q->dirty_cq, cq);
+        mark_cq_state(q, cq_state_get(q, cq));
 }
 
 void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name)
 {
     if (!ns || !name)
         return;
-    struct lq_agg *a = lq_get(q, ns, name);
-    kq_set_add(q->dirty_lq, a->key);
+    mark_lq_agg(q, lq_get(q, ns, name));
 }
 
 void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const json_t *obj)
@@ -293,25 +369,23 @@ void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const 
         struct cq_state *cs = NULL;
         if (name)
             HASH_FIND_STR(q->cqs, name, cs);
-        if (!cs || cs->written != obj)
+        if (!cs || cs->written.doc != obj)
             kq_queues_mark_cq(q, name);
         return;
     }
-    const char *ns = api_namespace(obj), *name = api_name(obj);
+    const json_t *md = JX_GET(obj, "metadata"); /* api_namespace, api_name */
+    const char *ns = JX_STR(md, "namespace"), *name = JX_STR(md, "name");
     if (!ns || !name)
         return;
     struct lq_agg *a = lq_get(q, ns, name);
-    if (a->written != obj)
-        kq_set_add(q->dirty_lq, a->key);
+    if (a->written.doc != obj)
+        mark_lq_agg(q, a);
 }
 
 static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int sign)
 {
-    if (!w->lq || w->st == WS_NONE)
-        return;
-    struct lq_agg *a;
-    HASH_FIND_STR(q->lqs, w->lq, a);
-    if (!a)
+    struct lq_agg *a = w->lq;
+    if (!a || w->st == WS_NONE)
         return;
     if (w->st == WS_PENDING)
         a->now.pending += sign;
@@ -323,10 +397,13 @@ static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int s
         a->now.admitted += sign;
         usage_merge(&a->now.used, &w->amt, sign);
     }
-    kq_set_add(q->dirty_lq, a->key);
+    mark_lq_agg(q, a);
 }
 
-static void contrib_from(const json_t *wl, struct wl_contrib *w)
+/* The contribution of Workload wl (adm: its status.admission; spec: its
+ * spec). */
+static void contrib_from(const json_t *wl, const json_t *adm, const json_t *spec,
+                         struct wl_contrib *w)
 {
     /* kq_wl_is_finished, kq_wl_has_reservation and kq_wl_is_admitted, from
      * one scan of the conditions */
@@ -336,74 +413,123 @@ static void contrib_from(const json_t *wl, struct wl_contrib *w)
     w->st = WS_NONE;
     if (api_cond_holds(conds[0]))
         return;
-    if (!JX_GET(wl, "status", "admission") || !api_cond_holds(conds[1])) {
-        w->st = kq_wl_is_active(wl) ? WS_PENDING : WS_NONE;
+    if (!adm || !api_cond_holds(conds[1])) {
+        w->st = JX_BOOL(spec, true, "active") ? WS_PENDING : WS_NONE; /* kq_wl_is_active */
         return;
     }
     w->st = api_cond_holds(conds[2]) ? WS_ADMITTED : WS_RESERVING;
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(wl, "status", "admission", "podSetAssignments"), i, ps) {
+    json_array_foreach(JX_GET(adm, "podSetAssignments"), i, ps) {
         const char *res;
         json_t *v;
+        json_t *flavors = JX_GET(ps, "flavors");
         json_object_foreach(JX_GET(ps, "resourceUsage"), res, v) {
-            const char *flv = JX_STR(ps, "flavors", res);
+            const char *flv = JX_STR(flavors, res);
             if (flv)
                 usage_add(&w->amt, flv, res, kq_quantity_value(v, res));
         }
     }
 }
 
-/* Mark the ClusterQueue of the Workload: its admission's, else its
- * LocalQueue's. */
-static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const json_t *wl, const char *queue)
+/* Mark the ClusterQueue of the Workload: its admission's (cq), else its
+ * LocalQueue's (ns/queue, from the store; a: that LocalQueue's state, or
+ * NULL, remembers the spec read and what it named). */
+static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const char *cq, const char *ns,
+                       const char *queue, struct lq_agg *a)
 {
-    const char *cq = kq_wl_cluster_queue(wl);
     if (cq || !queue) {
         kq_queues_mark_cq(q, cq);
         return;
     }
-    json_t *lq = store_get(ctrl_store(c), KIND_LOCALQUEUE, api_namespace(wl), queue);
-    kq_queues_mark_cq(q, JX_STR(lq, "spec", "clusterQueue"));
+    json_t *lq = store_get(ctrl_store(c), KIND_LOCALQUEUE, ns, queue);
+    json_t *spec = JX_GET(lq, "spec");
+    struct cq_state *cs;
+    if (a && spec && spec == a->spec) {
+        cs = a->spec_cs;
+    } else {
+        const char *name = JX_STR(spec, "clusterQueue");
+        cs = name && name[0] ? cq_state_get(q, name) : NULL;
+        if (a && spec) {
+            json_decref(a->spec);
+            a->spec = json_incref(spec);
+            a->spec_cs = cs;
+        }
+    }
+    if (cs)
+        mark_cq_state(q, cs);
     json_decref(lq);
+}
+
+/* The LocalQueue ns/queue: w's own when it is that one (no lookup). */
+static struct lq_agg *wl_lq(struct kq_queues *q, const struct wl_contrib *w, const char *ns,
+                            const char *queue)
+{
+    if (w && w->lq && str_equal(w->lq->name, queue) && str_equal(w->lq->ns, ns))
+        return w->lq;
+    return lq_get(q, ns, queue);
+}
+
+/* The contribution w (NULL: none yet) had and its Workload's new version
+ * wl (in a: NULL when it counts in no LocalQueue) now has (set in now;
+ * true when it is w's). */
+static bool contrib_same(const struct wl_contrib *w, const json_t *wl, const json_t *adm,
+                         struct lq_agg *a, const json_t *spec, struct wl_contrib *now)
+{
+    if (!a)
+        return false;
+    contrib_from(wl, adm, spec, now);
+    return w && w->lq == a && w->st == now->st && usage_equal(&w->amt, &now->amt);
 }
 
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
                                 bool deleted)
 {
-    char *key = kq_key(api_namespace(wl), api_name(wl));
+    const json_t *md = JX_GET(wl, "metadata"); /* api_namespace, api_name */
+    const char *ns = JX_STR(md, "namespace");
+    char buf[320], *heap = NULL;
+    const char *key = ns_key(buf, sizeof(buf), ns, JX_STR(md, "name"), &heap);
     struct wl_contrib *w;
     HASH_FIND_STR(q->wls, key, w);
-    const char *queue = JX_STR(wl, "spec", "queueName");
-    struct lq_agg *a = deleted || !queue ? NULL : lq_get(q, api_namespace(wl), queue);
+    const json_t *spec = JX_GET(wl, "spec");
+    const char *queue = JX_STR(spec, "queueName");
+    const json_t *adm = JX_GET(wl, "status", "admission");
+    const char *cq = JX_STR(adm, "clusterQueue"); /* kq_wl_cluster_queue */
+    struct lq_agg *a = deleted || !queue ? NULL : wl_lq(q, w, ns, queue);
     struct wl_contrib now = {0};
-    if (a)
-        contrib_from(wl, &now);
-    if (w && a && !strcmp(w->lq, a->key) && w->st == now.st && usage_equal(&w->amt, &now.amt)) {
-        /* the same contribution: the marks only (apply_contrib's included) */
+    if (contrib_same(w, wl, adm, a, spec, &now)) {
+        /* the marks only (apply_contrib's included) */
         usage_release(&now.amt);
-        xfree(key);
-        mark_wl_cq(q, c, wl, queue);
-        kq_set_add(q->dirty_lq, a->key);
+        xfree(heap);
+        mark_wl_cq(q, c, cq, ns, queue, a);
+        mark_lq_agg(q, a);
+        return;
+    }
+    if (w)
+        apply_contrib(q, w, -1);
+    mark_wl_cq(q, c, cq, ns, queue, a);
+    if (!a) {
+        if (w) {
+            HASH_DEL(q->wls, w);
+            contrib_free(w);
+        }
+        xfree(heap);
         return;
     }
     if (w) {
-        apply_contrib(q, w, -1);
-        HASH_DEL(q->wls, w);
-        contrib_free(w);
+        usage_release(&w->amt);
+    } else {
+        w = xcalloc(1, sizeof(*w));
+        w->key = heap ? heap : xstrdup(key);
+        heap = NULL;
+        HASH_ADD_KEYPTR(hh, q->wls, w->key, strlen(w->key), w);
     }
-    mark_wl_cq(q, c, wl, queue);
-    if (!a) {
-        xfree(key);
-        return;
-    }
-    w = xcalloc(1, sizeof(*w));
-    *w = now;
-    w->key = key;
-    w->lq = xstrdup(a->key);
-    HASH_ADD_KEYPTR(hh, q->wls, w->key, strlen(w->key), w);
+    xfree(heap);
+    w->lq = a;
+    w->st = now.st;
+    w->amt = now.amt;
     apply_contrib(q, w, +1);
-    kq_set_add(q->dirty_lq, a->key);
+    mark_lq_agg(q, a);
 }
 
 /* ---- status documents ---- */
@@ -431,45 +557,93 @@ static json_t *flavor_usage_json(const struct eng_flavor_usage *u, size_t n)
     return out;
 }
 
-/* A queue document to rewrite the status of: new top-level, metadata and
- * status maps whose values are cur's. The flushes only replace status
- * members and change conditions through api_cond_set (which copies the
- * shared conditions before changing them). New reference. */
-static json_t *status_base(const json_t *cur)
-{
-    json_t *cp = json_copy((json_t *)cur);
-    json_object_set_new(cp, "metadata", json_copy(json_object_get(cur, "metadata")));
-    json_t *st = json_object_get(cur, "status");
-    json_object_set_new(cp, "status", json_is_object(st) ? json_copy(st) : json_object());
-    return cp;
-}
+/* A status member a flush sets: its name and new value (taken). */
+struct st_member {
+    const char *name;
+    json_t *val;
+};
 
-/* Write cp's status over cur's (cp from status_base; taken); the store
- * writes nothing when it is the same. Returns the document the store now
- * holds for the queue (new reference, NULL when it is gone) and sets
- * *wrote. */
-static json_t *write_status_if_changed(struct ctrl *c, enum api_kind_id kind, json_t *cur,
-                                       json_t *cp, bool *wrote)
+/* The status map of a queue document to rewrite: cur_st's members in
+ * cur_st's order (a non-object counts as empty) with those named in set
+ * replaced, the missing ones appended in set's order. A missing
+ * "conditions" is appended first, as an empty array for api_cond_set to
+ * fill (*had_conds says whether cur_st had an array). cur_st's other values
+ * are shared: the flushes only change conditions, through api_cond_set,
+ * which copies a shared array before changing it. New reference; set's
+ * values are taken. */
+static json_t *status_map(const json_t *cur_st, struct st_member *set, size_t n, bool *had_conds)
 {
-    json_t *out = NULL;
-    *wrote = store_update_take(ctrl_store(c), kind, api_namespace(cur), cp,
-                               STORE_UPDATE_STATUS, &out) == 0 &&
-             out != cur;
+    json_t *out = json_object();
+    bool used[8] = {false};
+    *had_conds = false;
+    bool seen_conds = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    if (json_is_object(cur_st)) {
+        json_object_keylen_foreach((json_t *)cur_st, key, klen, v) {
+            json_t *nv = NULL;
+            for (size_t i = 0; i < n && !nv; i++) {
+                if (!used[i] && !strcmp(key, set[i].name)) {
+                    nv = set[i].val;
+                    used[i] = true;
+                }
+            }
+            if (!nv && !strcmp(key, "conditions")) {
+                seen_conds = true;
+                *had_conds = json_is_array(v);
+            }
+            json_object_setn_new_nocheck(out, key, klen, nv ? nv : json_incref(v));
+        }
+    }
+    if (!seen_conds)
+        json_object_set_new(out, "conditions", json_array());
+    for (size_t i = 0; i < n; i++) {
+        if (!used[i])
+            json_object_set_new(out, set[i].name, set[i].val);
+    }
     return out;
 }
 
-static struct cq_state *cq_state_get(struct kq_queues *q, const char *name)
+/* A queue document to rewrite the status of: new top-level and metadata
+ * maps whose values are cur's (in cur's order), and status (taken) in
+ * place of cur's (appended when cur has none). New reference. */
+static json_t *status_doc(const json_t *cur, json_t *status)
 {
-    struct cq_state *cs;
-    HASH_FIND_STR(q->cqs, name, cs);
-    if (!cs) {
-        cs = xcalloc(1, sizeof(*cs));
-        cs->name = xstrdup(name);
-        cs->lqs_active = -1;
-        cs->lqs = kq_set_new();
-        HASH_ADD_KEYPTR(hh, q->cqs, cs->name, strlen(cs->name), cs);
+    json_t *cp = json_object();
+    bool had_status = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)cur, key, klen, v) {
+        json_t *nv;
+        if (klen == 8 && !memcmp(key, "metadata", 8)) {
+            nv = json_copy(v);
+        } else if (klen == 6 && !memcmp(key, "status", 6)) {
+            nv = status;
+            had_status = true;
+        } else {
+            nv = json_incref(v);
+        }
+        json_object_setn_new_nocheck(cp, key, klen, nv);
     }
-    return cs;
+    if (!had_status)
+        json_object_set_new(cp, "status", status);
+    return cp;
+}
+
+/* Write cp's status over cur's (cp from status_doc; taken; ns: cur's
+ * namespace, NULL for a ClusterQueue); the store writes nothing when it is
+ * the same. Returns the document the store now holds for the queue (new
+ * reference, NULL when it is gone) and sets *wrote. */
+static json_t *write_status_if_changed(struct ctrl *c, enum api_kind_id kind, const char *ns,
+                                       json_t *cur, json_t *cp, bool *wrote)
+{
+    json_t *out = NULL;
+    *wrote = store_update_take(ctrl_store(c), kind, ns, cp,
+                               STORE_UPDATE_STATUS, &out) == 0 &&
+             out != cur;
+    return out;
 }
 
 /* A LocalQueue's ClusterQueue as last flushed (cq_state.lqs follows it). */
@@ -487,55 +661,113 @@ static void lq_set_cq(struct kq_queues *q, struct lq_agg *a, const char *cq)
 
 static void mark_lq_key(const char *key, void *arg)
 {
-    kq_set_add(((struct kq_queues *)arg)->dirty_lq, key);
+    struct kq_queues *q = arg;
+    struct lq_agg *a;
+    HASH_FIND_STR(q->lqs, key, a);
+    if (a)
+        mark_lq_agg(q, a);
 }
 
-/* The usage list `member` of the status our last write left (`written`,
- * built from the figures `same` says are equal to the new ones), shared
- * instead of built again; NULL when there is none to share. New reference. */
-static json_t *reuse_written(const json_t *written, const char *member, bool same)
+/* What a status document built for a write holds (borrowed): its status
+ * map and usage lists (reservation, usage). */
+struct doc_parts {
+    json_t *status;
+    json_t *lists[2];
+};
+
+/* The usage list i of the status our last write left (built from the
+ * figures `same` says are equal to the new ones), shared instead of built
+ * again; NULL when there is none to share. New reference. */
+static json_t *reuse_written(const struct last_write *w, int i, bool same)
 {
-    json_t *v = same ? JX_GET(written, "status", member) : NULL;
-    return json_is_array(v) ? json_incref(v) : NULL;
+    return same && w->lists[i] ? json_incref(w->lists[i]) : NULL;
 }
+
+/* Record the write of a document with parts (their references held by the
+ * caller across the write) that left doc (taken; NULL: none): its usage
+ * lists are ours when its status is, else looked up by name. */
+static void last_write_set(struct last_write *w, json_t *doc, const struct doc_parts *parts,
+                           const char *const names[2])
+{
+    json_decref(w->doc);
+    w->doc = doc;
+    json_t *st = JX_GET(doc, "status");
+    for (int i = 0; i < 2; i++) {
+        json_t *v = st && st == parts->status ? parts->lists[i] : JX_GET(st, names[i]);
+        w->lists[i] = json_is_array(v) ? v : NULL;
+    }
+}
+
+/* Write the status document cp (parts: what it holds) over cur's and
+ * record it in w (see write_status_if_changed, last_write_set). */
+static bool write_and_record(struct ctrl *c, enum api_kind_id kind, const char *ns,
+                             json_t *cur, json_t *cp, const struct doc_parts *parts,
+                             const char *const names[2], struct last_write *w)
+{
+    struct doc_parts held = {json_incref(parts->status),
+                             {json_incref(parts->lists[0]), json_incref(parts->lists[1])}};
+    bool wrote = false;
+    json_t *out = write_status_if_changed(c, kind, ns, cur, cp, &wrote);
+    last_write_set(w, out, &held, names);
+    json_decref(held.status);
+    json_decref(held.lists[0]);
+    json_decref(held.lists[1]);
+    return wrote;
+}
+
+static const char *const CQ_LISTS[2] = {"flavorsReservation", "flavorsUsage"};
+static const char *const LQ_LISTS[2] = {"flavorsReservation", "flavorUsage"};
 
 /* The ClusterQueue status document for st, from cur; the usage lists of
- * cs's last write are shared when their figures did not change. Taken by
- * the write. */
+ * cs's last write are shared when their figures did not change. The Active
+ * condition is set unless cur is our last write and said the same
+ * (api_cond_set would change nothing). Taken by the write. */
 static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng_cq_status *st,
-                             const struct cq_state *cs)
+                             const struct cq_state *cs, struct doc_parts *parts)
 {
-    json_t *cp = status_base(cur);
+    const json_t *cur_st = JX_GET(cur, "status");
+    json_t *res = reuse_written(&cs->written, 0,
+                                flavor_usage_equal(st->reservation, st->n_reservation,
+                                                   cs->figs.reservation, cs->figs.n_reservation));
+    json_t *use = reuse_written(&cs->written, 1,
+                                flavor_usage_equal(st->usage, st->n_usage, cs->figs.usage,
+                                                   cs->figs.n_usage));
+    parts->lists[0] = res ? res : flavor_usage_json(st->reservation, st->n_reservation);
+    parts->lists[1] = use ? use : flavor_usage_json(st->usage, st->n_usage);
+    struct st_member set[6] = {
+        {"pendingWorkloads", json_integer(st->pending)},
+        {"reservingWorkloads", json_integer(st->reserving)},
+        {"admittedWorkloads", json_integer(st->admitted)},
+        {CQ_LISTS[0], parts->lists[0]},
+        {CQ_LISTS[1], parts->lists[1]},
+    };
+    size_t n = 5;
+    if (ctrl_cfg(c)->engine.fair_sharing) {
+        json_t *fs = json_object_get(cur_st, "fairSharing"); /* shared: replaced, not changed */
+        fs = json_is_object(fs) ? json_copy(fs) : json_object();
+        json_object_set_new(fs, "weightedShare", json_integer(st->weighted_share));
+        set[n++] = (struct st_member){"fairSharing", fs};
+    }
+    bool had_conds;
+    parts->status = status_map(cur_st, set, n, &had_conds);
+    json_t *cp = status_doc(cur, parts->status);
+    bool same_active = had_conds && cur == cs->written.doc && st->active == cs->figs.active &&
+                       str_equal(st->inactive_reason, cs->figs.inactive_reason) &&
+                       str_equal(st->inactive_message, cs->figs.inactive_message);
+    if (same_active)
+        return cp;
     int64_t now = ctrl_now(c);
     if (st->active)
         api_cond_set(cp, "Active", "True", "Ready", "Can admit new workloads", now);
     else
         api_cond_set(cp, "Active", "False", st->inactive_reason ? st->inactive_reason : "Unknown",
                      jx_or_empty(st->inactive_message), now);
-    json_t *s = JX_OBJ(cp, "status");
-    json_object_set_new(s, "pendingWorkloads", json_integer(st->pending));
-    json_object_set_new(s, "reservingWorkloads", json_integer(st->reserving));
-    json_object_set_new(s, "admittedWorkloads", json_integer(st->admitted));
-    json_t *res = reuse_written(cs->written, "flavorsReservation",
-                                flavor_usage_equal(st->reservation, st->n_reservation,
-                                                   cs->figs.reservation, cs->figs.n_reservation));
-    json_t *use = reuse_written(cs->written, "flavorsUsage",
-                                flavor_usage_equal(st->usage, st->n_usage, cs->figs.usage,
-                                                   cs->figs.n_usage));
-    json_object_set_new(s, "flavorsReservation",
-                        res ? res : flavor_usage_json(st->reservation, st->n_reservation));
-    json_object_set_new(s, "flavorsUsage", use ? use : flavor_usage_json(st->usage, st->n_usage));
-    if (ctrl_cfg(c)->engine.fair_sharing) {
-        json_t *fs = json_object_get(s, "fairSharing"); /* shared: replaced, not changed */
-        fs = json_is_object(fs) ? json_copy(fs) : json_object();
-        json_object_set_new(fs, "weightedShare", json_integer(st->weighted_share));
-        json_object_set_new(s, "fairSharing", fs);
-    }
     return cp;
 }
 
-static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const char *name)
+static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct cq_state *cs)
 {
+    const char *name = cs->name;
     json_t *cur = store_get(ctrl_store(c), KIND_CLUSTERQUEUE, NULL, name);
     struct eng_cq_status st;
     memset(&st, 0, sizeof(st));
@@ -543,14 +775,13 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
         json_decref(cur);
         return false;
     }
-    struct cq_state *cs = cq_state_get(q, name);
     bool deleting = api_is_deleting(cur);
     bool wrote = false;
-    if (cur != cs->written || deleting || !cq_figures_equal(&st, &cs->figs)) {
-        json_t *cp = cq_status_doc(c, cur, &st, cs);
-        json_t *now_doc = write_status_if_changed(c, KIND_CLUSTERQUEUE, cur, cp, &wrote);
-        json_decref(cs->written);
-        cs->written = now_doc;
+    if (cur != cs->written.doc || deleting || !cq_figures_equal(&st, &cs->figs)) {
+        struct doc_parts parts;
+        json_t *cp = cq_status_doc(c, cur, &st, cs, &parts);
+        wrote = write_and_record(c, KIND_CLUSTERQUEUE, NULL, cur, cp, &parts, CQ_LISTS,
+                                 &cs->written);
         eng_cq_status_release(&cs->figs);
         cs->figs = st;
         memset(&st, 0, sizeof(st));
@@ -561,7 +792,7 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, const c
     /* a LocalQueue's Active condition follows its ClusterQueue's */
     if (cs->lqs_active != (int)cs->figs.active) {
         cs->lqs_active = (int)cs->figs.active;
-        kq_set_each(cs->lqs, mark_lq_key, q);
+        kq_set_each(cs->lqs, mark_lq_key, q); /* in the order they joined */
     }
     eng_cq_status_release(&st);
     json_decref(cur);
@@ -594,14 +825,15 @@ static json_t *lq_usage_json(const struct usage *u)
     return out;
 }
 
-/* What the LocalQueue's Active condition says: its stopPolicy, then its
- * ClusterQueue (missing, inactive). A ClusterQueue flushed in this pass
+/* What the LocalQueue's Active condition says (spec: its spec; cqn: its
+ * spec.clusterQueue): its stopPolicy, then its ClusterQueue (missing,
+ * inactive). A ClusterQueue flushed in this pass
  * gives its figures (the engine has not changed since); any other is asked
  * of the engine. */
-static enum lq_act lq_active_state(struct kq_queues *q, struct eng *e, const json_t *lq)
+static enum lq_act lq_active_state(struct kq_queues *q, struct eng *e, const json_t *spec,
+                                   const char *cqn)
 {
-    const char *pol = JX_STR(lq, "spec", "stopPolicy");
-    const char *cqn = JX_STR(lq, "spec", "clusterQueue");
+    const char *pol = JX_STR(spec, "stopPolicy");
     if (pol && strcmp(pol, "None"))
         return LQ_ACT_STOPPED;
     struct cq_state *cs = NULL;
@@ -632,69 +864,75 @@ static void lq_set_active(json_t *cp, enum lq_act act, int64_t now)
         api_cond_set(cp, "Active", "True", "Ready", "Can submit new workloads to localQueue", now);
 }
 
-static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, const char *key)
+/* The LocalQueue status document for a's figures, from cur (see
+ * cq_status_doc). Taken by the write. */
+static json_t *lq_status_doc(struct ctrl *c, const json_t *cur, const struct lq_agg *a,
+                             struct doc_parts *parts)
 {
-    struct lq_agg *a;
-    HASH_FIND_STR(q->lqs, key, a);
-    if (!a)
-        return false;
+    json_t *res = reuse_written(&a->written, 0,
+                                usage_equal(&a->now.reserved, &a->written_figs.reserved));
+    json_t *use = reuse_written(&a->written, 1, usage_equal(&a->now.used, &a->written_figs.used));
+    parts->lists[0] = res ? res : lq_usage_json(&a->now.reserved);
+    parts->lists[1] = use ? use : lq_usage_json(&a->now.used);
+    struct st_member set[] = {
+        {"pendingWorkloads", json_integer(a->now.pending)},
+        {"reservingWorkloads", json_integer(a->now.reserving)},
+        {"admittedWorkloads", json_integer(a->now.admitted)},
+        {LQ_LISTS[0], parts->lists[0]},
+        {LQ_LISTS[1], parts->lists[1]},
+    };
+    bool had_conds;
+    parts->status = status_map(JX_GET(cur, "status"), set, 5, &had_conds);
+    json_t *cp = status_doc(cur, parts->status);
+    if (!had_conds || cur != a->written.doc || a->now.act != a->written_figs.act)
+        lq_set_active(cp, a->now.act, ctrl_now(c));
+    return cp;
+}
+
+static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct lq_agg *a)
+{
     json_t *cur = store_get(ctrl_store(c), KIND_LOCALQUEUE, a->ns, a->name);
     if (!cur)
         return false;
-    lq_set_cq(q, a, JX_STR(cur, "spec", "clusterQueue"));
-    a->now.act = lq_active_state(q, e, cur);
+    const json_t *spec = JX_GET(cur, "spec");
+    const char *cqn = JX_STR(spec, "clusterQueue");
+    lq_set_cq(q, a, cqn);
+    a->now.act = lq_active_state(q, e, spec, cqn);
     bool wrote = false;
-    if (cur != a->written || !lq_figures_equal(&a->now, &a->written_figs)) {
-        json_t *cp = status_base(cur);
-        lq_set_active(cp, a->now.act, ctrl_now(c));
-        json_t *s = JX_OBJ(cp, "status");
-        json_object_set_new(s, "pendingWorkloads", json_integer(a->now.pending));
-        json_object_set_new(s, "reservingWorkloads", json_integer(a->now.reserving));
-        json_object_set_new(s, "admittedWorkloads", json_integer(a->now.admitted));
-        json_t *res = reuse_written(a->written, "flavorsReservation",
-                                    usage_equal(&a->now.reserved, &a->written_figs.reserved));
-        json_t *use = reuse_written(a->written, "flavorUsage",
-                                    usage_equal(&a->now.used, &a->written_figs.used));
-        json_object_set_new(s, "flavorsReservation", res ? res : lq_usage_json(&a->now.reserved));
-        json_object_set_new(s, "flavorUsage", use ? use : lq_usage_json(&a->now.used));
-        json_decref(a->written);
-        a->written = write_status_if_changed(c, KIND_LOCALQUEUE, cur, cp, &wrote);
+    if (cur != a->written.doc || !lq_figures_equal(&a->now, &a->written_figs)) {
+        struct doc_parts parts;
+        json_t *cp = lq_status_doc(c, cur, a, &parts);
+        wrote = write_and_record(c, KIND_LOCALQUEUE, a->ns, cur, cp, &parts, LQ_LISTS,
+                                 &a->written);
         lq_figures_copy(&a->written_figs, &a->now);
     }
     json_decref(cur);
     return wrote;
 }
 
-struct flush_ctx {
-    struct kq_queues *q;
-    struct ctrl *c;
-    struct eng *e;
-    bool wrote;
-};
-
-static void flush_cq_cb(const char *name, void *arg)
+/* Take the list d (new marks go to a new one). */
+static struct dirty_list dirty_take(struct dirty_list *d)
 {
-    struct flush_ctx *x = arg;
-    x->wrote |= flush_cq(x->q, x->c, x->e, name);
-}
-
-static void flush_lq_cb(const char *key, void *arg)
-{
-    struct flush_ctx *x = arg;
-    x->wrote |= flush_lq(x->q, x->c, x->e, key);
+    struct dirty_list out = *d;
+    memset(d, 0, sizeof(*d));
+    return out;
 }
 
 bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e)
 {
-    struct flush_ctx x = {q, c, e, false};
+    bool wrote = false;
     q->pass++;
-    struct kq_set *cqs = q->dirty_cq;
-    q->dirty_cq = kq_set_new();
-    kq_set_each(cqs, flush_cq_cb, &x); /* marks the LocalQueues of each */
-    kq_set_free(cqs);
-    struct kq_set *lqs = q->dirty_lq;
-    q->dirty_lq = kq_set_new();
-    kq_set_each(lqs, flush_lq_cb, &x);
-    kq_set_free(lqs);
-    return x.wrote;
+    struct dirty_list cqs = dirty_take(&q->dirty_cq);
+    for (size_t i = 0; i < cqs.n; i++)
+        ((struct cq_state *)cqs.items[i])->dirty = false;
+    for (size_t i = 0; i < cqs.n; i++)
+        wrote |= flush_cq(q, c, e, cqs.items[i]); /* marks the LocalQueues of each */
+    xfree(cqs.items);
+    struct dirty_list lqs = dirty_take(&q->dirty_lq);
+    for (size_t i = 0; i < lqs.n; i++)
+        ((struct lq_agg *)lqs.items[i])->dirty = false;
+    for (size_t i = 0; i < lqs.n; i++)
+        wrote |= flush_lq(q, c, e, lqs.items[i]);
+    xfree(lqs.items);
+    return wrote;
 }

@@ -147,12 +147,60 @@ char *kq_workload_name(const char *kind, const char *group, const char *job,
     return name;
 }
 
+/* The whole number v >= 0 as decimal text in buf (at least 21 bytes);
+ * returns its length. */
+static size_t decimal_text(int64_t v, char *buf)
+{
+    char tmp[24];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    buf[n] = '\0';
+    return n;
+}
+
 json_t *kq_quantity_json(int64_t value, const char *resource)
 {
+    /* api_quantity_format writes a plain number for whole cpus and for a
+     * count with no binary (1024^k) or decimal (1000^k) suffix: done here
+     * without its formatting and allocation */
+    int64_t plain = -1;
+    if (value >= 0 && api_resource_is_milli(resource)) {
+        if (value % 1000 == 0)
+            plain = value / 1000;
+    } else if (value == 0 || (value > 0 && value % 1024 != 0 && value % 1000 != 0)) {
+        plain = value;
+    }
+    if (plain >= 0) {
+        char buf[24];
+        size_t n = decimal_text(plain, buf);
+        return json_stringn_nocheck(buf, n);
+    }
     char *s = api_quantity_format(value, resource);
     json_t *j = json_string(s);
     xfree(s);
     return j;
+}
+
+/* A quantity that is a plain decimal integer of at most 15 digits (the
+ * usual form of a pod set's resourceUsage): *units is its value, what
+ * api_quantity_parse gives for it in whole units, without the general
+ * parser. False for any other text. */
+static bool plain_integer(const char *s, int64_t *units)
+{
+    int64_t v = 0;
+    size_t n = 0;
+    for (; s[n]; n++) {
+        if (s[n] < '0' || s[n] > '9' || n >= 15)
+            return false;
+        v = v * 10 + (s[n] - '0');
+    }
+    *units = v;
+    return n > 0;
 }
 
 int64_t kq_quantity_value(const json_t *v, const char *resource)
@@ -160,6 +208,8 @@ int64_t kq_quantity_value(const json_t *v, const char *resource)
     int64_t out = 0;
     char err[128];
     if (json_is_string(v)) {
+        if (plain_integer(json_string_value(v), &out))
+            return api_resource_is_milli(resource) ? out * 1000 : out;
         if (api_quantity_parse(json_string_value(v), resource, &out, err, sizeof(err)) != 0)
             return 0;
         return out;

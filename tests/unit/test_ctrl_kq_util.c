@@ -1,0 +1,98 @@
+/*
+ * kq_quantity_value (ctrl/kueue_util.c): the plain-integer shortcut gives
+ * what the general quantity parser gives, in the resource's units (cpu in
+ * milli-units), and every other form still goes through the parser;
+ * kq_quantity_json's own formatting of plain numbers writes what
+ * api_quantity_format writes.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "api/quantity.h"
+#include "ctrl/kueue_int.h"
+#include "util/xalloc.h"
+
+/* kq_quantity_value of the JSON string text, checked against the parser. */
+static int64_t value_of(const char *text, const char *resource)
+{
+    json_t *v = json_string(text);
+    int64_t got = kq_quantity_value(v, resource);
+    json_decref(v);
+    int64_t want = 0;
+    if (api_quantity_parse(text, resource, &want, NULL, 0) != 0)
+        want = 0;
+    assert_int_equal(got, want);
+    return got;
+}
+
+static void plain_integers_match_the_parser(void **state)
+{
+    (void)state;
+    assert_int_equal(value_of("1", "cpu"), 1000);
+    assert_int_equal(value_of("20", "cpu"), 20000);
+    assert_int_equal(value_of("20", "memory"), 20);
+    assert_int_equal(value_of("0", "nvidia.com/gpu"), 0);
+    assert_int_equal(value_of("007", "cpu"), 7000);
+    assert_int_equal(value_of("999999999999999", "cpu"), INT64_C(999999999999999000));
+    /* 16 digits and more: the parser's (here: too large in milli-units) */
+    assert_int_equal(value_of("9999999999999999", "memory"), INT64_C(9999999999999999));
+    assert_int_equal(value_of("99999999999999999999", "cpu"), 0);
+}
+
+static void other_forms_go_through_the_parser(void **state)
+{
+    (void)state;
+    assert_int_equal(value_of("500m", "cpu"), 500);
+    assert_int_equal(value_of("2Gi", "memory"), INT64_C(2147483648));
+    assert_int_equal(value_of("1.5", "cpu"), 1500);
+    assert_int_equal(value_of("+3", "cpu"), 3000);
+    assert_int_equal(value_of("-3", "memory"), -3);
+    assert_int_equal(value_of("", "cpu"), 0);
+    assert_int_equal(value_of("12x", "cpu"), 0);
+    json_t *n = json_integer(4);
+    assert_int_equal(kq_quantity_value(n, "cpu"), 4000);
+    json_decref(n);
+}
+
+/* kq_quantity_json's text for value, checked against api_quantity_format. */
+static void json_matches_format(int64_t value, const char *resource)
+{
+    json_t *j = kq_quantity_json(value, resource);
+    char *want = api_quantity_format(value, resource);
+    assert_non_null(j);
+    assert_string_equal(json_string_value(j), want);
+    xfree(want);
+    json_decref(j);
+}
+
+static void json_text_matches_the_formatter(void **state)
+{
+    (void)state;
+    static const char *const resources[] = {"cpu", "memory", "nvidia.com/gpu", NULL};
+    static const int64_t values[] = {0,    1,        7,         999,          1000,
+                                     1001, 1024,     1500,      2000,         2048,
+                                     3000, 1000000,  123456789, INT64_C(1) << 40,
+                                     -1,   -1000,    -1024,     INT64_MAX,    INT64_MIN,
+                                     INT64_C(999999999999999999)};
+    for (size_t r = 0; r < sizeof(resources) / sizeof(resources[0]); r++) {
+        for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++)
+            json_matches_format(values[i], resources[r]);
+        for (int64_t v = 0; v < 5000; v++)
+            json_matches_format(v, resources[r]);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(plain_integers_match_the_parser),
+        cmocka_unit_test(other_forms_go_through_the_parser),
+        cmocka_unit_test(json_text_matches_the_formatter),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
