@@ -1,6 +1,7 @@
 /* meta: conditions, owner references and metadata helpers (see meta.h). */
 #include "api/meta.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "util/jsonx.h"
@@ -248,6 +249,216 @@ static json_t *cond_changed_copy(const json_t *c, const struct cond_view *view,
     return out;
 }
 
+/* ---- shared Workload condition objects ----
+ *
+ * Many Workloads get the very same condition at the same instant (Admitted
+ * "The workload is admitted", Finished, a Pending message a round repeats),
+ * so api_cond_set keeps the last ones it built (a small table keyed by
+ * content) and hands out a reference to an equal one instead of building
+ * it again: a condition is never changed in place (store_status_copy shares
+ * them between versions already), so sharing one between documents is the
+ * same. Only for Workloads (a Job's condition is changed after it is set:
+ * jobs_batch adds lastProbeTime) and only for a condition in the order
+ * api_cond_set writes it (type, status, lastTransitionTime, reason,
+ * message[, observedGeneration]), so the document written is the one the
+ * plain build would write. The status strings "True"/"False" and the
+ * instant's lastTransitionTime are shared too; a condition taken from the
+ * table has the same status and lastTransitionTime values, by identity, as
+ * the one it would have built (what kueue_memo compares), and for Evicted
+ * the same reason (kueue_memo compares that too). A caller on another
+ * thread while one uses the table builds its condition as before. */
+#define COND_SLOTS 256
+
+/* A condition as api_cond_set would write it: the values by identity where
+ * they would be kept or shared, the texts by content. */
+struct cond_want {
+    const char *type, *reason, *message;
+    json_t *status, *ltt;
+    json_t *keep_reason; /* the reason value that must be kept (Evicted), or NULL */
+    bool has_gen;
+    json_int_t gen;
+    uint64_t hash;
+};
+
+struct cond_entry {
+    json_t *cond; /* reference; NULL: empty slot */
+    uint64_t hash;
+    const char *type, *reason, *message; /* borrowed from cond */
+    const json_t *status, *ltt, *reason_v;
+    bool has_gen;
+    json_int_t gen;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    json_t *truth[2]; /* "False", "True" (references) */
+    bool ltt_set;
+    int64_t ltt_ms;
+    json_t *ltt; /* lastTransitionTime of ltt_ms (reference) */
+    struct cond_entry e[COND_SLOTS];
+} g_share = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The shared "True"/"False" string, or NULL for any other status. */
+static json_t *shared_status(const char *status)
+{
+    int i = str_eq(status, "True") ? 1 : str_eq(status, "False") ? 0 : -1;
+    if (i < 0)
+        return NULL;
+    if (!g_share.truth[i])
+        g_share.truth[i] = json_string_nocheck(status);
+    return g_share.truth[i];
+}
+
+/* The shared lastTransitionTime string of now_ms. */
+static json_t *shared_ltt(int64_t now_ms)
+{
+    if (!g_share.ltt_set || g_share.ltt_ms != now_ms) {
+        json_decref(g_share.ltt);
+        g_share.ltt = json_string_nocheck(transition_time(now_ms));
+        g_share.ltt_ms = now_ms;
+        g_share.ltt_set = true;
+    }
+    return g_share.ltt;
+}
+
+static uint64_t hash_text(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return (h ^ 0xff) * 0x100000001b3ULL; /* separator */
+}
+
+static uint64_t cond_want_hash(const struct cond_want *w)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    h = hash_text(hash_text(hash_text(h, w->type), w->reason), w->message);
+    h ^= (uint64_t)(uintptr_t)w->status * 0x9e3779b97f4a7c15ULL;
+    h ^= (uint64_t)(uintptr_t)w->ltt * 0xc2b2ae3d27d4eb4fULL;
+    h ^= (uint64_t)(w->has_gen ? w->gen + 1 : 0) * 0x165667b19e3779f9ULL;
+    return h ^ (h >> 29);
+}
+
+static struct cond_entry *cond_slot(uint64_t hash)
+{
+    return &g_share.e[(hash ^ (hash >> 17)) & (COND_SLOTS - 1)];
+}
+
+/* The table's condition equal to w, or NULL. Borrowed. */
+static json_t *cond_lookup(const struct cond_want *w)
+{
+    const struct cond_entry *e = cond_slot(w->hash);
+    if (!e->cond || e->hash != w->hash || e->status != w->status || e->ltt != w->ltt ||
+        e->has_gen != w->has_gen || (w->has_gen && e->gen != w->gen) ||
+        (w->keep_reason && e->reason_v != w->keep_reason) || strcmp(e->type, w->type) ||
+        strcmp(e->reason, w->reason) || strcmp(e->message, w->message))
+        return NULL;
+    return e->cond;
+}
+
+/* True when c's members are api_cond_set's, in its order, all strings (an
+ * observedGeneration an integer): v[i] is the value of the i-th (v[5] NULL
+ * when there is no observedGeneration). */
+static bool cond_is_canonical(const json_t *c, json_t *v[6])
+{
+    static const char *const keys[] = {"type", "status", "lastTransitionTime", "reason",
+                                       "message", "observedGeneration"};
+    v[5] = NULL;
+    int i = 0;
+    for (void *it = json_object_iter((json_t *)c); it;
+         it = json_object_iter_next((json_t *)c, it), i++) {
+        if (i == 6 || !str_eq(json_object_iter_key(it), keys[i]))
+            return false;
+        v[i] = json_object_iter_value(it);
+        if (i < 5 ? !json_is_string(v[i]) : !json_is_integer(v[i]))
+            return false;
+    }
+    return i >= 5;
+}
+
+/* Remember cond, built for w, in the table, unless it is not what w says
+ * (a text that is not UTF-8, which the build leaves out or keeps). */
+static void cond_remember(const struct cond_want *w, json_t *cond)
+{
+    json_t *v[6];
+    if (!cond_is_canonical(cond, v) || strcmp(json_string_value(v[3]), w->reason) ||
+        strcmp(json_string_value(v[4]), w->message))
+        return;
+    struct cond_entry *e = cond_slot(w->hash);
+    json_decref(e->cond);
+    *e = (struct cond_entry){json_incref(cond), w->hash, json_string_value(v[0]),
+                             json_string_value(v[3]), json_string_value(v[4]), v[1], v[2],
+                             v[3], w->has_gen, w->gen};
+}
+
+/* The condition w describes, built in api_cond_set's order; old holds the
+ * values of the condition it replaces (cond_is_canonical: its type and
+ * unchanged texts are kept), or NULLs for a new one. */
+static json_t *cond_build(const struct cond_want *w, json_t *const old[6])
+{
+    json_t *c = json_object();
+    JX_SET_LIT(c, "type", old[0] ? json_incref(old[0]) : jx_string(w->type));
+    JX_SET_LIT(c, "status", json_incref(w->status));
+    JX_SET_LIT(c, "lastTransitionTime", json_incref(w->ltt));
+    JX_SET_LIT(c, "reason", old[3] ? str_or_same(old[3], w->reason) : jx_string(w->reason));
+    JX_SET_LIT(c, "message", old[4] ? str_or_same(old[4], w->message) : jx_string(w->message));
+    if (w->has_gen)
+        JX_SET_LIT(c, "observedGeneration", old[5] && json_integer_value(old[5]) == w->gen
+                                                ? json_incref(old[5])
+                                                : json_integer(w->gen));
+    return c;
+}
+
+/* The condition api_cond_set should write (new reference): the table's
+ * when it has it, else built and remembered. c: the condition replaced
+ * (canonical, cond_is_canonical), or NULL for a new one. NULL when the
+ * table does not apply (a status other than True/False): build as usual. */
+static json_t *cond_shared(json_t *const old[6], const char *type, const char *status,
+                           const char *reason, const char *message, json_int_t gen,
+                           int64_t now_ms)
+{
+    struct cond_want w = {.type = type, .reason = reason, .message = message};
+    if (old[1] && !strcmp(json_string_value(old[1]), status)) {
+        w.status = old[1];
+        w.ltt = old[2];
+    } else {
+        if (!(w.status = shared_status(status)))
+            return NULL;
+        w.ltt = shared_ltt(now_ms); /* str_or_same keeps an equal old one */
+        if (old[2] && !strcmp(json_string_value(old[2]), json_string_value(w.ltt)))
+            w.ltt = old[2];
+    }
+    if (old[3] && str_eq(type, "Evicted") && !strcmp(json_string_value(old[3]), reason))
+        w.keep_reason = old[3];
+    if (gen > 0 || old[5]) {
+        w.has_gen = true;
+        w.gen = gen > 0 ? gen : json_integer_value(old[5]);
+    }
+    w.hash = cond_want_hash(&w);
+    json_t *hit = cond_lookup(&w);
+    if (hit)
+        return json_incref(hit);
+    json_t *out = cond_build(&w, old);
+    cond_remember(&w, out);
+    return out;
+}
+
+/* api_cond_set's new condition for a Workload, from the shared table when
+ * it applies (see above), else NULL. */
+static json_t *cond_for_workload(const json_t *obj, const json_t *c, const char *type,
+                                 const char *status, const char *reason, const char *message,
+                                 json_int_t gen, int64_t now_ms)
+{
+    const char *kind = json_string_value(member_near_front(obj, "kind", 4, 2));
+    json_t *old[6] = {NULL};
+    if (!kind || strcmp(kind, "Workload") || (c && !cond_is_canonical(c, old)))
+        return NULL;
+    if (pthread_mutex_trylock(&g_share.lock))
+        return NULL;
+    json_t *out = cond_shared(old, type, status, reason, message, gen, now_ms);
+    pthread_mutex_unlock(&g_share.lock);
+    return out;
+}
+
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms)
 {
@@ -275,6 +486,14 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         conds = json_copy(conds);
         JX_SET_LIT(st, "conditions", conds);
         c = c ? json_array_get(conds, at) : NULL;
+    }
+    json_t *shared = cond_for_workload(obj, c, type, status, reason, message, gen, now_ms);
+    if (shared) {
+        if (c)
+            json_array_set_new(conds, at, shared);
+        else
+            json_array_append_new(conds, shared);
+        return true;
     }
     if (c) { /* shared or not, replaced by its changed copy */
         json_array_set_new(conds, at,
