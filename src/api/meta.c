@@ -83,9 +83,14 @@ json_t *api_cond_get(const json_t *obj, const char *type)
 void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
                       const json_t **out)
 {
+    api_cond_find_all(JX_GET(obj, "status", "conditions"), types, n, out);
+}
+
+void api_cond_find_all(const json_t *conds, const char *const *types, size_t n,
+                       const json_t **out)
+{
     for (size_t k = 0; k < n; k++)
         out[k] = NULL;
-    const json_t *conds = JX_GET(obj, "status", "conditions");
     size_t left = n;
     for (size_t i = 0, len = json_array_size(conds); i < len && left; i++) {
         json_t *c = json_array_get(conds, i);
@@ -554,8 +559,14 @@ static int64_t transition_ms(const char *ts)
 
 int64_t api_cond_time_ms(const json_t *obj, const char *type)
 {
-    json_t *c = api_cond_get(obj, type);
-    return c ? transition_ms(JX_STR(c, "lastTransitionTime")) : 0;
+    return api_cond_ltt_ms(api_cond_get(obj, type));
+}
+
+int64_t api_cond_ltt_ms(const json_t *cond)
+{
+    return cond ? transition_ms(json_string_value(member_near_front(cond, "lastTransitionTime",
+                                                                     18, 3)))
+                : 0;
 }
 
 json_t *api_owner_ref_new(const json_t *owner, bool controller)

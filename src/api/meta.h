@@ -21,6 +21,10 @@ json_t *api_cond_get(const json_t *obj, const char *type);
  * (first) condition of types[i] or NULL. Borrowed. */
 void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
                       const json_t **out);
+/* api_cond_get_all over a conditions array in hand (conds: the value of
+ * status.conditions, NULL or not an array: none found). Borrowed. */
+void api_cond_find_all(const json_t *conds, const char *const *types, size_t n,
+                       const json_t **out);
 /* True when the condition exists with status "True". */
 bool api_cond_is_true(const json_t *obj, const char *type);
 /* True when cond, a condition object as api_cond_get or api_cond_get_all
@@ -48,6 +52,9 @@ bool api_cond_would_change(const json_t *obj, const char *type, const char *stat
 bool api_cond_remove(json_t *obj, const char *type);
 /* lastTransitionTime of the condition in ms, or 0 when absent/unparseable. */
 int64_t api_cond_time_ms(const json_t *obj, const char *type);
+/* lastTransitionTime in ms of cond, a condition in hand (NULL: absent), or
+ * 0 when absent/unparseable: api_cond_time_ms without the lookup. */
+int64_t api_cond_ltt_ms(const json_t *cond);
 
 /* A new ownerReference object naming owner (apiVersion, kind, name, uid;
  * controller and blockOwnerDeletion set when controller is true). */

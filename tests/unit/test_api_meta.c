@@ -298,6 +298,15 @@ static void get_all_finds_the_first_of_each_type_in_one_pass(void **state)
     assert_null(c[2]);
     api_cond_get_all(NULL, types, 3, c);
     assert_null(c[0]);
+    /* the same over the array in hand; none in NULL or a non-array */
+    const json_t *d[3];
+    api_cond_find_all(JX_GET(o, "status", "conditions"), types, 3, d);
+    assert_ptr_equal(d[0], api_cond_get(o, "A"));
+    assert_ptr_equal(d[1], api_cond_get(o, "B"));
+    assert_null(d[2]);
+    api_cond_find_all(JX_GET(o, "status"), types, 3, d);
+    assert_null(d[0]);
+    assert_null(d[1]);
     json_decref(o);
 }
 
@@ -398,8 +407,16 @@ static void condition_times_read_back_alternating(void **state)
         assert_int_equal(api_cond_time_ms(o, "B"), T0 + 61000);
     }
     assert_int_equal(api_cond_time_ms(o, "C"), 0);
+    assert_int_equal(api_cond_ltt_ms(api_cond_get(o, "B")), T0 + 61000);
+    assert_int_equal(api_cond_ltt_ms(api_cond_get(o, "A")), T0);
+    assert_int_equal(api_cond_ltt_ms(NULL), 0);
+    json_t *late = json_pack("{s:s, s:s}", "type", "L", "lastTransitionTime",
+                             "2026-01-01T00:00:02Z"); /* not where api_cond_set puts it */
+    assert_int_equal(api_cond_ltt_ms(late), T0 + 2000);
+    json_decref(late);
     json_object_set_new(api_cond_get(o, "A"), "lastTransitionTime", json_string("bad"));
     assert_int_equal(api_cond_time_ms(o, "A"), 0);
+    assert_int_equal(api_cond_ltt_ms(api_cond_get(o, "A")), 0);
     assert_int_equal(api_cond_time_ms(o, "B"), T0 + 61000);
     json_decref(o);
 }
