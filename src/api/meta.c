@@ -326,11 +326,20 @@ static json_t *shared_ltt(int64_t now_ms)
     return g_share.ltt;
 }
 
+/* h mixed with the text s, eight bytes at a time. */
 static uint64_t hash_text(uint64_t h, const char *s)
 {
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
-    return (h ^ 0xff) * 0x100000001b3ULL; /* separator */
+    size_t n = strlen(s);
+    uint64_t w;
+    for (; n >= 8; n -= 8, s += 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w ^ ((uint64_t)n << 56)) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
 }
 
 static uint64_t cond_want_hash(const struct cond_want *w)
@@ -365,13 +374,17 @@ static json_t *cond_lookup(const struct cond_want *w)
  * when there is no observedGeneration). */
 static bool cond_is_canonical(const json_t *c, json_t *v[6])
 {
-    static const char *const keys[] = {"type", "status", "lastTransitionTime", "reason",
-                                       "message", "observedGeneration"};
+    static const struct {
+        const char *key;
+        size_t len;
+    } keys[] = {{"type", 4},    {"status", 6},  {"lastTransitionTime", 18},
+                {"reason", 6},  {"message", 7}, {"observedGeneration", 18}};
     v[5] = NULL;
     int i = 0;
     for (void *it = json_object_iter((json_t *)c); it;
          it = json_object_iter_next((json_t *)c, it), i++) {
-        if (i == 6 || !str_eq(json_object_iter_key(it), keys[i]))
+        if (i == 6 || json_object_iter_key_len(it) != keys[i].len ||
+            memcmp(json_object_iter_key(it), keys[i].key, keys[i].len))
             return false;
         v[i] = json_object_iter_value(it);
         if (i < 5 ? !json_is_string(v[i]) : !json_is_integer(v[i]))
@@ -380,12 +393,12 @@ static bool cond_is_canonical(const json_t *c, json_t *v[6])
     return i >= 5;
 }
 
-/* Remember cond, built for w, in the table, unless it is not what w says
- * (a text that is not UTF-8, which the build leaves out or keeps). */
-static void cond_remember(const struct cond_want *w, json_t *cond)
+/* Remember cond, built for w with the values v (cond_build), in the table,
+ * unless it is not what w says (a text that is not UTF-8, which the build
+ * leaves out or keeps). */
+static void cond_remember(const struct cond_want *w, json_t *cond, json_t *const v[6])
 {
-    json_t *v[6];
-    if (!cond_is_canonical(cond, v) || strcmp(json_string_value(v[3]), w->reason) ||
+    if (!v[0] || !v[3] || !v[4] || strcmp(json_string_value(v[3]), w->reason) ||
         strcmp(json_string_value(v[4]), w->message))
         return;
     struct cond_entry *e = cond_slot(w->hash);
@@ -397,19 +410,26 @@ static void cond_remember(const struct cond_want *w, json_t *cond)
 
 /* The condition w describes, built in api_cond_set's order; old holds the
  * values of the condition it replaces (cond_is_canonical: its type and
- * unchanged texts are kept), or NULLs for a new one. */
-static json_t *cond_build(const struct cond_want *w, json_t *const old[6])
+ * unchanged texts are kept), or NULLs for a new one. v: the values set
+ * (borrowed from the result; NULL where a text is not UTF-8). */
+static json_t *cond_build(const struct cond_want *w, json_t *const old[6], json_t *v[6])
 {
     json_t *c = json_object();
-    JX_SET_LIT(c, "type", old[0] ? json_incref(old[0]) : jx_string(w->type));
-    JX_SET_LIT(c, "status", json_incref(w->status));
-    JX_SET_LIT(c, "lastTransitionTime", json_incref(w->ltt));
-    JX_SET_LIT(c, "reason", old[3] ? str_or_same(old[3], w->reason) : jx_string(w->reason));
-    JX_SET_LIT(c, "message", old[4] ? str_or_same(old[4], w->message) : jx_string(w->message));
-    if (w->has_gen)
-        JX_SET_LIT(c, "observedGeneration", old[5] && json_integer_value(old[5]) == w->gen
-                                                ? json_incref(old[5])
-                                                : json_integer(w->gen));
+    v[0] = old[0] ? json_incref(old[0]) : jx_string(w->type);
+    v[1] = json_incref(w->status);
+    v[2] = json_incref(w->ltt);
+    v[3] = old[3] ? str_or_same(old[3], w->reason) : jx_string(w->reason);
+    v[4] = old[4] ? str_or_same(old[4], w->message) : jx_string(w->message);
+    v[5] = !w->has_gen                                        ? NULL
+           : old[5] && json_integer_value(old[5]) == w->gen ? json_incref(old[5])
+                                                            : json_integer(w->gen);
+    JX_SET_LIT(c, "type", v[0]);
+    JX_SET_LIT(c, "status", v[1]);
+    JX_SET_LIT(c, "lastTransitionTime", v[2]);
+    JX_SET_LIT(c, "reason", v[3]);
+    JX_SET_LIT(c, "message", v[4]);
+    if (v[5])
+        JX_SET_LIT(c, "observedGeneration", v[5]);
     return c;
 }
 
@@ -442,20 +462,21 @@ static json_t *cond_shared(json_t *const old[6], const char *type, const char *s
     json_t *hit = cond_lookup(&w);
     if (hit)
         return json_incref(hit);
-    json_t *out = cond_build(&w, old);
-    cond_remember(&w, out);
+    json_t *v[6];
+    json_t *out = cond_build(&w, old, v);
+    cond_remember(&w, out, v);
     return out;
 }
 
 /* api_cond_set's new condition for a Workload, from the shared table when
- * it applies (see above), else NULL. */
-static json_t *cond_for_workload(const json_t *obj, const json_t *c, const char *type,
+ * it applies (see above), else NULL. old: the values of the condition it
+ * replaces, in api_cond_set's order (cond_is_canonical), or NULLs. */
+static json_t *cond_for_workload(const json_t *obj, json_t *const old[6], const char *type,
                                  const char *status, const char *reason, const char *message,
                                  json_int_t gen, int64_t now_ms)
 {
     const char *kind = json_string_value(member_near_front(obj, "kind", 4, 2));
-    json_t *old[6] = {NULL};
-    if (!kind || strcmp(kind, "Workload") || (c && !cond_is_canonical(c, old)))
+    if (!kind || strcmp(kind, "Workload"))
         return NULL;
     if (pthread_mutex_trylock(&g_share.lock))
         return NULL;
@@ -481,8 +502,14 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     size_t at = 0;
     json_t *c = cond_find(conds, type, &at);
     struct cond_view view;
-    if (c) {
-        cond_view_of(c, &view);
+    json_t *old[6] = {NULL}; /* c's values when in api_cond_set's order */
+    bool canonical = !c;
+    if (c) { /* one pass over c, two when it is not in that order */
+        canonical = cond_is_canonical(c, old);
+        if (canonical)
+            view = (struct cond_view){old[1], old[3], old[4], old[5]};
+        else
+            cond_view_of(c, &view);
         if (!cond_differs(&view, status, reason, message, gen))
             return false;
     }
@@ -492,7 +519,9 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         JX_SET_LIT(st, "conditions", conds);
         c = c ? json_array_get(conds, at) : NULL;
     }
-    json_t *shared = cond_for_workload(obj, c, type, status, reason, message, gen, now_ms);
+    json_t *shared = canonical ? cond_for_workload(obj, old, type, status, reason, message,
+                                                   gen, now_ms)
+                               : NULL;
     if (shared) {
         if (c)
             json_array_set_new(conds, at, shared);
