@@ -105,9 +105,23 @@ void api_cond_find_all(const json_t *conds, const char *const *types, size_t n,
     }
 }
 
+/* cond's "status" string, or NULL: cheaper than a lookup when it is the
+ * second member, as api_cond_set writes it; any other object is looked up. */
+static const char *cond_status_of(const json_t *cond)
+{
+    void *it = json_object_iter((json_t *)cond);
+    if (it && (it = json_object_iter_next((json_t *)cond, it))) {
+        const char *k = json_object_iter_key(it);
+        if (k[0] == 's' && k[1] == 't' && k[2] == 'a' && k[3] == 't' && k[4] == 'u' &&
+            k[5] == 's' && !k[6])
+            return json_string_value(json_object_iter_value(it));
+    }
+    return json_string_value(JX_GET(cond, "status"));
+}
+
 bool api_cond_holds(const json_t *cond)
 {
-    const char *s = json_string_value(JX_GET(cond, "status"));
+    const char *s = cond_status_of(cond);
     return s && str_eq(s, "True");
 }
 
@@ -119,7 +133,7 @@ bool api_cond_is_true(const json_t *obj, const char *type)
 const char *api_cond_status(const json_t *obj, const char *type)
 {
     json_t *c = api_cond_get(obj, type);
-    return c ? JX_STR(c, "status") : NULL;
+    return c ? cond_status_of(c) : NULL;
 }
 
 /* The members of a condition api_cond_set compares, from one pass over it
