@@ -328,12 +328,16 @@ static json_t *shared_status(const char *status)
     return g_share.truth[i];
 }
 
-/* The shared lastTransitionTime string of now_ms. */
+/* The shared lastTransitionTime string of now_ms: one for all the
+ * instants of a second (the text has seconds). */
 static json_t *shared_ltt(int64_t now_ms)
 {
     if (!g_share.ltt_set || g_share.ltt_ms != now_ms) {
-        json_decref(g_share.ltt);
-        g_share.ltt = json_string_nocheck(transition_time(now_ms));
+        const char *ts = transition_time(now_ms);
+        if (!g_share.ltt || strcmp(json_string_value(g_share.ltt), ts)) {
+            json_decref(g_share.ltt);
+            g_share.ltt = json_string_nocheck(ts);
+        }
         g_share.ltt_ms = now_ms;
         g_share.ltt_set = true;
     }

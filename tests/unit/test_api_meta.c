@@ -207,6 +207,11 @@ static void workload_conditions_are_shared_and_read_as_built(void **state)
     assert_ptr_equal(api_cond_get(w2, "Admitted"), a1);
     assert_ptr_not_equal(api_cond_get(job, "Admitted"), a1); /* Jobs' are changed after */
     assert_same_json(a1, api_cond_get(plain, "Admitted"));
+    /* instants of the same second write the same text: shared too */
+    assert_true(api_cond_set(w1, "Sub", "True", "R", "m", T0 + 100));
+    assert_true(api_cond_set(w2, "Sub", "True", "R", "m", T0 + 900));
+    assert_ptr_equal(api_cond_get(w1, "Sub"), api_cond_get(w2, "Sub"));
+    assert_true(api_cond_remove(w1, "Sub") && api_cond_remove(w2, "Sub"));
     /* a message-only change keeps status and lastTransitionTime values */
     const json_t *st = JX_GET(a1, "status"), *ltt = JX_GET(a1, "lastTransitionTime");
     for (size_t d = 0; d < 4; d++)
