@@ -1,4 +1,7 @@
-/* meta: conditions, owner references and metadata helpers (see meta.h). */
+/* meta: conditions, owner references and metadata helpers (see meta.h).
+ * A condition object is never changed in place once written: a changed one
+ * is replaced by a new object, so versions of a document, and Workloads
+ * with equal conditions (api_cond_set's table below), may share them. */
 #include "api/meta.h"
 
 #include <pthread.h>
@@ -452,9 +455,10 @@ static json_t *cond_build(const struct cond_want *w, json_t *const old[6], json_
 }
 
 /* The condition api_cond_set should write (new reference): the table's
- * when it has it, else built and remembered. c: the condition replaced
- * (canonical, cond_is_canonical), or NULL for a new one. NULL when the
- * table does not apply (a status other than True/False): build as usual. */
+ * when it has it, else built and remembered. old: the values of the
+ * condition replaced (cond_is_canonical), or NULLs for a new one. NULL when
+ * the table does not apply (a status other than True/False): build as
+ * usual then. Called with the table's lock held. */
 static json_t *cond_shared(json_t *const old[6], const char *type, const char *status,
                            const char *reason, const char *message, json_int_t gen,
                            int64_t now_ms)

@@ -39,8 +39,10 @@ const char *api_cond_status(const json_t *obj, const char *type);
  * status must be mutable; status.conditions is created when absent. The
  * conditions array and a condition object that are shared (held by another
  * reference too, e.g. a stored document: see store_status_copy) are
- * replaced by changed copies, never changed in place. Returns true when
- * anything changed. */
+ * replaced by changed copies, never changed in place. A Workload's new
+ * condition object may be one shared with other Workloads' documents (an
+ * equal one set recently): never change it in place either. Returns true
+ * when anything changed. */
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms);
 /* Whether api_cond_set(obj, type, status, reason, message, ...) would
