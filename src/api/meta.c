@@ -1,6 +1,10 @@
-/* meta: conditions, owner references and metadata helpers (see meta.h). */
+/* meta: conditions, owner references and metadata helpers (see meta.h).
+ * A condition object is never changed in place once written: a changed one
+ * is replaced by a new object, so versions of a document, and Workloads
+ * with equal conditions (api_cond_set's table below), may share them. */
 #include "api/meta.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "util/jsonx.h"
@@ -82,9 +86,14 @@ json_t *api_cond_get(const json_t *obj, const char *type)
 void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
                       const json_t **out)
 {
+    api_cond_find_all(JX_GET(obj, "status", "conditions"), types, n, out);
+}
+
+void api_cond_find_all(const json_t *conds, const char *const *types, size_t n,
+                       const json_t **out)
+{
     for (size_t k = 0; k < n; k++)
         out[k] = NULL;
-    const json_t *conds = JX_GET(obj, "status", "conditions");
     size_t left = n;
     for (size_t i = 0, len = json_array_size(conds); i < len && left; i++) {
         json_t *c = json_array_get(conds, i);
@@ -99,9 +108,23 @@ void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
     }
 }
 
+/* cond's "status" string, or NULL: cheaper than a lookup when it is the
+ * second member, as api_cond_set writes it; any other object is looked up. */
+static const char *cond_status_of(const json_t *cond)
+{
+    void *it = json_object_iter((json_t *)cond);
+    if (it && (it = json_object_iter_next((json_t *)cond, it))) {
+        const char *k = json_object_iter_key(it);
+        if (k[0] == 's' && k[1] == 't' && k[2] == 'a' && k[3] == 't' && k[4] == 'u' &&
+            k[5] == 's' && !k[6])
+            return json_string_value(json_object_iter_value(it));
+    }
+    return json_string_value(JX_GET(cond, "status"));
+}
+
 bool api_cond_holds(const json_t *cond)
 {
-    const char *s = json_string_value(JX_GET(cond, "status"));
+    const char *s = cond_status_of(cond);
     return s && str_eq(s, "True");
 }
 
@@ -113,7 +136,7 @@ bool api_cond_is_true(const json_t *obj, const char *type)
 const char *api_cond_status(const json_t *obj, const char *type)
 {
     json_t *c = api_cond_get(obj, type);
-    return c ? JX_STR(c, "status") : NULL;
+    return c ? cond_status_of(c) : NULL;
 }
 
 /* The members of a condition api_cond_set compares, from one pass over it
@@ -248,6 +271,242 @@ static json_t *cond_changed_copy(const json_t *c, const struct cond_view *view,
     return out;
 }
 
+/* ---- shared Workload condition objects ----
+ *
+ * Many Workloads get the very same condition at the same instant (Admitted
+ * "The workload is admitted", Finished, a Pending message a round repeats),
+ * so api_cond_set keeps the last ones it built (a small table keyed by
+ * content) and hands out a reference to an equal one instead of building
+ * it again: a condition is never changed in place (store_status_copy shares
+ * them between versions already), so sharing one between documents is the
+ * same. Only for Workloads (a Job's condition is changed after it is set:
+ * jobs_batch adds lastProbeTime) and only for a condition in the order
+ * api_cond_set writes it (type, status, lastTransitionTime, reason,
+ * message[, observedGeneration]), so the document written is the one the
+ * plain build would write. The status strings "True"/"False" and the
+ * instant's lastTransitionTime are shared too; a condition taken from the
+ * table has the same status and lastTransitionTime values, by identity, as
+ * the one it would have built (what kueue_memo compares), and for Evicted
+ * the same reason (kueue_memo compares that too). A caller on another
+ * thread while one uses the table builds its condition as before. */
+#define COND_SLOTS 256
+
+/* A condition as api_cond_set would write it: the values by identity where
+ * they would be kept or shared, the texts by content. */
+struct cond_want {
+    const char *type, *reason, *message;
+    json_t *status, *ltt;
+    json_t *keep_reason; /* the reason value that must be kept (Evicted), or NULL */
+    bool has_gen;
+    json_int_t gen;
+    uint64_t hash;
+};
+
+struct cond_entry {
+    json_t *cond; /* reference; NULL: empty slot */
+    uint64_t hash;
+    const char *type, *reason, *message; /* borrowed from cond */
+    const json_t *status, *ltt, *reason_v;
+    bool has_gen;
+    json_int_t gen;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    json_t *truth[2]; /* "False", "True" (references) */
+    bool ltt_set;
+    int64_t ltt_ms;
+    json_t *ltt; /* lastTransitionTime of ltt_ms (reference) */
+    struct cond_entry e[COND_SLOTS];
+} g_share = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The shared "True"/"False" string, or NULL for any other status. */
+static json_t *shared_status(const char *status)
+{
+    int i = str_eq(status, "True") ? 1 : str_eq(status, "False") ? 0 : -1;
+    if (i < 0)
+        return NULL;
+    if (!g_share.truth[i])
+        g_share.truth[i] = json_string_nocheck(status);
+    return g_share.truth[i];
+}
+
+/* The shared lastTransitionTime string of now_ms: one for all the
+ * instants of a second (the text has seconds). */
+static json_t *shared_ltt(int64_t now_ms)
+{
+    if (!g_share.ltt_set || g_share.ltt_ms != now_ms) {
+        const char *ts = transition_time(now_ms);
+        if (!g_share.ltt || strcmp(json_string_value(g_share.ltt), ts)) {
+            json_decref(g_share.ltt);
+            g_share.ltt = json_string_nocheck(ts);
+        }
+        g_share.ltt_ms = now_ms;
+        g_share.ltt_set = true;
+    }
+    return g_share.ltt;
+}
+
+/* h mixed with the text s, eight bytes at a time. */
+static uint64_t hash_text(uint64_t h, const char *s)
+{
+    size_t n = strlen(s);
+    uint64_t w;
+    for (; n >= 8; n -= 8, s += 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w ^ ((uint64_t)n << 56)) * 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 29);
+}
+
+static uint64_t cond_want_hash(const struct cond_want *w)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    h = hash_text(hash_text(hash_text(h, w->type), w->reason), w->message);
+    h ^= (uint64_t)(uintptr_t)w->status * 0x9e3779b97f4a7c15ULL;
+    h ^= (uint64_t)(uintptr_t)w->ltt * 0xc2b2ae3d27d4eb4fULL;
+    h ^= (uint64_t)(w->has_gen ? w->gen + 1 : 0) * 0x165667b19e3779f9ULL;
+    return h ^ (h >> 29);
+}
+
+static struct cond_entry *cond_slot(uint64_t hash)
+{
+    return &g_share.e[(hash ^ (hash >> 17)) & (COND_SLOTS - 1)];
+}
+
+/* The table's condition equal to w, or NULL. Borrowed. */
+static json_t *cond_lookup(const struct cond_want *w)
+{
+    const struct cond_entry *e = cond_slot(w->hash);
+    if (!e->cond || e->hash != w->hash || e->status != w->status || e->ltt != w->ltt ||
+        e->has_gen != w->has_gen || (w->has_gen && e->gen != w->gen) ||
+        (w->keep_reason && e->reason_v != w->keep_reason) || strcmp(e->type, w->type) ||
+        strcmp(e->reason, w->reason) || strcmp(e->message, w->message))
+        return NULL;
+    return e->cond;
+}
+
+/* True when c's members are api_cond_set's, in its order, all strings (an
+ * observedGeneration an integer): v[i] is the value of the i-th (v[5] NULL
+ * when there is no observedGeneration). */
+static bool cond_is_canonical(const json_t *c, json_t *v[6])
+{
+    static const struct {
+        const char *key;
+        size_t len;
+    } keys[] = {{"type", 4},    {"status", 6},  {"lastTransitionTime", 18},
+                {"reason", 6},  {"message", 7}, {"observedGeneration", 18}};
+    v[5] = NULL;
+    int i = 0;
+    for (void *it = json_object_iter((json_t *)c); it;
+         it = json_object_iter_next((json_t *)c, it), i++) {
+        if (i == 6 || json_object_iter_key_len(it) != keys[i].len ||
+            memcmp(json_object_iter_key(it), keys[i].key, keys[i].len))
+            return false;
+        v[i] = json_object_iter_value(it);
+        if (i < 5 ? !json_is_string(v[i]) : !json_is_integer(v[i]))
+            return false;
+    }
+    return i >= 5;
+}
+
+/* Remember cond, built for w with the values v (cond_build), in the table,
+ * unless it is not what w says (a text that is not UTF-8, which the build
+ * leaves out or keeps). */
+static void cond_remember(const struct cond_want *w, json_t *cond, json_t *const v[6])
+{
+    if (!v[0] || !v[3] || !v[4] || strcmp(json_string_value(v[3]), w->reason) ||
+        strcmp(json_string_value(v[4]), w->message))
+        return;
+    struct cond_entry *e = cond_slot(w->hash);
+    json_decref(e->cond);
+    *e = (struct cond_entry){json_incref(cond), w->hash, json_string_value(v[0]),
+                             json_string_value(v[3]), json_string_value(v[4]), v[1], v[2],
+                             v[3], w->has_gen, w->gen};
+}
+
+/* The condition w describes, built in api_cond_set's order; old holds the
+ * values of the condition it replaces (cond_is_canonical: its type and
+ * unchanged texts are kept), or NULLs for a new one. v: the values set
+ * (borrowed from the result; NULL where a text is not UTF-8). */
+static json_t *cond_build(const struct cond_want *w, json_t *const old[6], json_t *v[6])
+{
+    json_t *c = json_object();
+    v[0] = old[0] ? json_incref(old[0]) : jx_string(w->type);
+    v[1] = json_incref(w->status);
+    v[2] = json_incref(w->ltt);
+    v[3] = old[3] ? str_or_same(old[3], w->reason) : jx_string(w->reason);
+    v[4] = old[4] ? str_or_same(old[4], w->message) : jx_string(w->message);
+    v[5] = !w->has_gen                                        ? NULL
+           : old[5] && json_integer_value(old[5]) == w->gen ? json_incref(old[5])
+                                                            : json_integer(w->gen);
+    JX_SET_LIT(c, "type", v[0]);
+    JX_SET_LIT(c, "status", v[1]);
+    JX_SET_LIT(c, "lastTransitionTime", v[2]);
+    JX_SET_LIT(c, "reason", v[3]);
+    JX_SET_LIT(c, "message", v[4]);
+    if (v[5])
+        JX_SET_LIT(c, "observedGeneration", v[5]);
+    return c;
+}
+
+/* The condition api_cond_set should write (new reference): the table's
+ * when it has it, else built and remembered. old: the values of the
+ * condition replaced (cond_is_canonical), or NULLs for a new one. NULL when
+ * the table does not apply (a status other than True/False): build as
+ * usual then. Called with the table's lock held. */
+static json_t *cond_shared(json_t *const old[6], const char *type, const char *status,
+                           const char *reason, const char *message, json_int_t gen,
+                           int64_t now_ms)
+{
+    struct cond_want w = {.type = type, .reason = reason, .message = message};
+    if (old[1] && !strcmp(json_string_value(old[1]), status)) {
+        w.status = old[1];
+        w.ltt = old[2];
+    } else {
+        if (!(w.status = shared_status(status)))
+            return NULL;
+        w.ltt = shared_ltt(now_ms); /* str_or_same keeps an equal old one */
+        if (old[2] && !strcmp(json_string_value(old[2]), json_string_value(w.ltt)))
+            w.ltt = old[2];
+    }
+    if (old[3] && str_eq(type, "Evicted") && !strcmp(json_string_value(old[3]), reason))
+        w.keep_reason = old[3];
+    if (gen > 0 || old[5]) {
+        w.has_gen = true;
+        w.gen = gen > 0 ? gen : json_integer_value(old[5]);
+    }
+    w.hash = cond_want_hash(&w);
+    json_t *hit = cond_lookup(&w);
+    if (hit)
+        return json_incref(hit);
+    json_t *v[6];
+    json_t *out = cond_build(&w, old, v);
+    cond_remember(&w, out, v);
+    return out;
+}
+
+/* api_cond_set's new condition for a Workload, from the shared table when
+ * it applies (see above), else NULL. old: the values of the condition it
+ * replaces, in api_cond_set's order (cond_is_canonical), or NULLs. */
+static json_t *cond_for_workload(const json_t *obj, json_t *const old[6], const char *type,
+                                 const char *status, const char *reason, const char *message,
+                                 json_int_t gen, int64_t now_ms)
+{
+    const char *kind = json_string_value(member_near_front(obj, "kind", 4, 2));
+    if (!kind || strcmp(kind, "Workload"))
+        return NULL;
+    if (pthread_mutex_trylock(&g_share.lock))
+        return NULL;
+    json_t *out = cond_shared(old, type, status, reason, message, gen, now_ms);
+    pthread_mutex_unlock(&g_share.lock);
+    return out;
+}
+
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms)
 {
@@ -265,8 +524,14 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     size_t at = 0;
     json_t *c = cond_find(conds, type, &at);
     struct cond_view view;
-    if (c) {
-        cond_view_of(c, &view);
+    json_t *old[6] = {NULL}; /* c's values when in api_cond_set's order */
+    bool canonical = !c;
+    if (c) { /* one pass over c, two when it is not in that order */
+        canonical = cond_is_canonical(c, old);
+        if (canonical)
+            view = (struct cond_view){old[1], old[3], old[4], old[5]};
+        else
+            cond_view_of(c, &view);
         if (!cond_differs(&view, status, reason, message, gen))
             return false;
     }
@@ -275,6 +540,16 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         conds = json_copy(conds);
         JX_SET_LIT(st, "conditions", conds);
         c = c ? json_array_get(conds, at) : NULL;
+    }
+    json_t *shared = canonical ? cond_for_workload(obj, old, type, status, reason, message,
+                                                   gen, now_ms)
+                               : NULL;
+    if (shared) {
+        if (c)
+            json_array_set_new(conds, at, shared);
+        else
+            json_array_append_new(conds, shared);
+        return true;
     }
     if (c) { /* shared or not, replaced by its changed copy */
         json_array_set_new(conds, at,
@@ -335,8 +610,14 @@ static int64_t transition_ms(const char *ts)
 
 int64_t api_cond_time_ms(const json_t *obj, const char *type)
 {
-    json_t *c = api_cond_get(obj, type);
-    return c ? transition_ms(JX_STR(c, "lastTransitionTime")) : 0;
+    return api_cond_ltt_ms(api_cond_get(obj, type));
+}
+
+int64_t api_cond_ltt_ms(const json_t *cond)
+{
+    return cond ? transition_ms(json_string_value(member_near_front(cond, "lastTransitionTime",
+                                                                     18, 3)))
+                : 0;
 }
 
 json_t *api_owner_ref_new(const json_t *owner, bool controller)

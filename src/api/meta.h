@@ -21,6 +21,10 @@ json_t *api_cond_get(const json_t *obj, const char *type);
  * (first) condition of types[i] or NULL. Borrowed. */
 void api_cond_get_all(const json_t *obj, const char *const *types, size_t n,
                       const json_t **out);
+/* api_cond_get_all over a conditions array in hand (conds: the value of
+ * status.conditions, NULL or not an array: none found). Borrowed. */
+void api_cond_find_all(const json_t *conds, const char *const *types, size_t n,
+                       const json_t **out);
 /* True when the condition exists with status "True". */
 bool api_cond_is_true(const json_t *obj, const char *type);
 /* True when cond, a condition object as api_cond_get or api_cond_get_all
@@ -35,8 +39,10 @@ const char *api_cond_status(const json_t *obj, const char *type);
  * status must be mutable; status.conditions is created when absent. The
  * conditions array and a condition object that are shared (held by another
  * reference too, e.g. a stored document: see store_status_copy) are
- * replaced by changed copies, never changed in place. Returns true when
- * anything changed. */
+ * replaced by changed copies, never changed in place. A Workload's new
+ * condition object may be one shared with other Workloads' documents (an
+ * equal one set recently): never change it in place either. Returns true
+ * when anything changed. */
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms);
 /* Whether api_cond_set(obj, type, status, reason, message, ...) would
@@ -48,6 +54,9 @@ bool api_cond_would_change(const json_t *obj, const char *type, const char *stat
 bool api_cond_remove(json_t *obj, const char *type);
 /* lastTransitionTime of the condition in ms, or 0 when absent/unparseable. */
 int64_t api_cond_time_ms(const json_t *obj, const char *type);
+/* lastTransitionTime in ms of cond, a condition in hand (NULL: absent), or
+ * 0 when absent/unparseable: api_cond_time_ms without the lookup. */
+int64_t api_cond_ltt_ms(const json_t *cond);
 
 /* A new ownerReference object naming owner (apiVersion, kind, name, uid;
  * controller and blockOwnerDeletion set when controller is true). */

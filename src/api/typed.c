@@ -291,15 +291,29 @@ static int64_t podset_count(const struct api_workload *wl, const char *name)
     return 0;
 }
 
+/* A pod set assignment's members (read in one pass: cheaper than a lookup
+ * of each). */
 static int assignment_from_json(const json_t *psa, const struct api_workload *wl,
                                 struct api_podset_assignment *a)
 {
-    a->name = dup_or(JX_STR(psa, "name"), "");
-    a->count = (int32_t)JX_INT(psa, podset_count(wl, a->name), "count");
-    api_labels_from_json(json_object_get(psa, "flavors"), &a->flavors);
+    const json_t *name = NULL, *count = NULL, *flavors = NULL, *usage = NULL;
+    for (void *it = json_object_iter((json_t *)psa); it;
+         it = json_object_iter_next((json_t *)psa, it)) {
+        const char *key = json_object_iter_key(it);
+        const json_t **slot = key[0] == 'n' && !strcmp(key, "name")            ? &name
+                              : key[0] == 'c' && !strcmp(key, "count")         ? &count
+                              : key[0] == 'f' && !strcmp(key, "flavors")       ? &flavors
+                              : key[0] == 'r' && !strcmp(key, "resourceUsage") ? &usage
+                                                                               : NULL;
+        if (slot)
+            *slot = json_object_iter_value(it);
+    }
+    a->name = dup_or(jx_str_of_(name), "");
+    a->count = (int32_t)jx_int_of_(count, podset_count(wl, a->name));
+    api_labels_from_json(flavors, &a->flavors);
     const char *res;
     json_t *q;
-    json_object_foreach(json_object_get(psa, "resourceUsage"), res, q) {
+    json_object_foreach((json_t *)usage, res, q) {
         int64_t v;
         if (api_quantity_from_json(q, res, "", &v, NULL) < 0)
             return CU_EINVAL;
@@ -308,9 +322,34 @@ static int assignment_from_json(const json_t *psa, const struct api_workload *wl
     return 0;
 }
 
-static int wl_admission(const json_t *status, struct api_workload *wl)
+/* The status members the decoding reads, from one pass over the status
+ * (a status has few members: cheaper than a hash lookup of each); NULL
+ * where absent. */
+struct wl_status_view {
+    const json_t *admission, *conditions, *requeue_state, *reclaimable;
+};
+
+static void wl_status_view_of(const json_t *st, struct wl_status_view *v)
 {
-    json_t *adm = json_object_get(status, "admission");
+    memset(v, 0, sizeof(*v));
+    int left = 4; /* members are unique: done once the four are seen */
+    for (void *it = json_object_iter((json_t *)st); it && left;
+         it = json_object_iter_next((json_t *)st, it)) {
+        const char *key = json_object_iter_key(it);
+        const json_t **slot = key[0] == 'a' && !strcmp(key, "admission")         ? &v->admission
+                              : key[0] == 'c' && !strcmp(key, "conditions")      ? &v->conditions
+                              : key[0] == 'r' && !strcmp(key, "requeueState")    ? &v->requeue_state
+                              : key[0] == 'r' && !strcmp(key, "reclaimablePods") ? &v->reclaimable
+                                                                                 : NULL;
+        if (slot) {
+            *slot = json_object_iter_value(it);
+            left--;
+        }
+    }
+}
+
+static int wl_admission(const json_t *adm, struct api_workload *wl)
+{
     wl->has_admission = json_is_object(adm);
     if (!wl->has_admission)
         return 0;
@@ -326,41 +365,31 @@ static int wl_admission(const json_t *status, struct api_workload *wl)
     return 0;
 }
 
-/* api_cond_time_ms of a condition in hand. */
-static int64_t cond_time_ms(const json_t *c)
-{
-    int64_t ms = 0;
-    if (!c || timefmt_parse(JX_STR(c, "lastTransitionTime"), &ms) < 0)
-        return 0;
-    return ms;
-}
-
-static void wl_conditions(const json_t *obj, struct api_workload *wl)
+static void wl_conditions(const json_t *conds, struct api_workload *wl)
 {
     static const char *const types[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
                                         "Requeued"};
     const json_t *c[5];
-    api_cond_get_all(obj, types, 5, c); /* one pass, as api_cond_get finds each */
+    api_cond_find_all(conds, types, 5, c); /* one pass, as api_cond_get finds each */
     wl->quota_reserved = api_cond_holds(c[0]);
     wl->admitted = api_cond_holds(c[1]);
     wl->finished = api_cond_holds(c[2]);
     wl->evicted = api_cond_holds(c[3]);
-    wl->evicted_ms = wl->evicted ? cond_time_ms(c[3]) : 0;
+    wl->evicted_ms = wl->evicted ? api_cond_ltt_ms(c[3]) : 0;
     const char *reason = JX_STR(c[3], "reason");
     wl->evicted_reason = wl->evicted && reason ? xstrdup(reason) : NULL;
     wl->requeued_false = is(JX_STR(c[4], "status"), "False");
-    wl->quota_reserved_ms = wl->quota_reserved ? cond_time_ms(c[0]) : 0;
+    wl->quota_reserved_ms = wl->quota_reserved ? api_cond_ltt_ms(c[0]) : 0;
 }
 
 /* status.requeueState and status.reclaimablePods. */
-static void wl_status_misc(const json_t *obj, struct api_workload *wl)
+static void wl_status_misc(const struct wl_status_view *v, struct api_workload *wl)
 {
-    const json_t *st = json_object_get(obj, "status");
-    wl->requeue_count = (int32_t)JX_INT(st, 0, "requeueState", "count");
+    wl->requeue_count = (int32_t)JX_INT(v->requeue_state, 0, "count");
     int64_t ms = 0;
-    const char *at = JX_STR(st, "requeueState", "requeueAt");
+    const char *at = JX_STR(v->requeue_state, "requeueAt");
     wl->requeue_at_ms = at && timefmt_parse(at, &ms) == 0 ? ms : 0;
-    json_t *rps = json_object_get(st, "reclaimablePods");
+    const json_t *rps = v->reclaimable;
     size_t n = json_array_size(rps);
     wl->reclaimable = n ? xcalloc(n, sizeof(*wl->reclaimable)) : NULL;
     for (size_t i = 0; i < n; i++, wl->n_reclaimable++) {
@@ -407,10 +436,12 @@ static void wl_status_release(struct api_workload *wl, bool keep_admission)
  * admission when it is kept. */
 static int wl_status(const json_t *obj, struct api_workload *wl, bool keep_admission)
 {
-    if (!keep_admission && wl_admission(json_object_get(obj, "status"), wl) < 0)
+    struct wl_status_view v;
+    wl_status_view_of(json_object_getn(obj, "status", 6), &v);
+    if (!keep_admission && wl_admission(v.admission, wl) < 0)
         return CU_EINVAL;
-    wl_conditions(obj, wl);
-    wl_status_misc(obj, wl);
+    wl_conditions(v.conditions, wl);
+    wl_status_misc(&v, wl);
     return 0;
 }
 

@@ -173,6 +173,92 @@ static void changed_condition_is_rebuilt_in_order(void **state)
     }
 }
 
+static json_t *doc_of_kind(const char *kind)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:i}}", "apiVersion", "v1", "kind", kind, "metadata",
+                     "name", "x", "generation", 1);
+}
+
+static void assert_same_json(const json_t *a, const json_t *b)
+{
+    char *x = json_dumps(a, JSON_COMPACT);
+    char *y = json_dumps(b, JSON_COMPACT);
+    assert_string_equal(x, y);
+    free(x);
+    free(y);
+}
+
+/* A Workload's condition equal to one just set on another Workload is the
+ * same object (api_cond_set's table), and every document reads as the
+ * plain build writes it (an object of another kind, which never shares):
+ * member order, a condition not in api_cond_set's order, a text that is not
+ * UTF-8. A message-only change keeps the status and lastTransitionTime
+ * values (what kueue_memo compares by identity), Evicted its reason too;
+ * changing one sharer leaves the others as they were. */
+static void workload_conditions_are_shared_and_read_as_built(void **state)
+{
+    (void)state;
+    json_t *w1 = doc_of_kind("Workload"), *w2 = doc_of_kind("Workload");
+    json_t *job = doc_of_kind("Job"), *plain = doc_of_kind("Other");
+    json_t *docs[] = {w1, w2, job, plain};
+    for (size_t d = 0; d < 4; d++)
+        assert_true(api_cond_set(docs[d], "Admitted", "True", "Admitted", "in", T0));
+    const json_t *a1 = api_cond_get(w1, "Admitted");
+    assert_ptr_equal(api_cond_get(w2, "Admitted"), a1);
+    assert_ptr_not_equal(api_cond_get(job, "Admitted"), a1); /* Jobs' are changed after */
+    assert_same_json(a1, api_cond_get(plain, "Admitted"));
+    /* instants of the same second write the same text: shared too */
+    assert_true(api_cond_set(w1, "Sub", "True", "R", "m", T0 + 100));
+    assert_true(api_cond_set(w2, "Sub", "True", "R", "m", T0 + 900));
+    assert_ptr_equal(api_cond_get(w1, "Sub"), api_cond_get(w2, "Sub"));
+    assert_true(api_cond_remove(w1, "Sub") && api_cond_remove(w2, "Sub"));
+    /* a message-only change keeps status and lastTransitionTime values */
+    const json_t *st = JX_GET(a1, "status"), *ltt = JX_GET(a1, "lastTransitionTime");
+    for (size_t d = 0; d < 4; d++)
+        assert_true(api_cond_set(docs[d], "Admitted", "True", "Admitted", "again", T0 + 5000));
+    const json_t *b1 = api_cond_get(w1, "Admitted");
+    assert_ptr_equal(JX_GET(b1, "status"), st);
+    assert_ptr_equal(JX_GET(b1, "lastTransitionTime"), ltt);
+    assert_ptr_equal(api_cond_get(w2, "Admitted"), b1);
+    assert_same_json(b1, api_cond_get(plain, "Admitted"));
+    /* a transition, then one back at the same instant */
+    for (size_t d = 0; d < 4; d++) {
+        assert_true(api_cond_set(docs[d], "Admitted", "False", "No", "out", T0 + 9000));
+        assert_true(api_cond_set(docs[d], "Admitted", "True", "Admitted", "again", T0 + 9000));
+    }
+    assert_same_json(api_cond_get(w1, "Admitted"), api_cond_get(plain, "Admitted"));
+    assert_ptr_equal(api_cond_get(w1, "Admitted"), api_cond_get(w2, "Admitted"));
+    /* changing one sharer leaves the other as it was */
+    assert_true(api_cond_set(w1, "Admitted", "True", "Admitted", "w1 only", T0 + 9000));
+    assert_true(api_cond_set(plain, "Admitted", "True", "Admitted", "w1 only", T0 + 9000));
+    assert_string_equal(JX_STR(api_cond_get(w2, "Admitted"), "message"), "again");
+    /* Evicted keeps its own reason value when the reason stays */
+    for (size_t d = 0; d < 4; d++)
+        assert_true(api_cond_set(docs[d], "Evicted", "True", "Preempted", "m1", T0));
+    const json_t *r2 = JX_GET(api_cond_get(w2, "Evicted"), "reason");
+    json_t *own = json_string("Preempted"); /* w1's reason, a value of its own */
+    json_t *ev1 = json_deep_copy(api_cond_get(w1, "Evicted"));
+    json_object_set_new(ev1, "reason", own);
+    json_array_set_new(JX_GET(w1, "status", "conditions"), 1, ev1);
+    for (size_t d = 0; d < 4; d++)
+        assert_true(api_cond_set(docs[(d + 1) % 4], "Evicted", "True", "Preempted", "m2", T0));
+    assert_ptr_equal(JX_GET(api_cond_get(w2, "Evicted"), "reason"), r2);
+    assert_ptr_equal(JX_GET(api_cond_get(w1, "Evicted"), "reason"), own);
+    /* not in api_cond_set's order; a message that is not UTF-8 */
+    const char *odd = "{\"message\":\"M\",\"extra\":true,\"type\":\"Odd\"}";
+    for (size_t d = 0; d < 4; d++) {
+        json_array_append_new(JX_GET(docs[d], "status", "conditions"), json_loads(odd, 0, NULL));
+        assert_true(api_cond_set(docs[d], "Odd", "True", "R", "M2", T0));
+        assert_true(api_cond_set(docs[d], "Bad", "True", "R", "\xff", T0));
+        assert_true(api_cond_set(docs[d], "Bad", "True", "R", "", T0)); /* it had none */
+        assert_false(api_cond_set(docs[d], "Bad", "True", "R", "", T0));
+    }
+    assert_same_json(JX_GET(w1, "status", "conditions"), JX_GET(plain, "status", "conditions"));
+    assert_same_json(JX_GET(w2, "status", "conditions"), JX_GET(job, "status", "conditions"));
+    for (size_t d = 0; d < 4; d++)
+        json_decref(docs[d]);
+}
+
 /* The transition time formatted for one instant is reused for the next
  * condition set at that instant, and reformatted for another instant. */
 static void transition_times_follow_each_call(void **state)
@@ -217,6 +303,15 @@ static void get_all_finds_the_first_of_each_type_in_one_pass(void **state)
     assert_null(c[2]);
     api_cond_get_all(NULL, types, 3, c);
     assert_null(c[0]);
+    /* the same over the array in hand; none in NULL or a non-array */
+    const json_t *d[3];
+    api_cond_find_all(JX_GET(o, "status", "conditions"), types, 3, d);
+    assert_ptr_equal(d[0], api_cond_get(o, "A"));
+    assert_ptr_equal(d[1], api_cond_get(o, "B"));
+    assert_null(d[2]);
+    api_cond_find_all(JX_GET(o, "status"), types, 3, d);
+    assert_null(d[0]);
+    assert_null(d[1]);
     json_decref(o);
 }
 
@@ -317,8 +412,16 @@ static void condition_times_read_back_alternating(void **state)
         assert_int_equal(api_cond_time_ms(o, "B"), T0 + 61000);
     }
     assert_int_equal(api_cond_time_ms(o, "C"), 0);
+    assert_int_equal(api_cond_ltt_ms(api_cond_get(o, "B")), T0 + 61000);
+    assert_int_equal(api_cond_ltt_ms(api_cond_get(o, "A")), T0);
+    assert_int_equal(api_cond_ltt_ms(NULL), 0);
+    json_t *late = json_pack("{s:s, s:s}", "type", "L", "lastTransitionTime",
+                             "2026-01-01T00:00:02Z"); /* not where api_cond_set puts it */
+    assert_int_equal(api_cond_ltt_ms(late), T0 + 2000);
+    json_decref(late);
     json_object_set_new(api_cond_get(o, "A"), "lastTransitionTime", json_string("bad"));
     assert_int_equal(api_cond_time_ms(o, "A"), 0);
+    assert_int_equal(api_cond_ltt_ms(api_cond_get(o, "A")), 0);
     assert_int_equal(api_cond_time_ms(o, "B"), T0 + 61000);
     json_decref(o);
 }
@@ -330,6 +433,7 @@ int main(void)
         cmocka_unit_test(would_change_predicts_set),
         cmocka_unit_test(shared_conditions_are_copied_before_a_change),
         cmocka_unit_test(changed_condition_is_rebuilt_in_order),
+        cmocka_unit_test(workload_conditions_are_shared_and_read_as_built),
         cmocka_unit_test(found_condition_holds_only_when_true),
         cmocka_unit_test(transition_times_follow_each_call),
         cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
