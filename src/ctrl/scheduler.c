@@ -246,10 +246,27 @@ static void observe_flavor(struct ctrl *c, struct sched *s, const struct store_e
  * (status-only writes, e.g. ours, are not fed again). Forgets deleted ones. */
 static bool spec_changed(struct sched *s, const struct store_event *ev)
 {
-    char *key = xasprintf("%d/%s/%s", (int)ev->kind, jx_or_empty(api_namespace(ev->obj)),
-                          jx_or_empty(api_name(ev->obj)));
+    /* "<kind>/<ns>/<name>", on the stack when it fits (a queue's status
+     * write comes back here every time it is flushed) */
+    const char *ns = jx_or_empty(api_namespace(ev->obj)), *nm = jx_or_empty(api_name(ev->obj));
+    char kind[12];
+    char *kp = kind + sizeof(kind);
+    *--kp = '\0';
+    for (unsigned k = (unsigned)ev->kind;; k /= 10) {
+        *--kp = (char)('0' + k % 10);
+        if (k < 10)
+            break;
+    }
+    size_t kl = strlen(kp), nl = strlen(ns), ml = strlen(nm), len = kl + 1 + nl + 1 + ml;
+    char buf[256];
+    char *key = len < sizeof(buf) ? buf : xmalloc(len + 1);
+    memcpy(key, kp, kl);
+    key[kl] = '/';
+    memcpy(key + kl + 1, ns, nl);
+    key[kl + 1 + nl] = '/';
+    memcpy(key + kl + 2 + nl, nm, ml + 1);
     struct spec_seen *seen;
-    HASH_FIND_STR(s->seen, key, seen);
+    HASH_FIND(hh, s->seen, key, len, seen);
     int64_t gen = JX_INT(ev->obj, 0, "metadata", "generation");
     bool deleting = api_is_deleting(ev->obj);
     bool changed = !seen || seen->generation != gen || seen->deleting != deleting ||
@@ -263,14 +280,15 @@ static bool spec_changed(struct sched *s, const struct store_event *ev)
     } else {
         if (!seen) {
             seen = xcalloc(1, sizeof(*seen));
-            seen->key = key;
-            key = NULL;
-            HASH_ADD_KEYPTR(hh, s->seen, seen->key, strlen(seen->key), seen);
+            seen->key = key == buf ? xstrdup(buf) : key;
+            key = buf;
+            HASH_ADD_KEYPTR(hh, s->seen, seen->key, len, seen);
         }
         seen->generation = gen;
         seen->deleting = deleting;
     }
-    xfree(key);
+    if (key != buf)
+        xfree(key);
     return changed;
 }
 
@@ -465,17 +483,30 @@ static void resync_workload(struct ctrl *c, struct sched *s, const struct eng_wl
     json_decref(obj);
 }
 
-/* The status members the decision writes only replace or remove. */
+/* The status members a preemption only replaces or removes. */
 static const char *const REPLACED_ONLY[] = {"admission", "resourceRequests", NULL};
+/* The status members a reservation or a pending decision leaves alone or
+ * replaces whole (only the conditions change inside: api_cond_set copies
+ * what it changes); a preemption changes admissionChecks and
+ * schedulingStats in place (kq_wl_evict). */
+static const char *const REPLACED_OR_KEPT[] = {"admission",
+                                               "resourceRequests",
+                                               "admissionChecks",
+                                               "requeueState",
+                                               "reclaimablePods",
+                                               "schedulingStats",
+                                               "accumulatedPastExexcutionTimeSeconds",
+                                               NULL};
 
 /* The Workload a decision names, if it is still the same object (uid), as
  * a copy whose status may be changed (store_get_status_copy: the rest is
- * the stored document's and must not be; so are admission and
- * resourceRequests, which the decisions replace whole). */
-static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
+ * the stored document's and must not be; so are the shared status members,
+ * which the decision replaces whole: shared is REPLACED_ONLY or
+ * REPLACED_OR_KEPT). */
+static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref,
+                               const char *const *shared)
 {
-    json_t *wl = store_get_status_copy(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name,
-                                       REPLACED_ONLY);
+    json_t *wl = store_get_status_copy(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name, shared);
     const char *uid = wl && ref->uid ? api_uid(wl) : NULL;
     if (uid && strcmp(ref->uid, uid)) {
         json_decref(wl);
@@ -576,7 +607,7 @@ static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const 
 
 static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
-    json_t *wl = decision_target(c, &d->wl);
+    json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
     if (!wl || finished_or_reserved(wl) || api_is_deleting(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
@@ -618,7 +649,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
 
 static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
-    json_t *wl = decision_target(c, &d->wl);
+    json_t *wl = decision_target(c, &d->wl, REPLACED_ONLY);
     if (!wl || kq_wl_is_finished(wl) || kq_wl_is_evicted(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
@@ -683,7 +714,7 @@ static json_t *resource_requests_of(struct sched *s, const json_t *obj)
 
 static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
-    json_t *wl = decision_target(c, &d->wl);
+    json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
     if (!wl || finished_or_reserved(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
