@@ -19,40 +19,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <stdint.h>
-
-/* uthash's default (Jenkins) reads a key byte by byte; keys here carry a
- * whole message (~200 bytes), so they are hashed a word at a time (FNV-1a
- * style multiply per 8 bytes, then MurmurHash3's 64-bit finalizer, whose
- * low bits, the bucket and Bloom bits, depend on every input bit). Only
- * the bucket layout follows the hash: the table's iteration order, and so
- * everything observable, does not. */
-static inline unsigned event_key_hash(const void *key, size_t len)
-{
-    const unsigned char *p = key;
-    uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)len;
-    for (; len >= 8; len -= 8, p += 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0x100000001b3ULL;
-    }
-    uint64_t t = 0;
-    memcpy(&t, p, len);
-    h = (h ^ t) * 0x100000001b3ULL;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return (unsigned)h;
-}
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = event_key_hash((keyptr), (keylen)))
+/* Event keys carry a whole message (~200 bytes): hashed a word at a time
+ * (kq_hash_bytes) rather than by uthash's byte-wise default. */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
 #define HASH_BLOOM 21 /* 2^21 bits = 256 KiB per table */
 #include <uthash.h>
 
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "ctrl/ctrl-int.h"
+#include "ctrl/kueue_int.h"
 #include "util/jsonx.h"
 #include "util/sbuf.h"
 #include "util/timefmt.h"

@@ -30,6 +30,9 @@
  * engine can keep its copy's pod sets.
  */
 #include <string.h>
+
+/* keys "ns NUL name", hashed a word at a time (kq_hash_bytes) */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"
