@@ -622,9 +622,13 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     struct kq_check_rule *rules;
     size_t n;
     kq_cq_check_rules(c, d->cluster_queue, &rules, &n);
-    json_t *names = kq_checks_for_admission(rules, n, JX_GET(wl, "status", "admission"));
-    kq_wl_sync_checks(wl, names, now);
-    json_decref(names);
+    /* no rules and no checks: nothing to sync, and all (none) are ready */
+    bool no_checks = n == 0 && !JX_GET(wl, "status", "admissionChecks");
+    if (!no_checks) {
+        json_t *names = kq_checks_for_admission(rules, n, JX_GET(wl, "status", "admission"));
+        kq_wl_sync_checks(wl, names, now);
+        json_decref(names);
+    }
     kq_rules_release(rules, n);
     ctrl_event(c, wl, "Normal", "QuotaReserved", "%s",
                d->event_message ? d->event_message : "Quota reserved");
@@ -635,7 +639,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
             json_object_set_new(f, "borrowing", json_true());
         ctrl_trace(c, "QuotaReserved", f);
     }
-    if (kq_wl_all_checks_ready(wl))
+    if (no_checks || kq_wl_all_checks_ready(wl))
         kq_wl_set_admitted(c, wl);
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
