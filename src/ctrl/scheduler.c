@@ -536,6 +536,21 @@ static int write_status(struct ctrl *c, const struct eng_wl_ref *ref, json_t **w
     return store_update_status_take(ctrl_store(c), KIND_WORKLOAD, ref->ns, wl);
 }
 
+/* json_object_set_new(obj, key, v) without jansson's character-by-
+ * character UTF-8 check of key when key is ASCII (resource and flavor
+ * names are). */
+static void set_named(json_t *obj, const char *key, json_t *v)
+{
+    size_t n = 0;
+    unsigned char high = 0;
+    for (; key[n]; n++)
+        high |= (unsigned char)key[n];
+    if (high < 0x80)
+        json_object_setn_new_nocheck(obj, key, n, v);
+    else
+        json_object_set_new(obj, key, v);
+}
+
 static json_t *admission_json(const struct api_admission *a, const char *cq)
 {
     json_t *psas = json_array();
@@ -543,25 +558,23 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
         const struct api_podset_assignment *p = &a->podsets[i];
         json_t *flv = json_object();
         for (size_t j = 0; j < p->flavors.n; j++)
-            json_object_set_new(flv, p->flavors.items[j].key,
-                                json_string(p->flavors.items[j].value));
+            set_named(flv, p->flavors.items[j].key, jx_string(p->flavors.items[j].value));
         json_t *use = json_object();
         for (size_t j = 0; j < p->resource_usage.n; j++)
-            json_object_set_new(use, p->resource_usage.items[j].name,
-                                kq_quantity_json(p->resource_usage.items[j].value,
-                                                 p->resource_usage.items[j].name));
+            set_named(use, p->resource_usage.items[j].name,
+                      kq_quantity_json(p->resource_usage.items[j].value,
+                                       p->resource_usage.items[j].name));
         /* built directly: json_pack parses its format at every call */
         json_t *psa = json_object();
-        json_object_set_new(psa, "name", json_string(p->name));
-        json_object_set_new(psa, "flavors", flv);
-        json_object_set_new(psa, "resourceUsage", use);
-        json_object_set_new(psa, "count", json_integer(p->count));
+        JX_SET_LIT(psa, "name", jx_string(p->name));
+        JX_SET_LIT(psa, "flavors", flv);
+        JX_SET_LIT(psa, "resourceUsage", use);
+        JX_SET_LIT(psa, "count", json_integer(p->count));
         json_array_append_new(psas, psa);
     }
     json_t *out = json_object();
-    json_object_set_new(out, "clusterQueue",
-                        json_string(a->cluster_queue ? a->cluster_queue : cq));
-    json_object_set_new(out, "podSetAssignments", psas);
+    JX_SET_LIT(out, "clusterQueue", jx_string(a->cluster_queue ? a->cluster_queue : cq));
+    JX_SET_LIT(out, "podSetAssignments", psas);
     return out;
 }
 
@@ -691,12 +704,12 @@ static json_t *resource_requests(const struct api_workload *wl)
             int64_t total = per > INT64_MAX / (ps->count > 0 ? ps->count : 1)
                                 ? INT64_MAX
                                 : per * ps->count;
-            json_object_set_new(res, ps->requests.items[j].name,
-                                kq_quantity_json(total, ps->requests.items[j].name));
+            set_named(res, ps->requests.items[j].name,
+                      kq_quantity_json(total, ps->requests.items[j].name));
         }
         json_t *item = json_object();
-        json_object_set_new(item, "name", json_string(ps->name));
-        json_object_set_new(item, "resources", res);
+        JX_SET_LIT(item, "name", jx_string(ps->name));
+        JX_SET_LIT(item, "resources", res);
         json_array_append_new(out, item);
     }
     return out;
