@@ -578,6 +578,17 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
     return out;
 }
 
+/* JX_SET_NEW(wl, v, "status", key) (v taken), without walking the path
+ * or checking key's UTF-8 (an ASCII literal) when wl has a status. */
+static void set_status_member(json_t *wl, const char *key, json_t *v)
+{
+    json_t *st = json_object_get(wl, "status");
+    if (json_is_object(st))
+        json_object_setn_new_nocheck(st, key, strlen(key), v);
+    else
+        JX_SET_NEW(wl, v, "status", key);
+}
+
 /* Reset the active Evicted and Preempted conditions on reservation (§2.9). */
 static void reset_on_reserve(json_t *wl, int64_t now)
 {
@@ -627,7 +638,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
         return;
     }
     int64_t now = ctrl_now(c);
-    JX_SET_NEW(wl, admission_json(&d->admission, d->cluster_queue), "status", "admission");
+    set_status_member(wl, "admission", admission_json(&d->admission, d->cluster_queue));
     char *msg = xasprintf("Quota reserved in ClusterQueue %s", d->cluster_queue);
     api_cond_set(wl, "QuotaReserved", "True", "QuotaReserved", msg, now);
     xfree(msg);
@@ -748,7 +759,7 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
         rr = resource_requests_of(s, wl);
         kq_memo_set_requests(s->memo, wl, rr);
     }
-    JX_SET_NEW(wl, rr, "status", "resourceRequests");
+    set_status_member(wl, "resourceRequests", rr);
     int rc = write_status(c, &d->wl, &wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
     if (ctrl_traces(c, "Pending")) {
