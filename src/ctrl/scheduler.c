@@ -639,9 +639,17 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     }
     int64_t now = ctrl_now(c);
     set_status_member(wl, "admission", admission_json(&d->admission, d->cluster_queue));
-    char *msg = xasprintf("Quota reserved in ClusterQueue %s", d->cluster_queue);
+    /* "Quota reserved in ClusterQueue <cq>", without printf */
+    static const char prefix[] = "Quota reserved in ClusterQueue ";
+    const char *cqn = d->cluster_queue ? d->cluster_queue : "(null)"; /* as printf did */
+    size_t cl = strlen(cqn);
+    char buf[256];
+    char *msg = sizeof(prefix) + cl <= sizeof(buf) ? buf : xmalloc(sizeof(prefix) + cl);
+    memcpy(msg, prefix, sizeof(prefix) - 1);
+    memcpy(msg + sizeof(prefix) - 1, cqn, cl + 1);
     api_cond_set(wl, "QuotaReserved", "True", "QuotaReserved", msg, now);
-    xfree(msg);
+    if (msg != buf)
+        xfree(msg);
     reset_on_reserve(wl, now);
     struct kq_check_rule *rules;
     size_t n;
@@ -728,9 +736,10 @@ static json_t *resource_requests(const struct api_workload *wl)
 
 /* resource_requests of obj's spec, from the Workload the memo decoded from
  * it when there is one. */
-static json_t *resource_requests_of(struct sched *s, const json_t *obj)
+static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *ref,
+                                    const json_t *obj)
 {
-    const struct api_workload *known = kq_memo_decoded_spec(s->memo, obj);
+    const struct api_workload *known = kq_memo_decoded_spec(s->memo, ref->ns, ref->name, obj);
     if (known)
         return resource_requests(known);
     struct api_workload wl;
@@ -754,10 +763,10 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     api_cond_set(wl, "QuotaReserved", "False", reason, msg, now);
     api_cond_set(wl, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
     /* they follow the spec: computed once per spec value */
-    json_t *rr = kq_memo_requests(s->memo, wl);
+    json_t *rr = kq_memo_requests(s->memo, d->wl.ns, d->wl.name, wl);
     if (!rr) {
-        rr = resource_requests_of(s, wl);
-        kq_memo_set_requests(s->memo, wl, rr);
+        rr = resource_requests_of(s, &d->wl, wl);
+        kq_memo_set_requests(s->memo, d->wl.ns, d->wl.name, wl, rr);
     }
     set_status_member(wl, "resourceRequests", rr);
     int rc = write_status(c, &d->wl, &wl);
