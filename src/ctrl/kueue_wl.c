@@ -109,8 +109,10 @@ static void count_eviction(json_t *wl, const char *reason, const char *underlyin
             return;
         }
     }
-    json_t *n = json_pack("{s:s, s:s, s:i}", "reason", reason, "underlyingCause",
-                          jx_or_empty(underlying), "count", 1);
+    json_t *n = json_object(); /* built directly: json_pack parses its format */
+    JX_SET_LIT(n, "reason", jx_string(reason));
+    JX_SET_LIT(n, "underlyingCause", jx_string(jx_or_empty(underlying)));
+    JX_SET_LIT(n, "count", json_integer(1));
     json_array_append_new(ev, n);
 }
 

@@ -248,7 +248,8 @@ static bool spec_changed(struct sched *s, const struct store_event *ev)
 {
     /* "<kind>/<ns>/<name>", on the stack when it fits (a queue's status
      * write comes back here every time it is flushed) */
-    const char *ns = jx_or_empty(api_namespace(ev->obj)), *nm = jx_or_empty(api_name(ev->obj));
+    const json_t *md = json_object_get(ev->obj, "metadata"); /* read once */
+    const char *ns = jx_or_empty(JX_STR(md, "namespace")), *nm = jx_or_empty(JX_STR(md, "name"));
     char kind[12];
     char *kp = kind + sizeof(kind);
     *--kp = '\0';
@@ -267,8 +268,8 @@ static bool spec_changed(struct sched *s, const struct store_event *ev)
     memcpy(key + kl + 2 + nl, nm, ml + 1);
     struct spec_seen *seen;
     HASH_FIND(hh, s->seen, key, len, seen);
-    int64_t gen = JX_INT(ev->obj, 0, "metadata", "generation");
-    bool deleting = api_is_deleting(ev->obj);
+    int64_t gen = JX_INT(md, 0, "generation");
+    bool deleting = json_is_string(json_object_get(md, "deletionTimestamp")); /* api_is_deleting */
     bool changed = !seen || seen->generation != gen || seen->deleting != deleting ||
                    ev->type != STORE_MODIFIED;
     if (ev->type == STORE_DELETED) {
