@@ -19,12 +19,16 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Event keys carry a whole message (~200 bytes): hashed a word at a time
+ * (kq_hash_bytes) rather than by uthash's byte-wise default. */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
 #define HASH_BLOOM 21 /* 2^21 bits = 256 KiB per table */
 #include <uthash.h>
 
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "ctrl/ctrl-int.h"
+#include "ctrl/kueue_int.h"
 #include "util/jsonx.h"
 #include "util/sbuf.h"
 #include "util/timefmt.h"

@@ -30,6 +30,9 @@
  * engine can keep its copy's pod sets.
  */
 #include <string.h>
+
+/* keys "ns NUL name", hashed a word at a time (kq_hash_bytes) */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"
@@ -437,10 +440,11 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
     return &m->dec;
 }
 
-const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const json_t *obj)
+const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const char *ns,
+                                                const char *name, const json_t *obj)
 {
     drop_last(memo);
-    struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
+    struct memo_entry *m = find(memo, ns, name);
     const json_t *spec = json_object_get(obj, "spec");
     return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
 }
@@ -455,21 +459,23 @@ void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
     }
 }
 
-json_t *kq_memo_requests(struct kq_memo *memo, const json_t *obj)
+json_t *kq_memo_requests(struct kq_memo *memo, const char *ns, const char *name,
+                         const json_t *obj)
 {
     drop_last(memo);
-    struct memo_entry *m = find(memo, api_namespace(obj), api_name(obj));
+    struct memo_entry *m = find(memo, ns, name);
     const json_t *spec = json_object_get(obj, "spec");
     return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
 }
 
-void kq_memo_set_requests(struct kq_memo *memo, const json_t *obj, json_t *rr)
+void kq_memo_set_requests(struct kq_memo *memo, const char *ns, const char *name,
+                          const json_t *obj, json_t *rr)
 {
     drop_last(memo);
     json_t *spec = json_object_get(obj, "spec");
     if (!spec)
         return;
-    struct memo_entry *m = find_or_add(memo, api_namespace(obj), api_name(obj));
+    struct memo_entry *m = find_or_add(memo, ns, name);
     json_decref(m->rr_spec);
     json_decref(m->rr);
     m->rr_spec = json_incref(spec);

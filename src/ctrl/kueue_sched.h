@@ -88,17 +88,22 @@ void kq_memo_store(struct kq_memo *m, const json_t *obj, bool admitted);
  * Workload is then forgotten). */
 const struct api_workload *kq_memo_decode(struct kq_memo *m, const json_t *obj,
                                           bool *status_only);
-/* The Workload last decoded for obj's namespace/name (kq_memo_decode) when
- * it was decoded from obj's very spec value, else NULL: its spec fields
- * (pod sets, queue, priority) are obj's. Borrowed, as kq_memo_decode's. */
-const struct api_workload *kq_memo_decoded_spec(struct kq_memo *m, const json_t *obj);
+/* The Workload last decoded for obj's namespace/name (ns, name: obj's
+ * metadata.namespace and metadata.name, which the caller knows; not read
+ * again) (kq_memo_decode) when it was decoded from obj's very spec value,
+ * else NULL: its spec fields (pod sets, queue, priority) are obj's.
+ * Borrowed, as kq_memo_decode's. */
+const struct api_workload *kq_memo_decoded_spec(struct kq_memo *m, const char *ns,
+                                                const char *name, const json_t *obj);
 /* Forget a Workload (deleted, finished, or to be decoded again). */
 void kq_memo_forget(struct kq_memo *m, const char *ns, const char *name);
 /* The status.resourceRequests remembered for obj's spec (the same spec
- * value), as a new reference, or NULL. */
-json_t *kq_memo_requests(struct kq_memo *m, const json_t *obj);
+ * value), as a new reference, or NULL. ns, name: obj's (as for
+ * kq_memo_decoded_spec). */
+json_t *kq_memo_requests(struct kq_memo *m, const char *ns, const char *name, const json_t *obj);
 /* Remember rr (borrowed: the memo keeps a reference of its own) as the
- * status.resourceRequests of obj's spec. */
-void kq_memo_set_requests(struct kq_memo *m, const json_t *obj, json_t *rr);
+ * status.resourceRequests of obj's spec. ns, name: obj's. */
+void kq_memo_set_requests(struct kq_memo *m, const char *ns, const char *name, const json_t *obj,
+                          json_t *rr);
 
 #endif

@@ -13,6 +13,7 @@
 #include "api/object.h"
 #include "ctrl/kueue_int.h"
 #include "util/jsonx.h"
+#include "util/sbuf.h"
 #include "util/timefmt.h"
 #include "util/xalloc.h"
 
@@ -108,8 +109,10 @@ static void count_eviction(json_t *wl, const char *reason, const char *underlyin
             return;
         }
     }
-    json_t *n = json_pack("{s:s, s:s, s:i}", "reason", reason, "underlyingCause",
-                          jx_or_empty(underlying), "count", 1);
+    json_t *n = json_object(); /* built directly: json_pack parses its format */
+    JX_SET_LIT(n, "reason", jx_string(reason));
+    JX_SET_LIT(n, "underlyingCause", jx_string(jx_or_empty(underlying)));
+    JX_SET_LIT(n, "count", json_integer(1));
     json_array_append_new(ev, n);
 }
 
@@ -180,16 +183,37 @@ void kq_wl_finish(struct ctrl *c, json_t *wl, const char *reason, const char *me
     }
 }
 
+/* ms (>= 0) as printf's "%.0f" prints ms / 1000.0: whole seconds,
+ * rounded to nearest, a half to the even neighbour. */
+static void add_whole_seconds(struct sbuf *sb, int64_t ms)
+{
+    int64_t s = ms / 1000, frac = ms % 1000;
+    s += frac > 500 || (frac == 500 && s % 2 == 1);
+    char buf[24];
+    char *p = buf + sizeof(buf);
+    *--p = '\0';
+    do {
+        *--p = (char)('0' + s % 10);
+        s /= 10;
+    } while (s > 0);
+    sbuf_adds(sb, p);
+}
+
 void kq_wl_set_admitted(struct ctrl *c, json_t *wl)
 {
     int64_t now = ctrl_now(c);
     const char *cq = kq_wl_cluster_queue(wl);
     api_cond_set(wl, "Admitted", "True", "Admitted", "The workload is admitted", now);
     int64_t since = api_cond_time_ms(wl, "QuotaReserved");
-    double wait_s = since > 0 && now > since ? (double)(now - since) / 1000.0 : 0.0;
-    ctrl_event(c, wl, "Normal", "Admitted",
-               "Admitted by ClusterQueue %s, wait time since reservation was %.0fs",
-               jx_or_empty(cq), wait_s);
+    struct sbuf msg;
+    sbuf_init(&msg, 0);
+    sbuf_adds(&msg, "Admitted by ClusterQueue ");
+    sbuf_adds(&msg, jx_or_empty(cq));
+    sbuf_adds(&msg, ", wait time since reservation was ");
+    add_whole_seconds(&msg, since > 0 && now > since ? now - since : 0);
+    sbuf_addc(&msg, 's');
+    ctrl_event(c, wl, "Normal", "Admitted", "%s", msg.buf);
+    sbuf_release(&msg);
     if (ctrl_traces(c, "Admitted")) {
         json_t *f = kq_wl_trace_fields(wl, cq);
         json_object_set_new(f, "podSets", kq_wl_trace_podsets(wl));

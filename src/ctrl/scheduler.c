@@ -246,12 +246,30 @@ static void observe_flavor(struct ctrl *c, struct sched *s, const struct store_e
  * (status-only writes, e.g. ours, are not fed again). Forgets deleted ones. */
 static bool spec_changed(struct sched *s, const struct store_event *ev)
 {
-    char *key = xasprintf("%d/%s/%s", (int)ev->kind, jx_or_empty(api_namespace(ev->obj)),
-                          jx_or_empty(api_name(ev->obj)));
+    /* "<kind>/<ns>/<name>", on the stack when it fits (a queue's status
+     * write comes back here every time it is flushed) */
+    const json_t *md = json_object_get(ev->obj, "metadata"); /* read once */
+    const char *ns = jx_or_empty(JX_STR(md, "namespace")), *nm = jx_or_empty(JX_STR(md, "name"));
+    char kind[12];
+    char *kp = kind + sizeof(kind);
+    *--kp = '\0';
+    for (unsigned k = (unsigned)ev->kind;; k /= 10) {
+        *--kp = (char)('0' + k % 10);
+        if (k < 10)
+            break;
+    }
+    size_t kl = strlen(kp), nl = strlen(ns), ml = strlen(nm), len = kl + 1 + nl + 1 + ml;
+    char buf[256];
+    char *key = len < sizeof(buf) ? buf : xmalloc(len + 1);
+    memcpy(key, kp, kl);
+    key[kl] = '/';
+    memcpy(key + kl + 1, ns, nl);
+    key[kl + 1 + nl] = '/';
+    memcpy(key + kl + 2 + nl, nm, ml + 1);
     struct spec_seen *seen;
-    HASH_FIND_STR(s->seen, key, seen);
-    int64_t gen = JX_INT(ev->obj, 0, "metadata", "generation");
-    bool deleting = api_is_deleting(ev->obj);
+    HASH_FIND(hh, s->seen, key, len, seen);
+    int64_t gen = JX_INT(md, 0, "generation");
+    bool deleting = json_is_string(json_object_get(md, "deletionTimestamp")); /* api_is_deleting */
     bool changed = !seen || seen->generation != gen || seen->deleting != deleting ||
                    ev->type != STORE_MODIFIED;
     if (ev->type == STORE_DELETED) {
@@ -263,14 +281,15 @@ static bool spec_changed(struct sched *s, const struct store_event *ev)
     } else {
         if (!seen) {
             seen = xcalloc(1, sizeof(*seen));
-            seen->key = key;
-            key = NULL;
-            HASH_ADD_KEYPTR(hh, s->seen, seen->key, strlen(seen->key), seen);
+            seen->key = key == buf ? xstrdup(buf) : key;
+            key = buf;
+            HASH_ADD_KEYPTR(hh, s->seen, seen->key, len, seen);
         }
         seen->generation = gen;
         seen->deleting = deleting;
     }
-    xfree(key);
+    if (key != buf)
+        xfree(key);
     return changed;
 }
 
@@ -465,17 +484,30 @@ static void resync_workload(struct ctrl *c, struct sched *s, const struct eng_wl
     json_decref(obj);
 }
 
-/* The status members the decision writes only replace or remove. */
+/* The status members a preemption only replaces or removes. */
 static const char *const REPLACED_ONLY[] = {"admission", "resourceRequests", NULL};
+/* The status members a reservation or a pending decision leaves alone or
+ * replaces whole (only the conditions change inside: api_cond_set copies
+ * what it changes); a preemption changes admissionChecks and
+ * schedulingStats in place (kq_wl_evict). */
+static const char *const REPLACED_OR_KEPT[] = {"admission",
+                                               "resourceRequests",
+                                               "admissionChecks",
+                                               "requeueState",
+                                               "reclaimablePods",
+                                               "schedulingStats",
+                                               "accumulatedPastExexcutionTimeSeconds",
+                                               NULL};
 
 /* The Workload a decision names, if it is still the same object (uid), as
  * a copy whose status may be changed (store_get_status_copy: the rest is
- * the stored document's and must not be; so are admission and
- * resourceRequests, which the decisions replace whole). */
-static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref)
+ * the stored document's and must not be; so are the shared status members,
+ * which the decision replaces whole: shared is REPLACED_ONLY or
+ * REPLACED_OR_KEPT). */
+static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref,
+                               const char *const *shared)
 {
-    json_t *wl = store_get_status_copy(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name,
-                                       REPLACED_ONLY);
+    json_t *wl = store_get_status_copy(ctrl_store(c), KIND_WORKLOAD, ref->ns, ref->name, shared);
     const char *uid = wl && ref->uid ? api_uid(wl) : NULL;
     if (uid && strcmp(ref->uid, uid)) {
         json_decref(wl);
@@ -505,6 +537,21 @@ static int write_status(struct ctrl *c, const struct eng_wl_ref *ref, json_t **w
     return store_update_status_take(ctrl_store(c), KIND_WORKLOAD, ref->ns, wl);
 }
 
+/* json_object_set_new(obj, key, v) without jansson's character-by-
+ * character UTF-8 check of key when key is ASCII (resource and flavor
+ * names are). */
+static void set_named(json_t *obj, const char *key, json_t *v)
+{
+    size_t n = 0;
+    unsigned char high = 0;
+    for (; key[n]; n++)
+        high |= (unsigned char)key[n];
+    if (high < 0x80)
+        json_object_setn_new_nocheck(obj, key, n, v);
+    else
+        json_object_set_new(obj, key, v);
+}
+
 static json_t *admission_json(const struct api_admission *a, const char *cq)
 {
     json_t *psas = json_array();
@@ -512,26 +559,35 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
         const struct api_podset_assignment *p = &a->podsets[i];
         json_t *flv = json_object();
         for (size_t j = 0; j < p->flavors.n; j++)
-            json_object_set_new(flv, p->flavors.items[j].key,
-                                json_string(p->flavors.items[j].value));
+            set_named(flv, p->flavors.items[j].key, jx_string(p->flavors.items[j].value));
         json_t *use = json_object();
         for (size_t j = 0; j < p->resource_usage.n; j++)
-            json_object_set_new(use, p->resource_usage.items[j].name,
-                                kq_quantity_json(p->resource_usage.items[j].value,
-                                                 p->resource_usage.items[j].name));
+            set_named(use, p->resource_usage.items[j].name,
+                      kq_quantity_json(p->resource_usage.items[j].value,
+                                       p->resource_usage.items[j].name));
         /* built directly: json_pack parses its format at every call */
         json_t *psa = json_object();
-        json_object_set_new(psa, "name", json_string(p->name));
-        json_object_set_new(psa, "flavors", flv);
-        json_object_set_new(psa, "resourceUsage", use);
-        json_object_set_new(psa, "count", json_integer(p->count));
+        JX_SET_LIT(psa, "name", jx_string(p->name));
+        JX_SET_LIT(psa, "flavors", flv);
+        JX_SET_LIT(psa, "resourceUsage", use);
+        JX_SET_LIT(psa, "count", json_integer(p->count));
         json_array_append_new(psas, psa);
     }
     json_t *out = json_object();
-    json_object_set_new(out, "clusterQueue",
-                        json_string(a->cluster_queue ? a->cluster_queue : cq));
-    json_object_set_new(out, "podSetAssignments", psas);
+    JX_SET_LIT(out, "clusterQueue", jx_string(a->cluster_queue ? a->cluster_queue : cq));
+    JX_SET_LIT(out, "podSetAssignments", psas);
     return out;
+}
+
+/* JX_SET_NEW(wl, v, "status", key) (v taken), without walking the path
+ * or checking key's UTF-8 (an ASCII literal) when wl has a status. */
+static void set_status_member(json_t *wl, const char *key, json_t *v)
+{
+    json_t *st = json_object_get(wl, "status");
+    if (json_is_object(st))
+        json_object_setn_new_nocheck(st, key, strlen(key), v);
+    else
+        JX_SET_NEW(wl, v, "status", key);
 }
 
 /* Reset the active Evicted and Preempted conditions on reservation (§2.9). */
@@ -576,24 +632,36 @@ static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const 
 
 static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
-    json_t *wl = decision_target(c, &d->wl);
+    json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
     if (!wl || finished_or_reserved(wl) || api_is_deleting(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
     }
     int64_t now = ctrl_now(c);
-    JX_SET_NEW(wl, admission_json(&d->admission, d->cluster_queue), "status", "admission");
-    char *msg = xasprintf("Quota reserved in ClusterQueue %s", d->cluster_queue);
+    set_status_member(wl, "admission", admission_json(&d->admission, d->cluster_queue));
+    /* "Quota reserved in ClusterQueue <cq>", without printf */
+    static const char prefix[] = "Quota reserved in ClusterQueue ";
+    const char *cqn = d->cluster_queue ? d->cluster_queue : "(null)"; /* as printf did */
+    size_t cl = strlen(cqn);
+    char buf[256];
+    char *msg = sizeof(prefix) + cl <= sizeof(buf) ? buf : xmalloc(sizeof(prefix) + cl);
+    memcpy(msg, prefix, sizeof(prefix) - 1);
+    memcpy(msg + sizeof(prefix) - 1, cqn, cl + 1);
     api_cond_set(wl, "QuotaReserved", "True", "QuotaReserved", msg, now);
-    xfree(msg);
+    if (msg != buf)
+        xfree(msg);
     reset_on_reserve(wl, now);
     struct kq_check_rule *rules;
     size_t n;
     kq_cq_check_rules(c, d->cluster_queue, &rules, &n);
-    json_t *names = kq_checks_for_admission(rules, n, JX_GET(wl, "status", "admission"));
-    kq_wl_sync_checks(wl, names, now);
-    json_decref(names);
+    /* no rules and no checks: nothing to sync, and all (none) are ready */
+    bool no_checks = n == 0 && !JX_GET(wl, "status", "admissionChecks");
+    if (!no_checks) {
+        json_t *names = kq_checks_for_admission(rules, n, JX_GET(wl, "status", "admission"));
+        kq_wl_sync_checks(wl, names, now);
+        json_decref(names);
+    }
     kq_rules_release(rules, n);
     ctrl_event(c, wl, "Normal", "QuotaReserved", "%s",
                d->event_message ? d->event_message : "Quota reserved");
@@ -604,7 +672,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
             json_object_set_new(f, "borrowing", json_true());
         ctrl_trace(c, "QuotaReserved", f);
     }
-    if (kq_wl_all_checks_ready(wl))
+    if (no_checks || kq_wl_all_checks_ready(wl))
         kq_wl_set_admitted(c, wl);
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
@@ -618,7 +686,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
 
 static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
-    json_t *wl = decision_target(c, &d->wl);
+    json_t *wl = decision_target(c, &d->wl, REPLACED_ONLY);
     if (!wl || kq_wl_is_finished(wl) || kq_wl_is_evicted(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
@@ -656,12 +724,12 @@ static json_t *resource_requests(const struct api_workload *wl)
             int64_t total = per > INT64_MAX / (ps->count > 0 ? ps->count : 1)
                                 ? INT64_MAX
                                 : per * ps->count;
-            json_object_set_new(res, ps->requests.items[j].name,
-                                kq_quantity_json(total, ps->requests.items[j].name));
+            set_named(res, ps->requests.items[j].name,
+                      kq_quantity_json(total, ps->requests.items[j].name));
         }
         json_t *item = json_object();
-        json_object_set_new(item, "name", json_string(ps->name));
-        json_object_set_new(item, "resources", res);
+        JX_SET_LIT(item, "name", jx_string(ps->name));
+        JX_SET_LIT(item, "resources", res);
         json_array_append_new(out, item);
     }
     return out;
@@ -669,9 +737,10 @@ static json_t *resource_requests(const struct api_workload *wl)
 
 /* resource_requests of obj's spec, from the Workload the memo decoded from
  * it when there is one. */
-static json_t *resource_requests_of(struct sched *s, const json_t *obj)
+static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *ref,
+                                    const json_t *obj)
 {
-    const struct api_workload *known = kq_memo_decoded_spec(s->memo, obj);
+    const struct api_workload *known = kq_memo_decoded_spec(s->memo, ref->ns, ref->name, obj);
     if (known)
         return resource_requests(known);
     struct api_workload wl;
@@ -683,7 +752,7 @@ static json_t *resource_requests_of(struct sched *s, const json_t *obj)
 
 static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
-    json_t *wl = decision_target(c, &d->wl);
+    json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
     if (!wl || finished_or_reserved(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
@@ -695,12 +764,12 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     api_cond_set(wl, "QuotaReserved", "False", reason, msg, now);
     api_cond_set(wl, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
     /* they follow the spec: computed once per spec value */
-    json_t *rr = kq_memo_requests(s->memo, wl);
+    json_t *rr = kq_memo_requests(s->memo, d->wl.ns, d->wl.name, wl);
     if (!rr) {
-        rr = resource_requests_of(s, wl);
-        kq_memo_set_requests(s->memo, wl, rr);
+        rr = resource_requests_of(s, &d->wl, wl);
+        kq_memo_set_requests(s->memo, d->wl.ns, d->wl.name, wl, rr);
     }
-    JX_SET_NEW(wl, rr, "status", "resourceRequests");
+    set_status_member(wl, "resourceRequests", rr);
     int rc = write_status(c, &d->wl, &wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
     if (ctrl_traces(c, "Pending")) {

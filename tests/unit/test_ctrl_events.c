@@ -5,6 +5,7 @@
  * because ctrl_event still takes the random draws a new Event takes.
  */
 #include "test_ctrl_jobs_fixture.h"
+#include "ctrl/kueue_int.h"
 
 static const char *queues =
     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n---\n"
@@ -153,11 +154,80 @@ static void repeats_aggregate_whatever_the_message_length(void **state)
     fx_free(f);
 }
 
+/* Many distinct keys, some differing only in one byte anywhere in a word
+ * of the key (the table hashes keys a word at a time): each repeat counts
+ * on its own Event, none on another's. */
+static void distinct_keys_never_share_an_event(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    json_t *obj = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
+                            "ConfigMap", "metadata", "name", "cm", "namespace", "default",
+                            "uid", "u-3");
+    enum { N = 300 };
+    char msg[64];
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < N; i++) {
+            memset(msg, 'm', 40);
+            msg[40] = '\0';
+            msg[i % 40] = (char)('A' + i / 40); /* one byte changed, at i % 40 */
+            ctrl_event(f->ctrl, obj, "Normal", "Many", "%s", msg);
+        }
+    }
+    json_t *evs = events_of(f, "u-3", "Many");
+    assert_int_equal(json_array_size(evs), N);
+    size_t i;
+    json_t *e;
+    json_array_foreach(evs, i, e) {
+        assert_int_equal(JX_INT(e, -1, "count"), 2);
+    }
+    json_decref(evs);
+    json_decref(obj);
+    fx_free(f);
+}
+
+/* The Admitted event's wait since the reservation in whole seconds, as
+ * printf's "%.0f" rounds: to nearest, a half to the even neighbour. */
+static void admitted_event_rounds_the_wait_half_to_even(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t wait_ms;
+        const char *secs;
+    } cases[] = {{0, "0"}, {499, "0"}, {500, "0"}, {1500, "2"}, {2500, "2"},
+                 {2501, "3"}, {3500, "4"}, {12345678, "12346"}};
+    struct fx *f = fx_new(NULL);
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        char uid[16];
+        snprintf(uid, sizeof(uid), "u-w%zu", k);
+        json_t *wl = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:{s:s}}}", "apiVersion",
+                               "kueue.x-k8s.io/v1beta1", "kind", "Workload", "metadata", "name",
+                               "w", "namespace", "default", "uid", uid, "status", "admission",
+                               "clusterQueue", "cq");
+        int64_t since = FX_START_MS + (int64_t)k * 100000000; /* whole seconds */
+        clk_virtual_set(&f->clock, since);
+        api_cond_set(wl, "QuotaReserved", "True", "QuotaReserved", "r", since);
+        clk_virtual_set(&f->clock, since + cases[k].wait_ms);
+        kq_wl_set_admitted(f->ctrl, wl);
+        json_t *evs = events_of(f, uid, "Admitted");
+        assert_int_equal(json_array_size(evs), 1);
+        char *want = xasprintf("Admitted by ClusterQueue cq, wait time since reservation was %ss",
+                               cases[k].secs);
+        assert_string_equal(JX_STR(json_array_get(evs, 0), "message"), want);
+        xfree(want);
+        json_decref(evs);
+        json_decref(wl);
+    }
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(no_events_and_the_same_objects_without_record_events),
         cmocka_unit_test(repeats_aggregate_whatever_the_message_length),
+        cmocka_unit_test(distinct_keys_never_share_an_event),
+        cmocka_unit_test(admitted_event_rounds_the_wait_half_to_even),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

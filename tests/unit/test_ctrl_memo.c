@@ -155,7 +155,7 @@ static void decoding_keeps_what_did_not_change(void **state)
     assert_string_equal(d->avoid_flavors[0].flavor, "f1");
     bool admitted = true;
     assert_true(kq_memo_same(m, v1, &admitted)); /* remembered as fed */
-    assert_ptr_equal(kq_memo_decoded_spec(m, v1), d);
+    assert_ptr_equal(kq_memo_decoded_spec(m, "ns", "w", v1), d);
     /* a status write: the new status, the same pod sets and avoid list */
     json_t *v2 = store_status_copy(v1, NULL);
     JX_SET_NEW(v2, json_pack("{s:s, s:[{s:s, s:{s:s}, s:{s:s}}]}", "clusterQueue", "cq",
@@ -185,7 +185,7 @@ static void decoding_keeps_what_did_not_change(void **state)
     json_t *v3 = jx_deep_copy(v2);
     JX_SET_NEW(v3, json_integer(5), "spec", "priority");
     json_object_del(JX_GET(v3, "metadata", "annotations"), "cueue.dev/avoid-flavors");
-    assert_null(kq_memo_decoded_spec(m, v3));
+    assert_null(kq_memo_decoded_spec(m, "ns", "w", v3));
     d = kq_memo_decode(m, v3, NULL);
     assert_int_equal(d->priority, 5);
     assert_int_equal(d->n_avoid_flavors, 0);
@@ -198,11 +198,11 @@ static void decoding_keeps_what_did_not_change(void **state)
                "status", "admission");
     assert_null(kq_memo_decode(m, v4, NULL));
     assert_false(kq_memo_same(m, v3, &admitted));
-    assert_null(kq_memo_decoded_spec(m, v3));
+    assert_null(kq_memo_decoded_spec(m, "ns", "w", v3));
     /* a plain store drops what was decoded from another document */
     assert_non_null(kq_memo_decode(m, v3, NULL));
     kq_memo_store(m, v2, true);
-    assert_null(kq_memo_decoded_spec(m, v2));
+    assert_null(kq_memo_decoded_spec(m, "ns", "w", v2));
     json_t *docs[] = {v1, v2, v2b, v3, v4};
     for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
         json_decref(docs[i]);
@@ -302,18 +302,18 @@ static void requests_are_remembered_per_spec_value(void **state)
     (void)state;
     struct kq_memo *m = kq_memo_new();
     json_t *v1 = workload();
-    assert_null(kq_memo_requests(m, v1));
+    assert_null(kq_memo_requests(m, "ns", "w", v1));
     json_t *rr = json_pack("[{s:s}]", "name", "main");
-    kq_memo_set_requests(m, v1, rr);
-    json_t *got = kq_memo_requests(m, v1);
+    kq_memo_set_requests(m, "ns", "w", v1, rr);
+    json_t *got = kq_memo_requests(m, "ns", "w", v1);
     assert_ptr_equal(got, rr);
     json_decref(got);
     json_t *v2 = store_status_copy(v1, NULL); /* the same spec value */
-    got = kq_memo_requests(m, v2);
+    got = kq_memo_requests(m, "ns", "w", v2);
     assert_ptr_equal(got, rr);
     json_decref(got);
     json_t *v3 = jx_deep_copy(v1); /* another spec value */
-    assert_null(kq_memo_requests(m, v3));
+    assert_null(kq_memo_requests(m, "ns", "w", v3));
     json_decref(rr);
     json_decref(v1);
     json_decref(v2);
