@@ -131,6 +131,7 @@ void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
 size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
 {
     size_t keep = 0, n = 0;
+    XGROW(e->taken, e->cap_taken, cq->n_heap); /* room for all, grown once */
     for (size_t i = 0; i < cq->n_heap; i++) {
         struct eng__wl *wl = cq->heap[i];
         if (wl->hash == hash) {
@@ -138,7 +139,6 @@ size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
             wl->qcq = NULL;
             if (cq->sticky == wl)
                 cq->sticky = NULL;
-            XGROW(e->taken, e->cap_taken, n + 1);
             e->taken[n++] = wl;
             continue;
         }
