@@ -213,12 +213,20 @@ char *eng__asg_message(const struct eng__asg *a, const struct eng__wl *wl)
         const struct eng__psa *p = &a->ps[i];
         if (!p->reasons.n)
             continue;
+        if (sb.len)
+            sbuf_adds(&sb, "; ");
+        sbuf_adds(&sb, "couldn't assign flavors to pod set ");
+        sbuf_adds(&sb, wl->ps[i].name);
+        sbuf_adds(&sb, ": ");
+        if (p->reasons.n == 1) { /* sorted and unique already */
+            sbuf_adds(&sb, p->reasons.v[0]);
+            continue;
+        }
         struct eng__strv sorted = {0};
         eng__strv_copy(&sorted, &p->reasons);
         eng__strv_sort_unique(&sorted);
         char *j = eng__strv_join(&sorted, ", ");
-        sbuf_addf(&sb, "%scouldn't assign flavors to pod set %s: %s", sb.len ? "; " : "",
-                  wl->ps[i].name, j);
+        sbuf_adds(&sb, j);
         xfree(j);
         eng__strv_clear(&sorted);
     }
@@ -339,8 +347,16 @@ static struct gmode fits_quota(struct fa *c, int flv, int res, int64_t assumed, 
         return (struct gmode){ENG__PM_FIT, borrow};
     }
     char *more = eng__qty(e, res, eng__amt_sub(val, avail));
-    eng__strv_pushf(rs, "insufficient unused quota for %s in flavor %s, %s more needed",
-                    e->res_names[res], e->flavors[flv].name, more);
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    sbuf_adds(&sb, "insufficient unused quota for ");
+    sbuf_adds(&sb, e->res_names[res]);
+    sbuf_adds(&sb, " in flavor ");
+    sbuf_adds(&sb, e->flavors[flv].name);
+    sbuf_adds(&sb, ", ");
+    sbuf_adds(&sb, more);
+    sbuf_adds(&sb, " more needed");
+    eng__strv_push(rs, eng__sbuf_take(&sb));
     xfree(more);
     const struct eng__quota *q = eng__cq_quota(cq, flv, res);
     int64_t nominal = q ? q->nominal : 0;

@@ -317,17 +317,17 @@ static void reserve_capacity(struct eng *e, struct eng__entry *en)
     }
 }
 
-static char *path_of(const struct eng__node *n)
+/* "/root/.../n" (Kueue's queue path of a preemption message). */
+static void path_add(struct sbuf *sb, const struct eng__node *n)
 {
-    if (!n)
-        return xstrdup("/UNKNOWN");
-    char *tail = xasprintf("/%s", n->name);
-    for (const struct eng__node *p = n->parent; p; p = p->parent) {
-        char *t = xasprintf("/%s%s", p->name, tail);
-        xfree(tail);
-        tail = t;
+    if (!n) {
+        sbuf_adds(sb, "/UNKNOWN");
+        return;
     }
-    return tail;
+    if (n->parent)
+        path_add(sb, n->parent);
+    sbuf_addc(sb, '/');
+    sbuf_adds(sb, n->name);
 }
 
 static const char *human_reason(const char *r)
@@ -360,14 +360,19 @@ static size_t issue_preemptions(struct eng *e, struct eng__entry *en)
         struct eng_decision *d = eng__decision_new(e, ENG_PREEMPT, v, v->rcq_name);
         eng__wl_ref_set(&d->preemptor, en->wl);
         d->reason = xstrdup(en->t.v[i].reason);
-        char *pp = path_of(&en->cq->node), *vp = path_of(v->rcq ? &v->rcq->node : NULL);
-        d->message = xasprintf("Preempted to accommodate a workload (UID: %s, JobUID: %s) due to %s; "
-                               "preemptor path: %s; preemptee path: %s",
-                               *en->wl->uid ? en->wl->uid : "UNKNOWN",
-                               en->wl->job_uid ? en->wl->job_uid : "UNKNOWN",
-                               human_reason(en->t.v[i].reason), pp, vp);
-        xfree(pp);
-        xfree(vp);
+        struct sbuf sb;
+        sbuf_init(&sb, 0);
+        sbuf_adds(&sb, "Preempted to accommodate a workload (UID: ");
+        sbuf_adds(&sb, *en->wl->uid ? en->wl->uid : "UNKNOWN");
+        sbuf_adds(&sb, ", JobUID: ");
+        sbuf_adds(&sb, en->wl->job_uid ? en->wl->job_uid : "UNKNOWN");
+        sbuf_adds(&sb, ") due to ");
+        sbuf_adds(&sb, human_reason(en->t.v[i].reason));
+        sbuf_adds(&sb, "; preemptor path: ");
+        path_add(&sb, &en->cq->node);
+        sbuf_adds(&sb, "; preemptee path: ");
+        path_add(&sb, v->rcq ? &v->rcq->node : NULL);
+        d->message = eng__sbuf_take(&sb);
     }
     return n;
 }
