@@ -566,7 +566,8 @@ static void build_requests(struct fa *c, int psi, int32_t count)
         psa->ra[k].flv = psa->ra[k].fr = -1;
         psa->ra[k].tried = -1;
     }
-    qsort_r(psa->ra, (size_t)psa->n_ra, sizeof(*psa->ra), ra_cmp, c->e);
+    if (psa->n_ra > 1)
+        qsort_r(psa->ra, (size_t)psa->n_ra, sizeof(*psa->ra), ra_cmp, c->e);
 }
 
 static void psa_fail(struct eng__psa *psa, struct eng__strv *reasons, int nofit)
@@ -625,7 +626,7 @@ static void account_podset(struct fa *c, int psi)
         elastic_delta(c, psi, ra->res, ra->flv, &amt, &(struct eng__strv){0});
         asg_add_usage(c->out, ra->fr, amt);
     }
-    if (psa->n_att)
+    if (psa->n_att > 1)
         qsort_r(psa->att, (size_t)psa->n_att, sizeof(*psa->att), att_cmp, c->e);
 }
 

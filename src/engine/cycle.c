@@ -441,15 +441,14 @@ static void bulk_move(struct eng *e, struct eng__cq *cq, uint64_t hash, const ch
     cq->cap_bulk = cap;
     cq->bulk_hash[cq->n_bulk] = hash;
     cq->bulk_reason[cq->n_bulk++] = xstrdup(reason);
-    size_t n = eng__heap_remove_many(e, cq, hash);
+    size_t n = eng__heap_park_many(e, cq, hash);
     if (!n)
         return;
     struct eng__wl **m = e->taken;
     const char *ir = eng__istr_get(e, reason);
     const char *im = eng__istr_get(e, "Bypassed scheduling evaluation because an equivalent workload "
                                       "recently failed");
-    for (size_t i = 0; i < n; i++) {
-        eng__wl_park(e, cq, m[i]);
+    for (size_t i = 0; i < n; i++) { /* parked already */
         m[i]->bypassed = true;
         if (m[i]->last_reason != ir || m[i]->last_msg != im) /* else nothing new to emit */
             eng__emit_pending_interned(e, m[i], eng__istr_ref(ir), eng__istr_ref(im));

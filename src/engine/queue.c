@@ -128,17 +128,32 @@ void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
     sift_up(cq, wl->heap_idx);
 }
 
-size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
+/* Append wl, in no queue, to cq's parked list (and to the time-parked
+ * list while it waits for a time). */
+static inline void park_tail(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
+{
+    DL_APPEND(cq->inadm, wl);
+    cq->n_inadm++;
+    wl->q = ENG__Q_INADM;
+    wl->qcq = cq;
+    /* a workload kept off a flavor (flavor fallback) is looked at again
+     * when the avoidance ends, like one in backoff */
+    if (!eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl)) {
+        DL_APPEND2(e->time_parked, wl, tprev, tnext);
+        wl->time_parked = true;
+    }
+}
+
+size_t eng__heap_park_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
 {
     size_t keep = 0, n = 0;
     XGROW(e->taken, e->cap_taken, cq->n_heap); /* room for all, grown once */
     for (size_t i = 0; i < cq->n_heap; i++) {
         struct eng__wl *wl = cq->heap[i];
         if (wl->hash == hash) {
-            wl->q = ENG__Q_NONE;
-            wl->qcq = NULL;
             if (cq->sticky == wl)
                 cq->sticky = NULL;
+            park_tail(e, cq, wl);
             e->taken[n++] = wl;
             continue;
         }
@@ -215,16 +230,7 @@ void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
 {
     if (wl->q != ENG__Q_NONE)
         eng__wl_unqueue(e, wl);
-    DL_APPEND(cq->inadm, wl);
-    cq->n_inadm++;
-    wl->q = ENG__Q_INADM;
-    wl->qcq = cq;
-    /* a workload kept off a flavor (flavor fallback) is looked at again
-     * when the avoidance ends, like one in backoff */
-    if (!eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl)) {
-        DL_APPEND2(e->time_parked, wl, tprev, tnext);
-        wl->time_parked = true;
-    }
+    park_tail(e, cq, wl);
 }
 
 static const char *bulk_reason(const struct eng__cq *cq, uint64_t hash)

@@ -376,9 +376,10 @@ bool eng__checks_apply(const struct eng__cq *cq, const struct eng__wl *wl)
     return false;
 }
 
-void eng__holder_add(struct eng *e, struct eng__wl *wl)
+void eng__holder_add(struct eng *e, struct eng__wl *wl, struct eng__cq *cq)
 {
-    struct eng__cq *cq = eng__cq_find(e, wl->rcq_name);
+    if (!cq)
+        cq = eng__cq_find(e, wl->rcq_name);
     wl->rcq = cq;
     if (!cq)
         return;
@@ -496,7 +497,7 @@ static void put_back(struct eng *e, struct eng__wl *nw, const struct place *p)
         nw->unsent = true;
     }
     if (nw->reserved) {
-        eng__holder_add(e, nw);
+        eng__holder_add(e, nw, NULL);
         return;
     }
     if (!(p->same && keep_place(e, nw, p->q, p->qcq, p->sticky, p->bypassed)))
