@@ -76,9 +76,11 @@ static void sift_up(struct eng__cq *cq, size_t i)
     heap_set(cq, i, wl);
 }
 
-static void sift_down(struct eng__cq *cq, size_t i)
+/* sift_down with sticky_of(cq) looked up; forced inline: heapify's loop
+ * (the requeue and bulk-move rebuilds) calls it for half the heap. */
+static inline __attribute__((always_inline)) void sift_down_s(struct eng__cq *cq, size_t i,
+                                                              const struct eng__wl *sticky)
 {
-    const struct eng__wl *sticky = sticky_of(cq);
     struct eng__wl **h = cq->heap;
     size_t n = cq->n_heap;
     struct eng__wl *wl = h[i];
@@ -97,6 +99,19 @@ static void sift_down(struct eng__cq *cq, size_t i)
         i = m;
     }
     heap_set(cq, i, wl);
+}
+
+static void sift_down(struct eng__cq *cq, size_t i)
+{
+    sift_down_s(cq, i, sticky_of(cq));
+}
+
+/* Restore the heap order of the whole array (Floyd). */
+static void heapify(struct eng__cq *cq)
+{
+    const struct eng__wl *sticky = sticky_of(cq);
+    for (size_t i = cq->n_heap / 2; i-- > 0;)
+        sift_down_s(cq, i, sticky);
 }
 
 void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl)
@@ -161,8 +176,7 @@ size_t eng__heap_park_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
     }
     cq->n_heap = keep;
     if (n)
-        for (size_t i = keep / 2; i-- > 0;)
-            sift_down(cq, i);
+        heapify(cq);
     return n;
 }
 
@@ -400,8 +414,7 @@ static void requeue_cq(struct eng *e, struct eng__cq *cq)
     cq->inadm = stay;
     cq->n_inadm -= moved;
     if (moved)
-        for (size_t i = cq->n_heap / 2; i-- > 0;)
-            sift_down(cq, i);
+        heapify(cq);
 }
 
 void eng__process_requeues(struct eng *e)
