@@ -76,7 +76,7 @@ static void assume(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const 
     XFREE(wl->last_idx);
     wl->n_last = 0;
     eng__unsent_forget(e, wl);
-    eng__holder_add(e, wl);
+    eng__holder_add(e, wl, cq); /* cq is the one named rcq_name */
 }
 
 /* Whole seconds of a non-negative wait, as printf's "%.0f" prints

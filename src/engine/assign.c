@@ -213,12 +213,20 @@ char *eng__asg_message(const struct eng__asg *a, const struct eng__wl *wl)
         const struct eng__psa *p = &a->ps[i];
         if (!p->reasons.n)
             continue;
+        if (sb.len)
+            sbuf_adds(&sb, "; ");
+        sbuf_adds(&sb, "couldn't assign flavors to pod set ");
+        sbuf_adds(&sb, wl->ps[i].name);
+        sbuf_adds(&sb, ": ");
+        if (p->reasons.n == 1) { /* sorted and unique already */
+            sbuf_adds(&sb, p->reasons.v[0]);
+            continue;
+        }
         struct eng__strv sorted = {0};
         eng__strv_copy(&sorted, &p->reasons);
         eng__strv_sort_unique(&sorted);
         char *j = eng__strv_join(&sorted, ", ");
-        sbuf_addf(&sb, "%scouldn't assign flavors to pod set %s: %s", sb.len ? "; " : "",
-                  wl->ps[i].name, j);
+        sbuf_adds(&sb, j);
         xfree(j);
         eng__strv_clear(&sorted);
     }
@@ -339,8 +347,16 @@ static struct gmode fits_quota(struct fa *c, int flv, int res, int64_t assumed, 
         return (struct gmode){ENG__PM_FIT, borrow};
     }
     char *more = eng__qty(e, res, eng__amt_sub(val, avail));
-    eng__strv_pushf(rs, "insufficient unused quota for %s in flavor %s, %s more needed",
-                    e->res_names[res], e->flavors[flv].name, more);
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    sbuf_adds(&sb, "insufficient unused quota for ");
+    sbuf_adds(&sb, e->res_names[res]);
+    sbuf_adds(&sb, " in flavor ");
+    sbuf_adds(&sb, e->flavors[flv].name);
+    sbuf_adds(&sb, ", ");
+    sbuf_adds(&sb, more);
+    sbuf_adds(&sb, " more needed");
+    eng__strv_push(rs, eng__sbuf_take(&sb));
     xfree(more);
     const struct eng__quota *q = eng__cq_quota(cq, flv, res);
     int64_t nominal = q ? q->nominal : 0;
@@ -550,7 +566,8 @@ static void build_requests(struct fa *c, int psi, int32_t count)
         psa->ra[k].flv = psa->ra[k].fr = -1;
         psa->ra[k].tried = -1;
     }
-    qsort_r(psa->ra, (size_t)psa->n_ra, sizeof(*psa->ra), ra_cmp, c->e);
+    if (psa->n_ra > 1)
+        qsort_r(psa->ra, (size_t)psa->n_ra, sizeof(*psa->ra), ra_cmp, c->e);
 }
 
 static void psa_fail(struct eng__psa *psa, struct eng__strv *reasons, int nofit)
@@ -609,7 +626,7 @@ static void account_podset(struct fa *c, int psi)
         elastic_delta(c, psi, ra->res, ra->flv, &amt, &(struct eng__strv){0});
         asg_add_usage(c->out, ra->fr, amt);
     }
-    if (psa->n_att)
+    if (psa->n_att > 1)
         qsort_r(psa->att, (size_t)psa->n_att, sizeof(*psa->att), att_cmp, c->e);
 }
 

@@ -317,17 +317,17 @@ static void reserve_capacity(struct eng *e, struct eng__entry *en)
     }
 }
 
-static char *path_of(const struct eng__node *n)
+/* "/root/.../n" (Kueue's queue path of a preemption message). */
+static void path_add(struct sbuf *sb, const struct eng__node *n)
 {
-    if (!n)
-        return xstrdup("/UNKNOWN");
-    char *tail = xasprintf("/%s", n->name);
-    for (const struct eng__node *p = n->parent; p; p = p->parent) {
-        char *t = xasprintf("/%s%s", p->name, tail);
-        xfree(tail);
-        tail = t;
+    if (!n) {
+        sbuf_adds(sb, "/UNKNOWN");
+        return;
     }
-    return tail;
+    if (n->parent)
+        path_add(sb, n->parent);
+    sbuf_addc(sb, '/');
+    sbuf_adds(sb, n->name);
 }
 
 static const char *human_reason(const char *r)
@@ -360,14 +360,19 @@ static size_t issue_preemptions(struct eng *e, struct eng__entry *en)
         struct eng_decision *d = eng__decision_new(e, ENG_PREEMPT, v, v->rcq_name);
         eng__wl_ref_set(&d->preemptor, en->wl);
         d->reason = xstrdup(en->t.v[i].reason);
-        char *pp = path_of(&en->cq->node), *vp = path_of(v->rcq ? &v->rcq->node : NULL);
-        d->message = xasprintf("Preempted to accommodate a workload (UID: %s, JobUID: %s) due to %s; "
-                               "preemptor path: %s; preemptee path: %s",
-                               *en->wl->uid ? en->wl->uid : "UNKNOWN",
-                               en->wl->job_uid ? en->wl->job_uid : "UNKNOWN",
-                               human_reason(en->t.v[i].reason), pp, vp);
-        xfree(pp);
-        xfree(vp);
+        struct sbuf sb;
+        sbuf_init(&sb, 0);
+        sbuf_adds(&sb, "Preempted to accommodate a workload (UID: ");
+        sbuf_adds(&sb, *en->wl->uid ? en->wl->uid : "UNKNOWN");
+        sbuf_adds(&sb, ", JobUID: ");
+        sbuf_adds(&sb, en->wl->job_uid ? en->wl->job_uid : "UNKNOWN");
+        sbuf_adds(&sb, ") due to ");
+        sbuf_adds(&sb, human_reason(en->t.v[i].reason));
+        sbuf_adds(&sb, "; preemptor path: ");
+        path_add(&sb, &en->cq->node);
+        sbuf_adds(&sb, "; preemptee path: ");
+        path_add(&sb, v->rcq ? &v->rcq->node : NULL);
+        d->message = eng__sbuf_take(&sb);
     }
     return n;
 }
@@ -436,15 +441,14 @@ static void bulk_move(struct eng *e, struct eng__cq *cq, uint64_t hash, const ch
     cq->cap_bulk = cap;
     cq->bulk_hash[cq->n_bulk] = hash;
     cq->bulk_reason[cq->n_bulk++] = xstrdup(reason);
-    size_t n = eng__heap_remove_many(e, cq, hash);
+    size_t n = eng__heap_park_many(e, cq, hash);
     if (!n)
         return;
     struct eng__wl **m = e->taken;
     const char *ir = eng__istr_get(e, reason);
     const char *im = eng__istr_get(e, "Bypassed scheduling evaluation because an equivalent workload "
                                       "recently failed");
-    for (size_t i = 0; i < n; i++) {
-        eng__wl_park(e, cq, m[i]);
+    for (size_t i = 0; i < n; i++) { /* parked already */
         m[i]->bypassed = true;
         if (m[i]->last_reason != ir || m[i]->last_msg != im) /* else nothing new to emit */
             eng__emit_pending_interned(e, m[i], eng__istr_ref(ir), eng__istr_ref(im));

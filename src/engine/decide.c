@@ -125,8 +125,11 @@ char *eng__strv_join(const struct eng__strv *s, const char *sep)
 {
     struct sbuf sb;
     sbuf_init(&sb, 0);
-    for (size_t i = 0; i < s->n; i++)
-        sbuf_addf(&sb, "%s%s", i ? sep : "", s->v[i]);
+    for (size_t i = 0; i < s->n; i++) {
+        if (i)
+            sbuf_adds(&sb, sep);
+        sbuf_adds(&sb, s->v[i]);
+    }
     return eng__sbuf_take(&sb);
 }
 

@@ -28,6 +28,33 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* The bucket hash of every engine hash table (uthash's HASH_FUNCTION, so
+ * it must be defined before <uthash.h>): 64-bit multiply/xor-shift over
+ * 8-byte words, cheaper than uthash's default byte-wise Jenkins hash for
+ * the short keys and interned messages the engine looks up. Only the
+ * bucket a key lands in depends on it: uthash iterates in insertion order,
+ * so nothing the engine decides or emits does. */
+static inline unsigned eng__uthash(const void *key, size_t len)
+{
+    const unsigned char *p = key;
+    uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
+    for (; len >= 8; p += 8, len -= 8) {
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+    }
+    if (len) {
+        w = 0;
+        memcpy(&w, p, len);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+    }
+    h *= 0xbf58476d1ce4e5b9ULL;
+    return (unsigned)(h ^ (h >> 32));
+}
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = eng__uthash((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "engine/engine.h"
@@ -394,7 +421,7 @@ struct eng {
     struct eng__entry *cyc;       /* cycle entries, reused */
     size_t cap_cyc;
     bool *cyc_done;
-    struct eng__wl **taken;       /* eng__heap_remove_many's result, reused */
+    struct eng__wl **taken;       /* eng__heap_park_many's result, reused */
     size_t cap_taken;
 };
 
@@ -508,8 +535,9 @@ void eng__pa_free(struct eng__pa *pa, int n);
 /* True when one of cq's admission checks applies to the flavors the
  * workload was given (then Admitted waits for the checks). */
 bool eng__checks_apply(const struct eng__cq *cq, const struct eng__wl *wl);
-/* Charge a reserved workload to its ClusterQueue and list it as a holder. */
-void eng__holder_add(struct eng *e, struct eng__wl *wl);
+/* Charge a reserved workload to its ClusterQueue (cq: the one named
+ * wl->rcq_name, or NULL to look it up) and list it as a holder. */
+void eng__holder_add(struct eng *e, struct eng__wl *wl, struct eng__cq *cq);
 /* Release a holder's usage; `freed` bumps the allocatable generation and
  * retries the inadmissible workloads of the cohort tree. */
 void eng__holder_remove(struct eng *e, struct eng__wl *wl, bool freed);
@@ -525,11 +553,11 @@ struct eng__wl *eng__heap_pop(struct eng__cq *cq);
 void eng__heap_remove(struct eng__cq *cq, struct eng__wl *wl);
 /* Restore the heap order after wl's key changed. */
 void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl);
-/* Take every workload with this scheduling hash out of the heap (they are
- * left unqueued) and rebuild the heap once. Returns how many were taken;
- * they are in e->taken[0..n) in heap array order (valid until the next
- * call). */
-size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash);
+/* Move every workload with this scheduling hash from cq's heap to the end
+ * of its parked list (as eng__wl_park, in heap array order) and rebuild
+ * the heap once. Returns how many moved; they are in e->taken[0..n) in
+ * that order (valid until the next call). */
+size_t eng__heap_park_many(struct eng *e, struct eng__cq *cq, uint64_t hash);
 /* Take wl out of its heap or parked list (and the backoff list). */
 void eng__wl_unqueue(struct eng *e, struct eng__wl *wl);
 /* Park wl in cq's inadmissible list (and the backoff list when its

@@ -76,9 +76,11 @@ static void sift_up(struct eng__cq *cq, size_t i)
     heap_set(cq, i, wl);
 }
 
-static void sift_down(struct eng__cq *cq, size_t i)
+/* sift_down with sticky_of(cq) looked up; forced inline: heapify's loop
+ * (the requeue and bulk-move rebuilds) calls it for half the heap. */
+static inline __attribute__((always_inline)) void sift_down_s(struct eng__cq *cq, size_t i,
+                                                              const struct eng__wl *sticky)
 {
-    const struct eng__wl *sticky = sticky_of(cq);
     struct eng__wl **h = cq->heap;
     size_t n = cq->n_heap;
     struct eng__wl *wl = h[i];
@@ -97,6 +99,19 @@ static void sift_down(struct eng__cq *cq, size_t i)
         i = m;
     }
     heap_set(cq, i, wl);
+}
+
+static void sift_down(struct eng__cq *cq, size_t i)
+{
+    sift_down_s(cq, i, sticky_of(cq));
+}
+
+/* Restore the heap order of the whole array (Floyd). */
+static void heapify(struct eng__cq *cq)
+{
+    const struct eng__wl *sticky = sticky_of(cq);
+    for (size_t i = cq->n_heap / 2; i-- > 0;)
+        sift_down_s(cq, i, sticky);
 }
 
 void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl)
@@ -128,17 +143,32 @@ void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
     sift_up(cq, wl->heap_idx);
 }
 
-size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
+/* Append wl, in no queue, to cq's parked list (and to the time-parked
+ * list while it waits for a time). */
+static inline void park_tail(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
+{
+    DL_APPEND(cq->inadm, wl);
+    cq->n_inadm++;
+    wl->q = ENG__Q_INADM;
+    wl->qcq = cq;
+    /* a workload kept off a flavor (flavor fallback) is looked at again
+     * when the avoidance ends, like one in backoff */
+    if (!eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl)) {
+        DL_APPEND2(e->time_parked, wl, tprev, tnext);
+        wl->time_parked = true;
+    }
+}
+
+size_t eng__heap_park_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
 {
     size_t keep = 0, n = 0;
+    XGROW(e->taken, e->cap_taken, cq->n_heap); /* room for all, grown once */
     for (size_t i = 0; i < cq->n_heap; i++) {
         struct eng__wl *wl = cq->heap[i];
         if (wl->hash == hash) {
-            wl->q = ENG__Q_NONE;
-            wl->qcq = NULL;
             if (cq->sticky == wl)
                 cq->sticky = NULL;
-            XGROW(e->taken, e->cap_taken, n + 1);
+            park_tail(e, cq, wl);
             e->taken[n++] = wl;
             continue;
         }
@@ -146,8 +176,7 @@ size_t eng__heap_remove_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
     }
     cq->n_heap = keep;
     if (n)
-        for (size_t i = keep / 2; i-- > 0;)
-            sift_down(cq, i);
+        heapify(cq);
     return n;
 }
 
@@ -215,16 +244,7 @@ void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
 {
     if (wl->q != ENG__Q_NONE)
         eng__wl_unqueue(e, wl);
-    DL_APPEND(cq->inadm, wl);
-    cq->n_inadm++;
-    wl->q = ENG__Q_INADM;
-    wl->qcq = cq;
-    /* a workload kept off a flavor (flavor fallback) is looked at again
-     * when the avoidance ends, like one in backoff */
-    if (!eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl)) {
-        DL_APPEND2(e->time_parked, wl, tprev, tnext);
-        wl->time_parked = true;
-    }
+    park_tail(e, cq, wl);
 }
 
 static const char *bulk_reason(const struct eng__cq *cq, uint64_t hash)
@@ -394,8 +414,7 @@ static void requeue_cq(struct eng *e, struct eng__cq *cq)
     cq->inadm = stay;
     cq->n_inadm -= moved;
     if (moved)
-        for (size_t i = cq->n_heap / 2; i-- > 0;)
-            sift_down(cq, i);
+        heapify(cq);
 }
 
 void eng__process_requeues(struct eng *e)

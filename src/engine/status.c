@@ -11,9 +11,9 @@
 #include "util/err.h"
 #include "util/xalloc.h"
 
+/* Append to l, whose items have room (sized by the caller). */
 static void reslist_put(struct api_reslist *l, const char *name, int64_t v)
 {
-    l->items = xreallocarray(l->items, l->n + 1, sizeof(*l->items));
     l->items[l->n].name = xstrdup(name);
     l->items[l->n++].value = v;
 }
@@ -54,6 +54,10 @@ static struct eng_flavor_usage *flavor_usage(struct eng *e, struct eng__cq *cq, 
             struct eng_flavor_usage *u = &out[n++];
             memset(u, 0, sizeof(*u));
             u->flavor = xstrdup(e->flavors[rg->flv[f]].name);
+            if (rg->n_cov > 0) {
+                u->total.items = xcalloc((size_t)rg->n_cov, sizeof(*u->total.items));
+                u->borrowed.items = xcalloc((size_t)rg->n_cov, sizeof(*u->borrowed.items));
+            }
             for (int r = 0; r < rg->n_cov; r++) {
                 int i = eng__node_idx(&cq->node, eng__fr_id(e, rg->flv[f], rg->res[r]));
                 int64_t total = i >= 0 ? totals[i] : 0;
@@ -62,7 +66,7 @@ static struct eng_flavor_usage *flavor_usage(struct eng *e, struct eng__cq *cq, 
                 reslist_put(&u->total, e->res_names[rg->res[r]], total);
                 reslist_put(&u->borrowed, e->res_names[rg->res[r]], borrowed);
             }
-            if (u->total.n) {
+            if (u->total.n > 1) {
                 qsort(u->total.items, u->total.n, sizeof(*u->total.items), res_cmp);
                 qsort(u->borrowed.items, u->borrowed.n, sizeof(*u->borrowed.items), res_cmp);
             }

@@ -322,55 +322,6 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in, co
     return wl;
 }
 
-/* A new version of old with old's spec parts (everything wl_build takes
- * from outside the status), which stay old's too until wl_drop_spec, and
- * in's status. */
-static struct eng__wl *wl_build_on(struct eng *e, const struct eng__wl *old,
-                                   const struct api_workload *in)
-{
-    /* key and uid live in each version's own allocation (see wl_build) */
-    size_t lk = strlen(old->key), lu = strlen(old->uid);
-    struct eng__wl *wl = xcalloc(1, sizeof(*wl) + lk + 1 + lu + 1);
-    char *tail = (char *)(wl + 1);
-    memcpy(tail, old->key, lk + 1);
-    memcpy(tail + lk + 1, old->uid, lu + 1);
-    wl->key = tail;
-    wl->name = tail + (old->name - old->key);
-    wl->uid = tail + lk + 1;
-    wl->ns = old->ns;
-    wl->queue_name = old->queue_name;
-    wl->gated_by = old->gated_by;
-    wl->replacement_for = old->replacement_for;
-    wl->job_uid = old->job_uid;
-    wl->n_avoid = old->n_avoid;
-    wl->avoid_flv = old->avoid_flv;
-    wl->avoid_until = old->avoid_until;
-    wl->priority = old->priority;
-    wl->creation_ms = old->creation_ms;
-    wl->active = old->active;
-    wl->elastic = old->elastic;
-    wl->n_ps = old->n_ps;
-    /* the pod sets' contents are shared; the array is new (reclaim) */
-    wl->ps = xcalloc((size_t)wl->n_ps + 1, sizeof(*wl->ps));
-    memcpy(wl->ps, old->ps, (size_t)wl->n_ps * sizeof(*wl->ps));
-    wl->hash = old->hash;
-    wl_build_status(e, wl, in);
-    return wl;
-}
-
-/* Let go of the spec parts old shares with its wl_build_on version. */
-static void wl_drop_spec(struct eng__wl *old)
-{
-    old->key = NULL;
-    old->ns = old->queue_name = NULL;
-    old->name = NULL;
-    old->uid = old->gated_by = old->replacement_for = old->job_uid = NULL;
-    old->n_avoid = 0;
-    old->avoid_flv = NULL;
-    old->avoid_until = NULL;
-    old->n_ps = 0;
-}
-
 void eng__pa_free(struct eng__pa *pa, int n)
 {
     for (int p = 0; p < n; p++) {
@@ -425,9 +376,10 @@ bool eng__checks_apply(const struct eng__cq *cq, const struct eng__wl *wl)
     return false;
 }
 
-void eng__holder_add(struct eng *e, struct eng__wl *wl)
+void eng__holder_add(struct eng *e, struct eng__wl *wl, struct eng__cq *cq)
 {
-    struct eng__cq *cq = eng__cq_find(e, wl->rcq_name);
+    if (!cq)
+        cq = eng__cq_find(e, wl->rcq_name);
     wl->rcq = cq;
     if (!cq)
         return;
@@ -509,45 +461,59 @@ static bool keep_place(struct eng *e, struct eng__wl *nw, enum eng__wlq q, struc
     return true;
 }
 
-/* Replace old (NULL: none) by nw, its new version: old's place in the
- * queues is kept when nothing placement-relevant changed, its reservation
- * is released (requeueing its cohort tree when it shrank). shared: nw was
- * built on old (wl_build_on). */
-static void replace(struct eng *e, struct eng__wl *old, struct eng__wl *nw, bool shared)
+/* Where a workload's previous version was, for its next one. */
+struct place {
+    enum eng__wlq q;
+    struct eng__cq *qcq;
+    bool sticky, bypassed;
+    bool same;   /* nothing placement-relevant changed */
+    bool unsent; /* its last status is still to be emitted */
+};
+
+/* Take old out of everything (its reservation released, requeueing its
+ * cohort tree when the usage shrank; its queue; the unsent list; e->wls)
+ * before nw, its next version, is put back. */
+static struct place take_out(struct eng *e, struct eng__wl *old, const struct eng__wl *nw)
 {
-    enum eng__wlq q = ENG__Q_NONE;
-    struct eng__cq *qcq = NULL;
-    bool same_place = false, sticky = false, bypassed = false, nw_unsent = false;
-    if (old) {
-        carry_over(nw, old);
-        q = old->q;
-        qcq = old->qcq;
-        sticky = qcq && qcq->sticky == old;
-        bypassed = old->bypassed;
-        same_place = !old->reserved && !nw->reserved && old->state_hash == nw->state_hash;
-        if (old->reserved)
-            eng__holder_remove(e, old, !same_usage(old, nw));
-        eng__wl_unqueue(e, old);
-        if (old->unsent) {
-            eng__unsent_forget(e, old);
-            nw_unsent = true;
-        }
-        HASH_DEL(e->wls, old);
-        if (shared)
-            wl_drop_spec(old);
-        eng__wl_free(e, old);
-    }
+    struct place p = {.q = old->q, .qcq = old->qcq, .bypassed = old->bypassed};
+    p.sticky = p.qcq && p.qcq->sticky == old;
+    p.same = !old->reserved && !nw->reserved && old->state_hash == nw->state_hash;
+    if (old->reserved)
+        eng__holder_remove(e, old, !same_usage(old, nw));
+    eng__wl_unqueue(e, old);
+    p.unsent = old->unsent;
+    eng__unsent_forget(e, old);
+    HASH_DEL(e->wls, old);
+    return p;
+}
+
+/* Add nw (last in e->wls' order) and charge or place it: where its
+ * previous version was when nothing placement-relevant changed. */
+static void put_back(struct eng *e, struct eng__wl *nw, const struct place *p)
+{
     HASH_ADD_KEYPTR(hh, e->wls, nw->key, strlen(nw->key), nw);
-    if (nw_unsent && !nw->reserved) {
+    if (p->unsent && !nw->reserved) {
         DL_APPEND2(e->unsent, nw, uprev, unext);
         nw->unsent = true;
     }
     if (nw->reserved) {
-        eng__holder_add(e, nw);
+        eng__holder_add(e, nw, NULL);
         return;
     }
-    if (!(same_place && keep_place(e, nw, q, qcq, sticky, bypassed)))
+    if (!(p->same && keep_place(e, nw, p->q, p->qcq, p->sticky, p->bypassed)))
         eng__wl_route(e, nw);
+}
+
+/* Replace old (NULL: none) by nw, its new version. */
+static void replace(struct eng *e, struct eng__wl *old, struct eng__wl *nw)
+{
+    struct place p = {0};
+    if (old) {
+        carry_over(nw, old);
+        p = take_out(e, old, nw);
+        eng__wl_free(e, old);
+    }
+    put_back(e, nw, &p);
 }
 
 void eng_upsert_workload(struct eng *e, const struct api_workload *in)
@@ -559,7 +525,46 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *in)
         return;
     }
     struct eng__wl *old = eng__wl_find(e, in->ns, in->name);
-    replace(e, old, wl_build(e, in, old), false);
+    replace(e, old, wl_build(e, in, old));
+}
+
+/* replace(e, wl, <wl with in's status>) without a new version: wl
+ * takes in's status in place, with the same steps in the same order (its
+ * reservation released, unqueued, re-added last to e->wls, then charged or
+ * placed), so nothing observable differs. The new status is built first
+ * into a copy (the release compares old and new usage), which then
+ * becomes wl. */
+static void update_status(struct eng *e, struct eng__wl *wl, const struct api_workload *in)
+{
+    struct eng__wl nw = *wl;
+    nw.reserved = false;
+    nw.rcq_name = NULL;
+    nw.pa = NULL;
+    nw.n_pa = 0;
+    nw.use_fr = NULL;
+    nw.use_amt = NULL;
+    nw.n_use = 0;
+    /* the pod sets' reclaim counts change in place: the release and the
+     * unqueue below read neither */
+    wl_build_status(e, &nw, in);
+    struct place p = take_out(e, wl, &nw);
+    eng__pa_free(wl->pa, wl->n_pa);
+    xfree(wl->use_fr);
+    xfree(wl->use_amt);
+    xfree(wl->rcq_name);
+    /* the new status; the links as a new version's start out (take_out
+     * changed only links, which nw has from before) */
+    *wl = nw;
+    wl->q = ENG__Q_NONE;
+    wl->qcq = NULL;
+    wl->rcq = NULL;
+    wl->time_parked = wl->bypassed = wl->unsent = false;
+    wl->victim_cycle = 0;
+    /* as carry_over */
+    wl->preempted = wl->preempted && wl->reserved;
+    if (!wl->reserved)
+        wl->quota_reserved_ms = 0;
+    put_back(e, wl, &p);
 }
 
 void eng_upsert_workload_status(struct eng *e, const struct api_workload *in)
@@ -571,7 +576,7 @@ void eng_upsert_workload_status(struct eng *e, const struct api_workload *in)
         eng_upsert_workload(e, in);
         return;
     }
-    replace(e, old, wl_build_on(e, old, in), true);
+    update_status(e, old, in);
 }
 
 void eng_delete_workload(struct eng *e, const char *ns, const char *name)

@@ -362,6 +362,34 @@ static void status_only_upserts_decide_the_same(void **state)
     reservation_life(true);
 }
 
+/* eng_upsert_workload_status updates the engine's copy in place: a backoff
+ * set by a status change parks a queued workload, a reservation given and
+ * then released by status changes is charged and released again, and the
+ * release requeues the parked workload. */
+static void status_only_upserts_park_charge_and_release(void **state)
+{
+    (void)state;
+    struct fx *f = one_cq(QS_BEST_EFFORT_FIFO, "f1:cpu=4");
+    f->status_upserts = true;
+    struct api_workload *a = job(f, "a", 0, 1, "3");
+    struct api_workload *b = job(f, "b", 0, 2, "3");
+    a->requeue_at_ms = f->now_ms + 60000;
+    fx_upsert_status(f, a); /* out of the heap: parked by backoff */
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "b"));
+    assert_null(fx_find(f, ENG_RESERVE, "a"));
+    fx_apply_reserve(f, b, fx_find(f, ENG_RESERVE, "b"), true); /* charged: 3 of 4 */
+    f->now_ms += 60000;
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_RESERVE), 0);
+    assert_non_null(fx_find(f, ENG_PENDING, "a"));
+    fx_release(f, b); /* uncharged; the parked a is requeued */
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "a"));
+    assert_null(fx_find(f, ENG_RESERVE, "b"));
+    fx_free(f);
+}
+
 /* A key ("ns/name") longer than eng__wl_find's stack buffer: found too. */
 static void long_names_are_found(void **state)
 {
@@ -401,6 +429,7 @@ int main(void)
         cmocka_unit_test(one_head_per_cluster_queue_in_kueue_mode),
         cmocka_unit_test(max_decisions_bounds_a_call),
         cmocka_unit_test(status_only_upserts_decide_the_same),
+        cmocka_unit_test(status_only_upserts_park_charge_and_release),
         cmocka_unit_test(long_names_are_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
