@@ -613,6 +613,55 @@ static void many_objects_stay_findable(void **state)
     json_decref(all);
 }
 
+/* The index hashes and compares (namespace, name) in place: keys of every
+ * length (each way the hash reads a key's last bytes), keys that only
+ * split differently between namespace and name ("ab"/"c" vs "a"/"bc"),
+ * and a name that is a prefix of another are all distinct objects. */
+static void keys_split_differently_are_distinct(void **state)
+{
+    struct fx *f = *state;
+    static const char *const pairs[][2] = {
+        {"ab", "c"}, {"a", "bc"}, {"abc", "d"}, {"a", "b"}, {"a", "b0"}, {"a", "b01234567"},
+        {"a0123456", "b"}, {"a01234567", "b"}, {"a012345", "6b"},
+    };
+    enum { NP = sizeof(pairs) / sizeof(pairs[0]) };
+    for (int i = 0; i < NP; i++)
+        json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq(pairs[i][0], pairs[i][1], "cq")));
+    /* names of 1 to 40 characters in one namespace */
+    char name[48];
+    for (int len = 1; len <= 40; len++) {
+        memset(name, 'x', (size_t)len);
+        name[len] = '\0';
+        json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("n", name, "cq")));
+    }
+    for (int i = 0; i < NP; i++) {
+        json_t *got = store_get(f->s, KIND_LOCALQUEUE, pairs[i][0], pairs[i][1]);
+        assert_non_null(got);
+        assert_string_equal(fx_meta(got, "namespace"), pairs[i][0]);
+        assert_string_equal(fx_meta(got, "name"), pairs[i][1]);
+        json_decref(got);
+    }
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "abc", ""));
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "a", "bcd"));
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "a0123456", "b0"));
+    for (int len = 1; len <= 40; len++) {
+        memset(name, 'x', (size_t)len);
+        name[len] = '\0';
+        json_t *got = store_get(f->s, KIND_LOCALQUEUE, "n", name);
+        assert_non_null(got);
+        assert_string_equal(fx_meta(got, "name"), name);
+        json_decref(got);
+        assert_null(store_get(f->s, KIND_LOCALQUEUE, "nx", name + 1));
+    }
+    /* removing one leaves its neighbours */
+    assert_int_equal(store_delete(f->s, KIND_LOCALQUEUE, "ab", "c", NULL, NULL), 0);
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "ab", "c"));
+    json_t *got = store_get(f->s, KIND_LOCALQUEUE, "a", "bc");
+    assert_non_null(got);
+    json_decref(got);
+    assert_int_equal(store_count(f->s, KIND_LOCALQUEUE), NP - 1 + 40);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -629,6 +678,7 @@ int main(void)
         T(list_orders_by_namespace_then_name),
         T(get_missing_is_null),
         T(many_objects_stay_findable),
+        T(keys_split_differently_are_distinct),
         T(update_main_keeps_status),
         T(update_status_keeps_everything_else),
         T(update_all_replaces_whole_object),
