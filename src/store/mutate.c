@@ -493,29 +493,37 @@ static bool same_members(const json_t *a, const json_t *b)
  * is a store_get_status_copy of the stored document, or a
  * store_status_copy whose metadata the caller left alone. old's metadata
  * is an object. mu held. */
+static bool iter_key_is(void *it, const char *want, size_t wlen)
+{
+    return key_is(json_object_iter_key(it), json_object_iter_key_len(it), want, wlen);
+}
+
 static bool reusable_for_status(const json_t *old, json_t *obj, bool has_status)
 {
     void *io = json_object_iter((json_t *)old), *ib = json_object_iter(obj);
     for (;;) {
-        if (io && !has_status && !strcmp(json_object_iter_key(io), "status")) {
+        if (io && !has_status && iter_key_is(io, "status", 6)) {
             io = json_object_iter_next((json_t *)old, io);
             continue;
         }
         if (!io)
-            return !ib || (!strcmp(json_object_iter_key(ib), "status") &&
-                           !json_object_iter_next(obj, ib));
+            return !ib || (iter_key_is(ib, "status", 6) && !json_object_iter_next(obj, ib));
         if (!ib)
             return false;
         const char *key = json_object_iter_key(io);
-        if (strcmp(key, json_object_iter_key(ib)))
+        size_t klen = json_object_iter_key_len(io);
+        if (!iter_key_is(ib, key, klen))
             return false;
         json_t *ov = json_object_iter_value(io), *bv = json_object_iter_value(ib);
-        if (!strcmp(key, "metadata")) {
-            /* old's own map (commit_update replaces it), or a copy of it */
-            if (ov != bv && (!json_is_object(bv) || bv->refcount != 1 || !same_members(ov, bv)))
+        if (ov != bv) {
+            /* metadata: old's own map (commit_update replaces it), or a
+             * copy of it; status: any */
+            if (key_is(key, klen, "metadata", 8)) {
+                if (!json_is_object(bv) || bv->refcount != 1 || !same_members(ov, bv))
+                    return false;
+            } else if (!key_is(key, klen, "status", 6)) {
                 return false;
-        } else if (strcmp(key, "status") && ov != bv) {
-            return false;
+            }
         }
         io = json_object_iter_next((json_t *)old, io);
         ib = json_object_iter_next(obj, ib);
