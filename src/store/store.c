@@ -62,7 +62,7 @@ static int split_key_cmp(const char *stored, const struct split_key *k, size_t n
 #define HASH_KEYCMP(a, b, n) split_key_cmp((const char *)(a), (const struct split_key *)(b), (n))
 
 /* Mix len bytes of p into h, eight at a time (a multiplicative hash over
- * 64-bit words; the final fold in key_hash brings the high bits, which
+ * 64-bit words; key_hash's final avalanche brings the high bits, which
  * the multiplications fill, down to the low ones the buckets use). */
 static uint64_t hash_bytes(uint64_t h, const char *p, size_t len)
 {
@@ -98,7 +98,14 @@ static unsigned key_hash(const char *ns, size_t nl, const char *name, size_t ml)
 {
     uint64_t h = hash_bytes(0x243F6A8885A308D3ULL ^ nl, ns, nl);
     h = hash_bytes(h * 0x9E3779B97F4A7C15ULL, name, ml);
-    h ^= h >> 32;
+    /* a final avalanche (MurmurHash3's 64-bit finaliser), so that keys
+     * differing only in a few bytes (queue-0001, queue-0002) still spread
+     * over the low bits */
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    h ^= h >> 33;
     return (unsigned)h;
 }
 

@@ -6,6 +6,7 @@
 #include "test_store_fixture.h"
 
 #include "api/meta.h"
+#include "store/store-int.h"
 
 static void create_stamps_kubernetes_metadata(void **state)
 {
@@ -662,6 +663,37 @@ static void keys_split_differently_are_distinct(void **state)
     assert_int_equal(store_count(f->s, KIND_LOCALQUEUE), NP - 1 + 40);
 }
 
+/* Keys that differ only in a few trailing digits (queue-0001, ...) still
+ * spread over the index's buckets as random ones would (about 63% of the
+ * buckets used when there are as many entries as buckets), so lookups
+ * stay short chains. Read through the index's uthash table. */
+static void similar_keys_spread_over_buckets(void **state)
+{
+    struct fx *f = *state;
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "lq-%04d", i);
+        json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("team-a", name, "cq")));
+        snprintf(name, sizeof(name), "cq-%04d", i);
+        json_decref(fx_create(f->s, KIND_RESOURCEFLAVOR, NULL, fx_rf(name)));
+    }
+    static const enum api_kind_id kinds[] = {KIND_LOCALQUEUE, KIND_RESOURCEFLAVOR};
+    for (size_t k = 0; k < 2; k++) {
+        UT_hash_table *t = f->s->idx[kinds[k]].hash->hh.tbl;
+        unsigned used = 0, longest = 0;
+        for (unsigned b = 0; b < t->num_buckets; b++) {
+            used += t->buckets[b].count > 0;
+            if (t->buckets[b].count > longest)
+                longest = t->buckets[b].count;
+        }
+        assert_int_equal(t->num_items, 1000);
+        /* random placement: 1 - (1 - 1/B)^1000 of B buckets */
+        unsigned want = t->num_buckets <= 1024 ? 550 : 700;
+        assert_true(used >= want);
+        assert_true(longest <= 8);
+    }
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -679,6 +711,7 @@ int main(void)
         T(get_missing_is_null),
         T(many_objects_stay_findable),
         T(keys_split_differently_are_distinct),
+        T(similar_keys_spread_over_buckets),
         T(update_main_keeps_status),
         T(update_status_keeps_everything_else),
         T(update_all_replaces_whole_object),
