@@ -66,7 +66,10 @@ static json_t *rv_string(uint64_t rv)
     return json_stringn_nocheck(p, (size_t)(buf + sizeof(buf) - p));
 }
 
-static void set_rv(json_t *meta, uint64_t rv) { JX_SET_LIT(meta, "resourceVersion", rv_string(rv)); }
+static void set_rv(json_t *meta, uint64_t rv)
+{
+    JX_SET_LIT(meta, "resourceVersion", rv_string(rv));
+}
 
 static json_int_t generation_of(const json_t *doc)
 {
