@@ -53,17 +53,22 @@ static void set_ns(json_t *meta, enum api_kind_id kind, const char *ns)
         json_object_del(meta, "namespace");
 }
 
-static void set_rv(json_t *meta, uint64_t rv)
+/* rv as a JSON string, decimal as %llu prints it (one per write: no
+ * printf). New reference. */
+static json_t *rv_string(uint64_t rv)
 {
-    char buf[24]; /* decimal, as %llu prints it (one per write: no printf) */
+    char buf[24];
     char *p = buf + sizeof(buf);
-    *--p = '\0';
     do {
         *--p = (char)('0' + rv % 10);
         rv /= 10;
     } while (rv);
-    JX_SET_LIT(meta, "resourceVersion",
-                        json_stringn_nocheck(p, (size_t)(buf + sizeof(buf) - 1 - p)));
+    return json_stringn_nocheck(p, (size_t)(buf + sizeof(buf) - p));
+}
+
+static void set_rv(json_t *meta, uint64_t rv)
+{
+    JX_SET_LIT(meta, "resourceVersion", rv_string(rv));
 }
 
 static json_int_t generation_of(const json_t *doc)
@@ -96,14 +101,45 @@ static bool key_is(const char *key, size_t klen, const char *want, size_t wlen)
     return klen == wlen && !memcmp(key, want, wlen);
 }
 
+/* A new metadata map for the next version of a document whose metadata
+ * is m (an object): m's members in m's order with m's values, but
+ * resourceVersion = rv (appended when m has none), built in one pass (the
+ * same map as copy_map and set_rv). *deleting: m has a deletionTimestamp
+ * (api_is_deleting). */
+static json_t *next_meta(const json_t *m, uint64_t rv, bool *deleting)
+{
+    json_t *c = json_object();
+    bool had_rv = false;
+    *deleting = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)m, key, klen, v) {
+        json_t *nv;
+        if (!had_rv && key_is(key, klen, "resourceVersion", 15)) {
+            nv = rv_string(rv);
+            had_rv = true;
+        } else {
+            if (key_is(key, klen, "deletionTimestamp", 17))
+                *deleting = json_is_string(v);
+            nv = json_incref(v);
+        }
+        json_object_setn_new_nocheck(c, key, klen, nv);
+    }
+    if (!had_rv)
+        JX_SET_LIT(c, "resourceVersion", rv_string(rv));
+    return c;
+}
+
 /* A new top-level object sharing old's children, in old's order, except
  * for a fresh (shallow-copied) metadata map the caller may modify (an
- * empty one appended when old has none) and, when with_status, the status
- * replaced by status (taken; NULL = removed; appended after the metadata
- * when old has none). The same document as json_copy, a new metadata map
- * and json_object_set_new / json_object_del of "status", built in one
- * pass. */
-static json_t *copy_with(const json_t *old, bool with_status, json_t *status)
+ * empty one appended when old has none; with share_meta, old's own map,
+ * not to be modified, when it is an object) and, when with_status, the
+ * status replaced by status (taken; NULL = removed; appended after the
+ * metadata when old has none). The same document as json_copy, a new
+ * metadata map and json_object_set_new / json_object_del of "status",
+ * built in one pass. */
+static json_t *copy_with(const json_t *old, bool with_status, json_t *status, bool share_meta)
 {
     json_t *c = json_object();
     bool had_meta = false, had_status = false;
@@ -113,7 +149,7 @@ static json_t *copy_with(const json_t *old, bool with_status, json_t *status)
     json_object_keylen_foreach((json_t *)old, key, klen, v) {
         json_t *nv;
         if (key_is(key, klen, "metadata", 8)) {
-            nv = copy_map(v);
+            nv = share_meta && json_is_object(v) ? json_incref(v) : copy_map(v);
             had_meta = true;
         } else if (with_status && key_is(key, klen, "status", 6)) {
             had_status = true;
@@ -132,7 +168,7 @@ static json_t *copy_with(const json_t *old, bool with_status, json_t *status)
     return c;
 }
 
-static json_t *copy_with_meta(const json_t *old) { return copy_with(old, false, NULL); }
+static json_t *copy_with_meta(const json_t *old) { return copy_with(old, false, NULL, false); }
 
 /* True when anything outside metadata and status differs (generation). */
 static bool spec_changed(const json_t *a, const json_t *b)
@@ -345,8 +381,8 @@ static json_t *incoming_part_take(enum api_kind_id kind, json_t *obj,
 static json_t *merge_update(enum api_kind_id kind, const char *ns, const json_t *old,
                             json_t *incoming, enum store_update_mode mode)
 {
-    if (mode == STORE_UPDATE_STATUS)
-        return copy_with(old, true, incoming);
+    if (mode == STORE_UPDATE_STATUS) /* commit_update makes the metadata map */
+        return copy_with(old, true, incoming, true);
     json_t *cand = incoming;
     json_t *old_status = JX_GET(old, "status");
     if (mode == STORE_UPDATE_MAIN && api_kind_get(kind)->has_status && old_status)
@@ -389,7 +425,10 @@ static int check_preconditions(const json_t *obj, const json_t *old)
  * object whose finalizers are now empty. status_only: cand is o's document
  * with (at most) another status (copy_with over a document with a metadata
  * map), so comparing the statuses compares the documents and the spec is
- * unchanged. Returns the resulting document (new reference). mu held. */
+ * unchanged. cand's metadata is either its own map, or o's very map
+ * (shared by a status write), which is then replaced by a new one (cand is
+ * the store's to change). Returns the resulting document (new reference).
+ * mu held. */
 static json_t *commit_update(struct store *s, enum api_kind_id kind, struct store_obj *o,
                              json_t *cand, bool status_only)
 {
@@ -400,8 +439,15 @@ static json_t *commit_update(struct store *s, enum api_kind_id kind, struct stor
         return json_incref(o->doc);
     }
     json_t *meta = JX_GET(cand, "metadata");
-    set_rv(meta, s->rv + 1);
-    if (api_is_deleting(o->doc) && !has_finalizers(cand)) {
+    bool deleting;
+    if (meta == JX_GET(o->doc, "metadata")) {
+        meta = next_meta(meta, s->rv + 1, &deleting);
+        JX_SET_LIT(cand, "metadata", meta);
+    } else {
+        set_rv(meta, s->rv + 1);
+        deleting = api_is_deleting(o->doc);
+    }
+    if (deleting && !has_finalizers(cand)) {
         store__db_del(s, kind, o->ns, o->name);
         store__idx_remove(s, kind, o);
         store__log_append(s, STORE_DELETED, kind, json_incref(cand));
@@ -444,32 +490,43 @@ static bool same_members(const json_t *a, const json_t *b)
  * copy_with(old, true, obj's status) would build, so that it can be stored
  * as it is: old's members in old's order and with old's values, except the
  * status (obj's, where old has one, or last when old has none; absent when
- * has_status is false) and the metadata, a map of obj's own (referenced by
- * obj alone: resourceVersion is set in it) with old's metadata members.
- * That is a store_status_copy of the stored document whose metadata the
- * caller left alone. old's metadata is an object. mu held. */
+ * has_status is false) and the metadata, old's very map (commit_update
+ * gives the new version its own) or a map of obj's own (referenced by obj
+ * alone: resourceVersion is set in it) with old's metadata members. That
+ * is a store_get_status_copy of the stored document, or a
+ * store_status_copy whose metadata the caller left alone. old's metadata
+ * is an object. mu held. */
+static bool iter_key_is(void *it, const char *want, size_t wlen)
+{
+    return key_is(json_object_iter_key(it), json_object_iter_key_len(it), want, wlen);
+}
+
 static bool reusable_for_status(const json_t *old, json_t *obj, bool has_status)
 {
     void *io = json_object_iter((json_t *)old), *ib = json_object_iter(obj);
     for (;;) {
-        if (io && !has_status && !strcmp(json_object_iter_key(io), "status")) {
+        if (io && !has_status && iter_key_is(io, "status", 6)) {
             io = json_object_iter_next((json_t *)old, io);
             continue;
         }
         if (!io)
-            return !ib || (!strcmp(json_object_iter_key(ib), "status") &&
-                           !json_object_iter_next(obj, ib));
+            return !ib || (iter_key_is(ib, "status", 6) && !json_object_iter_next(obj, ib));
         if (!ib)
             return false;
         const char *key = json_object_iter_key(io);
-        if (strcmp(key, json_object_iter_key(ib)))
+        size_t klen = json_object_iter_key_len(io);
+        if (!iter_key_is(ib, key, klen))
             return false;
         json_t *ov = json_object_iter_value(io), *bv = json_object_iter_value(ib);
-        if (!strcmp(key, "metadata")) {
-            if (!json_is_object(bv) || bv->refcount != 1 || !same_members(ov, bv))
+        if (ov != bv) {
+            /* metadata: old's own map (commit_update replaces it), or a
+             * copy of it; status: any */
+            if (key_is(key, klen, "metadata", 8)) {
+                if (!json_is_object(bv) || bv->refcount != 1 || !same_members(ov, bv))
+                    return false;
+            } else if (!key_is(key, klen, "status", 6)) {
                 return false;
-        } else if (strcmp(key, "status") && ov != bv) {
-            return false;
+            }
         }
         io = json_object_iter_next((json_t *)old, io);
         ib = json_object_iter_next(obj, ib);
@@ -611,7 +668,7 @@ static json_t *status_copy(json_t *st, const char *const *shared)
 
 json_t *store_status_copy(const json_t *doc, const char *const *shared)
 {
-    return copy_with(doc, true, status_copy(JX_GET(doc, "status"), shared));
+    return copy_with(doc, true, status_copy(JX_GET(doc, "status"), shared), false);
 }
 
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
@@ -620,7 +677,7 @@ json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char
     json_t *cur = store_get(s, kind, ns, name);
     if (!cur)
         return NULL;
-    json_t *cp = store_status_copy(cur, shared);
+    json_t *cp = copy_with(cur, true, status_copy(JX_GET(cur, "status"), shared), true);
     json_decref(cur);
     return cp;
 }

@@ -41,29 +41,83 @@ static const char *ns_key(enum api_kind_id kind, const char *ns)
     return ns;
 }
 
-/* The hash key of (ns, name): ns, NUL, name (keylen bytes, NUL-terminated
- * after). Written into buf when it fits (len bytes), else allocated:
- * *heap receives what to free. */
-static char *make_key(const char *ns, const char *name, char *buf, size_t len, size_t *keylen,
-                      char **heap)
+/* A key as looked up: (ns, name) where they already are, not copied into
+ * an entry's contiguous form. HASH_FIND_BYHASHVALUE hands it to
+ * HASH_KEYCMP (below) as its keyptr, with the contiguous key's length. */
+struct split_key {
+    const char *ns;
+    size_t nl;
+    const char *name;
+};
+
+/* Whether an entry's contiguous key (ns, NUL, name) is k; n, the lengths'
+ * sum plus one, is already known equal. */
+static int split_key_cmp(const char *stored, const struct split_key *k, size_t n)
 {
-    size_t nl = strlen(ns), ml = strlen(name);
-    *keylen = nl + 1 + ml;
-    char *k = *keylen + 1 <= len ? buf : (*heap = xmalloc(*keylen + 1));
-    memcpy(k, ns, nl + 1);
-    memcpy(k + nl + 1, name, ml + 1);
-    return k;
+    return memcmp(stored, k->ns, k->nl) || stored[k->nl] ||
+           memcmp(stored + k->nl + 1, k->name, n - k->nl - 1);
+}
+
+#undef HASH_KEYCMP
+#define HASH_KEYCMP(a, b, n) split_key_cmp((const char *)(a), (const struct split_key *)(b), (n))
+
+/* Mix len bytes of p into h, eight at a time (a multiplicative hash over
+ * 64-bit words; key_hash's final avalanche brings the high bits, which
+ * the multiplications fill, down to the low ones the buckets use). */
+static uint64_t hash_bytes(uint64_t h, const char *p, size_t len)
+{
+    const uint64_t mul = 0x9E3779B97F4A7C15ULL;
+    for (; len >= 8; p += 8, len -= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * mul;
+        h ^= h >> 29;
+    }
+    if (len) {
+        /* the last 1 to 7 bytes: two overlapping 4-byte reads, or the
+         * first, middle and last byte (every byte is read either way) */
+        uint64_t w;
+        if (len >= 4) {
+            uint32_t lo, hi;
+            memcpy(&lo, p, 4);
+            memcpy(&hi, p + len - 4, 4);
+            w = lo | (uint64_t)hi << 32;
+        } else {
+            w = (uint64_t)(unsigned char)p[0] | (uint64_t)(unsigned char)p[len / 2] << 8 |
+                (uint64_t)(unsigned char)p[len - 1] << 16;
+        }
+        h = (h ^ w ^ ((uint64_t)len << 56)) * mul;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
+/* The bucket hash of (ns, name) with nl = strlen(ns), ml = strlen(name):
+ * the same whether the key is contiguous (an entry's) or split (a lookup's). */
+static unsigned key_hash(const char *ns, size_t nl, const char *name, size_t ml)
+{
+    uint64_t h = hash_bytes(0x243F6A8885A308D3ULL ^ nl, ns, nl);
+    h = hash_bytes(h * 0x9E3779B97F4A7C15ULL, name, ml);
+    /* a final avalanche (MurmurHash3's 64-bit finaliser), so that keys
+     * differing only in a few bytes (queue-0001, queue-0002) still spread
+     * over the low bits */
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    h ^= h >> 33;
+    return (unsigned)h;
 }
 
 struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const char *ns,
                                   const char *name)
 {
-    char buf[256], *heap = NULL;
-    size_t keylen;
-    const char *key = make_key(ns_key(kind, ns), name, buf, sizeof(buf), &keylen, &heap);
+    struct split_key k = {ns_key(kind, ns), 0, name};
+    k.nl = strlen(k.ns);
+    size_t ml = strlen(name);
     struct store_obj *o;
-    HASH_FIND(hh, s->idx[kind].hash, key, keylen, o);
-    xfree(heap);
+    HASH_FIND_BYHASHVALUE(hh, s->idx[kind].hash, &k, k.nl + 1 + ml,
+                          key_hash(k.ns, k.nl, name, ml), o);
     return o;
 }
 
@@ -73,12 +127,15 @@ struct store_obj *store__idx_insert(struct store *s, enum api_kind_id kind, cons
     const char *nsk = ns_key(kind, ns);
     size_t nl = strlen(nsk), ml = strlen(name);
     struct store_obj *o = xcalloc(1, sizeof(*o) + nl + ml + 2);
-    make_key(nsk, name, o->key, nl + ml + 2, &o->keylen, NULL);
+    memcpy(o->key, nsk, nl + 1);
+    memcpy(o->key + nl + 1, name, ml + 1);
+    o->keylen = nl + 1 + ml;
     o->ns = o->key;
-    o->name = o->key + strlen(o->key) + 1;
+    o->name = o->key + nl + 1;
     o->doc = doc;
     RB_INSERT(store_tree, &s->idx[kind].tree, o);
-    HASH_ADD_KEYPTR(hh, s->idx[kind].hash, o->key, o->keylen, o);
+    HASH_ADD_KEYPTR_BYHASHVALUE(hh, s->idx[kind].hash, o->key, o->keylen,
+                                key_hash(nsk, nl, name, ml), o);
     s->idx[kind].n++;
     return o;
 }

@@ -116,10 +116,12 @@ int store_update(struct store *s, enum api_kind_id kind, const char *ns, const j
  * after the call, even through a reference it kept (reading is fine). obj
  * itself and its metadata map are used in place only when the caller held
  * their only reference, else they are copied (shallowly); for STATUS, only
- * when obj is otherwise the stored document's (a store_status_copy whose
- * metadata the caller left alone). Same results as store_update. For
- * controllers that build a fresh document per write (store_get_status_copy,
- * then STORE_UPDATE_STATUS): no second copy. */
+ * when obj is otherwise the stored document's (a store_get_status_copy, or
+ * a store_status_copy whose metadata the caller left alone); a metadata
+ * map obj shares with the stored document is then replaced in obj by the
+ * new version's. Same results as store_update. For controllers that build
+ * a fresh document per write (store_get_status_copy, then
+ * STORE_UPDATE_STATUS): no second copy. */
 int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, json_t *obj,
                       enum store_update_mode mode, json_t **out);
 
@@ -128,8 +130,8 @@ int store_update_take(struct store *s, enum api_kind_id kind, const char *ns, js
  * reference, typically its only one, to a store_status_copy) is taken and,
  * on success, replaced by a new reference to the resulting stored
  * document, which is *doc itself when the store could keep it as it is
- * (then without any copy; its metadata now carries the new
- * resourceVersion). On failure *doc is left as it was, unchanged and
+ * (then without any copy; its metadata, a new map when it was the stored
+ * one's, now carries the new resourceVersion). On failure *doc is left as it was, unchanged and
  * still the caller's. The caller must not modify a document it got back
  * on success (reading is fine) and decrefs *doc after. Same results as
  * store_update. */
@@ -138,20 +140,23 @@ int store_update_status_take(struct store *s, enum api_kind_id kind, const char 
 
 /* The stored object prepared for a status write, without copying what the
  * write leaves alone: a new top-level object whose "status" is a copy the
- * caller may modify, whose "metadata" is a new map sharing its values with
- * the stored one (the caller may set or remove its keys, not change the
- * values in place), and whose other members are the stored document's own
- * (immutable: never modify them). In the status, "conditions" is a new
- * array whose condition objects are shared (change them only through
+ * caller may modify and whose other members, "metadata" included, are the
+ * stored document's own (immutable: never modify them; the store makes
+ * the new version's metadata map, with its resourceVersion, when the
+ * status write is stored). In the status, "conditions" is a new array
+ * whose condition objects are shared (change them only through
  * api_cond_set and api_cond_remove, which copy a shared condition first);
  * the members named in shared (NULL-terminated; NULL = none) are shared as
  * well, for a caller that only replaces or removes them; every other
  * status member is a deep copy. NULL when absent. Caller decrefs, or hands
- * it to store_update_take(..., STORE_UPDATE_STATUS, ...). */
+ * it to store_update_take(..., STORE_UPDATE_STATUS, ...) or
+ * store_update_status_take. */
 json_t *store_get_status_copy(struct store *s, enum api_kind_id kind, const char *ns,
                               const char *name, const char *const *shared);
 /* The same copy of a stored document the caller already holds (doc is
- * borrowed). New reference. */
+ * borrowed), except that its "metadata" is a new map sharing its values
+ * with doc's (the caller may set or remove its keys, not change the values
+ * in place). New reference. */
 json_t *store_status_copy(const json_t *doc, const char *const *shared);
 
 /* Delete. If the object has finalizers it is only marked

@@ -6,6 +6,7 @@
 #include "test_store_fixture.h"
 
 #include "api/meta.h"
+#include "store/store-int.h"
 
 static void create_stamps_kubernetes_metadata(void **state)
 {
@@ -613,6 +614,86 @@ static void many_objects_stay_findable(void **state)
     json_decref(all);
 }
 
+/* The index hashes and compares (namespace, name) in place: keys of every
+ * length (each way the hash reads a key's last bytes), keys that only
+ * split differently between namespace and name ("ab"/"c" vs "a"/"bc"),
+ * and a name that is a prefix of another are all distinct objects. */
+static void keys_split_differently_are_distinct(void **state)
+{
+    struct fx *f = *state;
+    static const char *const pairs[][2] = {
+        {"ab", "c"}, {"a", "bc"}, {"abc", "d"}, {"a", "b"}, {"a", "b0"}, {"a", "b01234567"},
+        {"a0123456", "b"}, {"a01234567", "b"}, {"a012345", "6b"},
+    };
+    enum { NP = sizeof(pairs) / sizeof(pairs[0]) };
+    for (int i = 0; i < NP; i++)
+        json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq(pairs[i][0], pairs[i][1], "cq")));
+    /* names of 1 to 40 characters in one namespace */
+    char name[48];
+    for (int len = 1; len <= 40; len++) {
+        memset(name, 'x', (size_t)len);
+        name[len] = '\0';
+        json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("n", name, "cq")));
+    }
+    for (int i = 0; i < NP; i++) {
+        json_t *got = store_get(f->s, KIND_LOCALQUEUE, pairs[i][0], pairs[i][1]);
+        assert_non_null(got);
+        assert_string_equal(fx_meta(got, "namespace"), pairs[i][0]);
+        assert_string_equal(fx_meta(got, "name"), pairs[i][1]);
+        json_decref(got);
+    }
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "abc", ""));
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "a", "bcd"));
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "a0123456", "b0"));
+    for (int len = 1; len <= 40; len++) {
+        memset(name, 'x', (size_t)len);
+        name[len] = '\0';
+        json_t *got = store_get(f->s, KIND_LOCALQUEUE, "n", name);
+        assert_non_null(got);
+        assert_string_equal(fx_meta(got, "name"), name);
+        json_decref(got);
+        assert_null(store_get(f->s, KIND_LOCALQUEUE, "nx", name + 1));
+    }
+    /* removing one leaves its neighbours */
+    assert_int_equal(store_delete(f->s, KIND_LOCALQUEUE, "ab", "c", NULL, NULL), 0);
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "ab", "c"));
+    json_t *got = store_get(f->s, KIND_LOCALQUEUE, "a", "bc");
+    assert_non_null(got);
+    json_decref(got);
+    assert_int_equal(store_count(f->s, KIND_LOCALQUEUE), NP - 1 + 40);
+}
+
+/* Keys that differ only in a few trailing digits (queue-0001, ...) still
+ * spread over the index's buckets as random ones would (about 63% of the
+ * buckets used when there are as many entries as buckets), so lookups
+ * stay short chains. Read through the index's uthash table. */
+static void similar_keys_spread_over_buckets(void **state)
+{
+    struct fx *f = *state;
+    char name[32];
+    for (int i = 0; i < 1000; i++) {
+        snprintf(name, sizeof(name), "lq-%04d", i);
+        json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("team-a", name, "cq")));
+        snprintf(name, sizeof(name), "cq-%04d", i);
+        json_decref(fx_create(f->s, KIND_RESOURCEFLAVOR, NULL, fx_rf(name)));
+    }
+    static const enum api_kind_id kinds[] = {KIND_LOCALQUEUE, KIND_RESOURCEFLAVOR};
+    for (size_t k = 0; k < 2; k++) {
+        UT_hash_table *t = f->s->idx[kinds[k]].hash->hh.tbl;
+        unsigned used = 0, longest = 0;
+        for (unsigned b = 0; b < t->num_buckets; b++) {
+            used += t->buckets[b].count > 0;
+            if (t->buckets[b].count > longest)
+                longest = t->buckets[b].count;
+        }
+        assert_int_equal(t->num_items, 1000);
+        /* random placement: 1 - (1 - 1/B)^1000 of B buckets */
+        unsigned want = t->num_buckets <= 1024 ? 550 : 700;
+        assert_true(used >= want);
+        assert_true(longest <= 8);
+    }
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -629,6 +710,8 @@ int main(void)
         T(list_orders_by_namespace_then_name),
         T(get_missing_is_null),
         T(many_objects_stay_findable),
+        T(keys_split_differently_are_distinct),
+        T(similar_keys_spread_over_buckets),
         T(update_main_keeps_status),
         T(update_status_keeps_everything_else),
         T(update_all_replaces_whole_object),

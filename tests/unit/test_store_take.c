@@ -29,20 +29,27 @@ static void status_copy_owns_only_status_and_metadata_map(void **state)
     assert_non_null(cp);
     assert_ptr_not_equal(cp, wl);
     assert_true(json_equal(cp, wl));
-    /* spec is the stored document's own; status and the metadata map are new */
+    /* spec and metadata are the stored document's own; status is new */
     assert_ptr_equal(JX_GET(cp, "spec"), JX_GET(wl, "spec"));
+    assert_ptr_equal(JX_GET(cp, "metadata"), JX_GET(wl, "metadata"));
     assert_ptr_not_equal(JX_GET(cp, "status"), JX_GET(wl, "status"));
     assert_ptr_not_equal(JX_GET(cp, "status", "conditions"), JX_GET(wl, "status", "conditions"));
-    assert_ptr_not_equal(JX_GET(cp, "metadata"), JX_GET(wl, "metadata"));
-    assert_ptr_equal(JX_GET(cp, "metadata", "labels"), JX_GET(wl, "metadata", "labels"));
-    /* changing the copy's status and metadata keys leaves the store alone */
+    /* store_status_copy: the metadata map is new, its values shared */
+    json_t *own = store_status_copy(wl, NULL);
+    assert_true(json_equal(own, wl));
+    assert_ptr_not_equal(JX_GET(own, "metadata"), JX_GET(wl, "metadata"));
+    assert_ptr_equal(JX_GET(own, "metadata", "labels"), JX_GET(wl, "metadata", "labels"));
+    /* changing the copies' status and the own copy's metadata keys leaves
+     * the store alone */
     api_cond_set(cp, "QuotaReserved", "True", "QuotaReserved", "m", FX_START_MS);
-    json_object_set_new(JX_GET(cp, "metadata"), "resourceVersion", json_string("99"));
+    api_cond_set(own, "QuotaReserved", "True", "QuotaReserved", "m", FX_START_MS);
+    json_object_set_new(JX_GET(own, "metadata"), "resourceVersion", json_string("99"));
     json_t *got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
     assert_ptr_equal(got, wl);
     assert_false(api_cond_is_true(got, "QuotaReserved"));
     assert_string_equal(fx_meta(got, "resourceVersion"), "1");
     json_decref(got);
+    json_decref(own);
     json_decref(cp);
     json_decref(wl);
     assert_null(store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "missing", NULL));
@@ -291,16 +298,22 @@ static void update_take_status_stores_a_sole_status_copy_itself(void **state)
                      0);
     json_t *got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
     assert_ptr_equal(got, cp); /* stored as it is */
-    assert_ptr_equal(JX_GET(got, "metadata"), meta);
+    /* with a new metadata map of its own: the old version's is untouched */
+    assert_ptr_not_equal(JX_GET(got, "metadata"), meta);
+    assert_ptr_equal(meta, JX_GET(wl, "metadata"));
+    assert_ptr_equal(JX_GET(got, "metadata", "labels"), JX_GET(wl, "metadata", "labels"));
+    assert_ptr_equal(JX_GET(got, "metadata", "uid"), JX_GET(wl, "metadata", "uid"));
     assert_string_equal(fx_meta(got, "resourceVersion"), "2");
     assert_true(api_cond_is_true(got, "QuotaReserved"));
     assert_ptr_equal(JX_GET(got, "spec"), JX_GET(wl, "spec"));
     assert_string_equal(fx_meta(wl, "resourceVersion"), "1"); /* the old one untouched */
     json_decref(got);
 
-    /* labels replaced on the copy (its metadata keys are the caller's to
-     * set): not stored (status write), the copy is not reused */
-    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    /* labels replaced on a store_status_copy (its metadata keys are the
+     * caller's to set): not stored (status write), the copy is not reused */
+    got = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    cp = store_status_copy(got, NULL);
+    json_decref(got);
     json_object_set_new(JX_GET(cp, "metadata"), "labels", json_pack("{s:s}", "a", "changed"));
     api_cond_set(cp, "Admitted", "True", "Admitted", "", FX_START_MS);
     json_t *out = NULL;
@@ -344,6 +357,72 @@ static void update_take_status_stores_a_sole_status_copy_itself(void **state)
     assert_string_equal(keys, "apiVersion,kind,metadata,spec,status");
     assert_string_equal(fx_meta(out, "resourceVersion"), "5");
     json_decref(out);
+    json_decref(wl);
+}
+
+/* A store_get_status_copy shares the stored metadata map: a status write
+ * gives the new version a map of its own (new resourceVersion, the other
+ * values shared, the same order) and leaves the old version's, and a copy
+ * someone else holds, as they were; a stale copy is refused; a deleting
+ * object stays marked. */
+static void status_copy_shared_metadata_is_never_changed(void **state)
+{
+    struct fx *f = *state;
+    json_t *wl = make_wl(f);
+    json_t *md1 = JX_GET(wl, "metadata");
+    char want[256], got_keys[256];
+    keys_of(md1, want, sizeof(want));
+
+    /* a copy the caller keeps a reference to: the store copies it */
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_t *stale = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    api_cond_set(cp, "QuotaReserved", "True", "QuotaReserved", "r", FX_START_MS);
+    json_t *out = NULL;
+    assert_int_equal(
+        store_update_take(f->s, KIND_WORKLOAD, "ns", json_incref(cp), STORE_UPDATE_STATUS, &out),
+        0);
+    assert_ptr_not_equal(out, cp);
+    assert_ptr_equal(JX_GET(cp, "metadata"), md1); /* the caller's copy untouched */
+    assert_ptr_not_equal(JX_GET(out, "metadata"), md1);
+    assert_string_equal(fx_meta(wl, "resourceVersion"), "1");
+    assert_string_equal(fx_meta(out, "resourceVersion"), "2");
+    assert_ptr_equal(JX_GET(out, "metadata", "labels"), JX_GET(md1, "labels"));
+    keys_of(JX_GET(out, "metadata"), got_keys, sizeof(got_keys));
+    assert_string_equal(got_keys, want);
+    assert_true(api_cond_is_true(out, "QuotaReserved"));
+    json_decref(out);
+    json_decref(cp);
+
+    /* the other copy shares version 1's map: refused, nothing changed */
+    api_cond_set(stale, "Finished", "True", "Succeeded", "", FX_START_MS);
+    assert_int_equal(store_update_status_take(f->s, KIND_WORKLOAD, "ns", &stale), CU_ECONFLICT);
+    assert_ptr_equal(JX_GET(stale, "metadata"), md1);
+    assert_string_equal(fx_meta(wl, "resourceVersion"), "1");
+    json_t *cur = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_false(api_cond_is_true(cur, "Finished"));
+    assert_string_equal(fx_meta(cur, "resourceVersion"), "2");
+    json_decref(cur);
+    json_decref(stale);
+
+    /* a deleting object (finalizer kept): a status write keeps it marked */
+    json_t *in = json_deep_copy(wl);
+    json_object_del(JX_GET(in, "metadata"), "resourceVersion");
+    json_object_set_new(JX_GET(in, "metadata"), "finalizers", json_pack("[s]", "x/y"));
+    assert_int_equal(store_update(f->s, KIND_WORKLOAD, "ns", in, STORE_UPDATE_MAIN, NULL), 0);
+    json_decref(in);
+    assert_int_equal(store_delete(f->s, KIND_WORKLOAD, "ns", "wl", NULL, NULL), 0);
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_t *md4 = json_incref(JX_GET(cp, "metadata"));
+    api_cond_set(cp, "Admitted", "True", "Admitted", "", FX_START_MS);
+    assert_int_equal(store_update_status_take(f->s, KIND_WORKLOAD, "ns", &cp), 0);
+    assert_ptr_not_equal(JX_GET(cp, "metadata"), md4);
+    assert_string_equal(fx_meta(cp, "resourceVersion"), "5");
+    assert_string_equal(fx_meta(cp, "deletionTimestamp"),
+                        json_string_value(JX_GET(md4, "deletionTimestamp")));
+    assert_string_equal(json_string_value(JX_GET(md4, "resourceVersion")), "4");
+    assert_int_equal(store_count(f->s, KIND_WORKLOAD), 1);
+    json_decref(md4);
+    json_decref(cp);
     json_decref(wl);
 }
 
@@ -413,6 +492,7 @@ int main(void)
         T(update_take_status_stores_a_sole_status_copy_itself),
         T(update_take_status_keeps_the_callers_status),
         T(update_status_take_gives_back_the_document),
+        T(status_copy_shared_metadata_is_never_changed),
         T(update_take_checks_preconditions_and_input),
         T(update_take_main_and_all_match_store_update),
         T(create_take_keeps_the_callers_values),
