@@ -627,63 +627,6 @@ static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_ev
     json_decref(wls);
 }
 
-/* Whether condition cond says status "True" (api_cond_holds): status is
- * its second member as api_cond_set writes it, looked up otherwise. */
-static bool cond_true(const json_t *cond)
-{
-    void *it = json_object_iter((json_t *)cond);
-    if (it)
-        it = json_object_iter_next((json_t *)cond, it);
-    const char *st = it && !strcmp(json_object_iter_key(it), "status")
-                         ? json_string_value(json_object_iter_value(it))
-                         : JX_STR(cond, "status");
-    return st && !strcmp(st, "True");
-}
-
-/* What wl_on_event reads of a Workload, from one pass over its members,
- * its metadata's and its status's (a few members each: cheaper than a
- * hash lookup per key). Borrowed from the Workload. */
-struct wl_view {
-    const json_t *spec, *conds;
-    const char *ns, *name;
-    bool deleting_or_owned; /* metadata.deletionTimestamp or ownerReferences */
-};
-
-static void wl_view_of(const json_t *wl, struct wl_view *v)
-{
-    memset(v, 0, sizeof(*v));
-    const json_t *md = NULL, *st = NULL;
-    json_t *o = (json_t *)wl;
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        if (k[0] == 'm' && !strcmp(k, "metadata"))
-            md = json_object_iter_value(it);
-        else if (k[0] == 's' && !strcmp(k, "spec"))
-            v->spec = json_object_iter_value(it);
-        else if (k[0] == 's' && !strcmp(k, "status"))
-            st = json_object_iter_value(it);
-    }
-    o = (json_t *)md;
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        if (k[0] == 'n' && !strcmp(k, "name"))
-            v->name = json_string_value(json_object_iter_value(it));
-        else if (k[0] == 'n' && !strcmp(k, "namespace"))
-            v->ns = json_string_value(json_object_iter_value(it));
-        else if ((k[0] == 'd' && !strcmp(k, "deletionTimestamp")) ||
-                 (k[0] == 'o' && !strcmp(k, "ownerReferences")))
-            v->deleting_or_owned = true;
-    }
-    o = (json_t *)st;
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        if (k[0] == 'c' && !strcmp(k, "conditions")) {
-            v->conds = json_object_iter_value(it);
-            break;
-        }
-    }
-}
-
 /* Whether wl_reconcile of the Workload v views, as stored, would do
  * nothing, whatever the time, the queues' stop policies and check rules:
  * not deleting and Finished; or, without flavor fallback, active with
@@ -697,35 +640,15 @@ static void wl_view_of(const json_t *wl, struct wl_view *v)
  * this one in a round (gc, job integrations) writes such a Workload, so
  * the document the event carries is still the one the reconcile of this
  * round would read. Errs towards false. */
-static bool wl_quiet(struct ctrl *c, const struct wl_view *v)
+static bool wl_quiet(struct ctrl *c, const struct kq_wl_view *v)
 {
-    if (v->deleting_or_owned)
+    if (v->deleting || v->owned)
         return false;
-    static const char *const types[] = {"Finished", "QuotaReserved", "Admitted",
-                                        "DeactivationTarget", "Requeued"};
-    unsigned seen = 0;
-    bool busy = false;
-    for (size_t i = 0, n = json_array_size(v->conds); i < n; i++) {
-        const json_t *cond = json_array_get(v->conds, i);
-        const char *t = api_cond_type(cond);
-        int k;
-        switch (t ? t[0] : 0) {
-        case 'F': k = 0; break;
-        case 'Q': k = 1; break;
-        case 'A': k = 2; break;
-        case 'D': k = 3; break;
-        case 'R': k = 4; break;
-        default: continue;
-        }
-        if ((seen & (1u << k)) || strcmp(t, types[k]))
-            continue;
-        seen |= 1u << k;
-        bool yes = cond_true(cond);
-        if (k == 0 && yes)
-            return true; /* Finished: the reconcile stops there */
-        busy |= k == 4 ? !yes : (k > 0 && yes);
-    }
-    if (busy || ctrl_cfg(c)->flavor_fallback)
+    if (v->cond[KQ_VC_FINISHED] == 2)
+        return true; /* the reconcile stops there */
+    if (v->cond[KQ_VC_QUOTA_RESERVED] == 2 || v->cond[KQ_VC_ADMITTED] == 2 ||
+        v->cond[KQ_VC_DEACTIVATION_TARGET] == 2 || v->cond[KQ_VC_REQUEUED] == 1 ||
+        ctrl_cfg(c)->flavor_fallback)
         return false;
     return v->spec ? JX_BOOL(v->spec, true, "active") : true;
 }
@@ -734,8 +657,9 @@ static void wl_on_event(struct ctrl *c, void *self, const struct store_event *ev
 {
     struct wl_rec *r = self;
     if (ev->kind == KIND_WORKLOAD && ev->type != STORE_DELETED) {
-        struct wl_view v;
-        wl_view_of(ev->obj, &v);
+        struct kq_wl_view v;
+        kq_wl_view(ev->obj, &v);
+        kq_wl_view_keep(ev->obj, &v); /* for kq_queues_observe_workload */
         if (!wl_quiet(c, &v))
             ctrl_enqueue(c, r->rid, v.ns, v.name);
     }
@@ -747,6 +671,7 @@ static void wl_free(void *self)
 {
     struct wl_rec *r = self;
     struct stop_seen *s, *t;
+    kq_wl_view_drop();
     HASH_ITER(hh, r->seen, s, t) {
         HASH_DEL(r->seen, s);
         xfree(s->key);
