@@ -419,10 +419,11 @@ static bool view_cond_holds(const json_t *cond)
     void *it = json_object_iter((json_t *)cond);
     if (it)
         it = json_object_iter_next((json_t *)cond, it);
-    const char *st = it && !strcmp(json_object_iter_key(it), "status")
+    const char *k = it ? json_object_iter_key(it) : NULL;
+    const char *st = k && k[0] == 's' && !strcmp(k, "status")
                          ? json_string_value(json_object_iter_value(it))
                          : JX_STR(cond, "status");
-    return st && !strcmp(st, "True");
+    return st && st[0] == 'T' && !strcmp(st, "True");
 }
 
 static void view_conds(const json_t *conds, struct kq_wl_view *v)
@@ -469,15 +470,17 @@ void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
         const char *k = json_object_iter_key(it);
         if (k[0] == 'm' && !strcmp(k, "metadata"))
             md = json_object_iter_value(it);
-        else if (k[0] == 's' && !strcmp(k, "spec"))
+        else if (k[0] == 's' && k[1] == 'p' && !strcmp(k, "spec"))
             v->spec = json_object_iter_value(it);
-        else if (k[0] == 's' && !strcmp(k, "status"))
+        else if (k[0] == 's' && k[1] == 't' && !strcmp(k, "status"))
             st = json_object_iter_value(it);
     }
     o = (json_t *)md;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
-        if (k[0] == 'n' && !strcmp(k, "name"))
+        if (k[0] != 'n' && k[0] != 'd' && k[0] != 'o')
+            continue;
+        if (k[0] == 'n' && k[1] == 'a' && k[2] == 'm' && k[3] == 'e' && !k[4])
             v->name = json_string_value(json_object_iter_value(it));
         else if (k[0] == 'n' && !strcmp(k, "namespace"))
             v->ns = json_string_value(json_object_iter_value(it));
