@@ -108,13 +108,13 @@ char *kq_key(const char *ns, const char *name);
 
 /* The condition types kq_wl_view reads, as indices of kq_wl_view.cond. */
 enum kq_view_cond { KQ_VC_FINISHED, KQ_VC_QUOTA_RESERVED, KQ_VC_ADMITTED,
-                    KQ_VC_DEACTIVATION_TARGET, KQ_VC_REQUEUED, KQ__VC_COUNT };
+                    KQ_VC_DEACTIVATION_TARGET, KQ_VC_REQUEUED, KQ_VC_EVICTED, KQ__VC_COUNT };
 
 /* What the Workload and queue controllers read of a Workload when its
  * event arrives. Values borrowed from the document; NULL where absent (or,
  * for the strings, not a string). */
 struct kq_wl_view {
-    const json_t *spec, *admission;
+    const json_t *spec, *status, *admission;
     const char *ns, *name;
     const char *queue;         /* spec.queueName */
     const char *cluster_queue; /* status.admission.clusterQueue */

@@ -429,7 +429,7 @@ static bool view_cond_holds(const json_t *cond)
 static void view_conds(const json_t *conds, struct kq_wl_view *v)
 {
     static const char *const types[KQ__VC_COUNT] = {"Finished", "QuotaReserved", "Admitted",
-                                                    "DeactivationTarget", "Requeued"};
+                                                    "DeactivationTarget", "Requeued", "Evicted"};
     size_t left = KQ__VC_COUNT;
     for (size_t i = 0, n = json_array_size(conds); i < n && left; i++) {
         const json_t *cond = json_array_get(conds, i);
@@ -441,6 +441,7 @@ static void view_conds(const json_t *conds, struct kq_wl_view *v)
         case 'A': k = KQ_VC_ADMITTED; break;
         case 'D': k = KQ_VC_DEACTIVATION_TARGET; break;
         case 'R': k = KQ_VC_REQUEUED; break;
+        case 'E': k = KQ_VC_EVICTED; break;
         default: continue;
         }
         if (v->cond[k] || strcmp(t, types[k]))
@@ -464,7 +465,7 @@ static const char *view_str(const json_t *obj, const char *key)
 void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
 {
     memset(v, 0, sizeof(*v));
-    const json_t *md = NULL, *st = NULL, *conds = NULL;
+    const json_t *md = NULL, *conds = NULL;
     json_t *o = (json_t *)wl;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
@@ -473,7 +474,7 @@ void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
         else if (k[0] == 's' && k[1] == 'p' && !strcmp(k, "spec"))
             v->spec = json_object_iter_value(it);
         else if (k[0] == 's' && k[1] == 't' && !strcmp(k, "status"))
-            st = json_object_iter_value(it);
+            v->status = json_object_iter_value(it);
     }
     o = (json_t *)md;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
@@ -490,7 +491,7 @@ void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
             v->owned = true;
     }
     v->queue = view_str(v->spec, "queueName");
-    o = (json_t *)st;
+    o = (json_t *)v->status;
     for (void *it = json_object_iter(o); it && !(conds && v->admission);
          it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);

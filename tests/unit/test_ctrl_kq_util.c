@@ -116,6 +116,7 @@ static void view_reads_what_the_lookups_read(void **state)
                           "{\"type\":\"Admitted\",\"reason\":\"x\",\"status\":\"True\"},"
                           "{\"type\":\"QuotaReserved\",\"status\":\"False\"},"
                           "{\"type\":\"Requeued\",\"status\":\"False\"},"
+                          "{\"type\":\"Evicted\",\"status\":\"True\"},"
                           "{\"type\":\"Finishe\",\"status\":\"True\"}]",
                           ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"");
     struct kq_wl_view v;
@@ -127,8 +128,8 @@ static void view_reads_what_the_lookups_read(void **state)
     assert_ptr_equal(v.spec, json_object_get(wl, "spec"));
     assert_true(v.deleting);
     assert_false(v.owned);
-    static const char *const types[] = {"Finished", "QuotaReserved", "Admitted",
-                                        "DeactivationTarget", "Requeued"};
+    static const char *const types[KQ__VC_COUNT] = {"Finished", "QuotaReserved", "Admitted",
+                                                    "DeactivationTarget", "Requeued", "Evicted"};
     const json_t *conds[KQ__VC_COUNT];
     api_cond_get_all(wl, types, KQ__VC_COUNT, conds);
     for (int k = 0; k < KQ__VC_COUNT; k++)
@@ -137,6 +138,8 @@ static void view_reads_what_the_lookups_read(void **state)
     assert_int_equal(v.cond[KQ_VC_ADMITTED], 2);
     assert_int_equal(v.cond[KQ_VC_REQUEUED], 1);
     assert_int_equal(v.cond[KQ_VC_FINISHED], 0);
+    assert_int_equal(v.cond[KQ_VC_EVICTED], 2);
+    assert_ptr_equal(v.status, json_object_get(wl, "status"));
     json_decref(wl);
 }
 
