@@ -508,13 +508,22 @@ static bool has_integration_owner(const json_t *wl)
     return kq_controlled_by_kind(wl, "Job") || kq_controlled_by_kind(wl, "RayJob");
 }
 
+/* The status members step_bare never changes in place (the last step:
+ * kq_wl_clear_reservation only sets conditions, through api_cond_set, and
+ * replaces or removes members), shared by its copy when it makes the
+ * first one. */
+static const char *const BARE_SHARED[] = {"admission", "resourceRequests", "requeueState",
+                                          "schedulingStats", "admissionChecks", NULL};
+
 static void step_bare(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
     /* the conditions (found already) before the owner references */
     if (!x_true(x, C_EVICTED) || !x_reserved(x) || has_integration_owner(wl))
         return;
-    wl = wl_mut(x);
+    if (x->wl == x->orig)
+        x->wl = store_status_copy(x->orig, BARE_SHARED);
+    wl = x->wl;
     const json_t *ev = x_cond(x, C_EVICTED);
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     char *msg = xstrdup(jx_or_empty(JX_STR(ev, "message")));
