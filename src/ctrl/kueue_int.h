@@ -135,6 +135,44 @@ int64_t kq_quantity_value(const json_t *v, const char *resource);
 /* "ns/name" (caller frees). */
 char *kq_key(const char *ns, const char *name);
 
+/* ---- a Workload event's document, read once (kueue_util.c) ---- */
+
+/* The condition types kq_wl_view reads, as indices of kq_wl_view.cond. */
+enum kq_view_cond { KQ_VC_FINISHED, KQ_VC_QUOTA_RESERVED, KQ_VC_ADMITTED,
+                    KQ_VC_DEACTIVATION_TARGET, KQ_VC_REQUEUED, KQ_VC_EVICTED, KQ__VC_COUNT };
+
+/* What the Workload and queue controllers read of a Workload when its
+ * event arrives. Values borrowed from the document; NULL where absent (or,
+ * for the strings, not a string). */
+struct kq_wl_view {
+    const json_t *spec, *status, *admission;
+    const char *ns, *name;
+    const char *queue;         /* spec.queueName */
+    const char *cluster_queue; /* status.admission.clusterQueue */
+    bool deleting;             /* metadata.deletionTimestamp present (any value) */
+    bool owned;                /* metadata.ownerReferences present (any value) */
+    /* per kq_view_cond, of the first condition of that type (what
+     * api_cond_get_all finds): 0 none, 1 its status is not "True", 2 it
+     * is (api_cond_holds) */
+    uint8_t cond[KQ__VC_COUNT];
+};
+/* Fill v from wl (a Workload document) in one pass over the members of wl
+ * and of its metadata, spec, status, status.admission and conditions:
+ * documents have few members there, and comparing keys costs less than
+ * hashing each one looked up. */
+void kq_wl_view(const json_t *wl, struct kq_wl_view *v);
+/* Keep v, the kq_wl_view of wl, for the next kq_wl_view_take (a
+ * reference to wl is held meanwhile, so no other document can have its
+ * address): the Workload controller reads a Workload event before the
+ * scheduler's queue controller reads the same one. One per thread; a
+ * later keep replaces it. */
+void kq_wl_view_keep(const json_t *wl, const struct kq_wl_view *v);
+/* kq_wl_view(wl, v): the kept view when it is wl's, else read now. Drops
+ * the kept one either way. */
+void kq_wl_view_take(const json_t *wl, struct kq_wl_view *v);
+/* Drop the kept view, if any (at shutdown). */
+void kq_wl_view_drop(void);
+
 /* ---- an index from an owner (uid) to the names of what it owns ---- */
 
 struct kq_index;

@@ -400,24 +400,19 @@ static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int s
     mark_lq_agg(q, a);
 }
 
-/* The contribution of Workload wl (adm: its status.admission; spec: its
- * spec). */
-static void contrib_from(const json_t *wl, const json_t *adm, const json_t *spec,
-                         struct wl_contrib *w)
+/* The contribution of the Workload wv views. */
+static void contrib_from(const struct kq_wl_view *wv, struct wl_contrib *w)
 {
-    /* kq_wl_is_finished, kq_wl_has_reservation and kq_wl_is_admitted, from
-     * one scan of the conditions */
-    static const char *const types[] = {"Finished", "QuotaReserved", "Admitted"};
-    const json_t *conds[3];
-    api_cond_get_all(wl, types, 3, conds);
+    /* kq_wl_is_finished, kq_wl_has_reservation and kq_wl_is_admitted */
+    const json_t *adm = wv->admission;
     w->st = WS_NONE;
-    if (api_cond_holds(conds[0]))
+    if (wv->cond[KQ_VC_FINISHED] == 2)
         return;
-    if (!adm || !api_cond_holds(conds[1])) {
-        w->st = JX_BOOL(spec, true, "active") ? WS_PENDING : WS_NONE; /* kq_wl_is_active */
+    if (!adm || wv->cond[KQ_VC_QUOTA_RESERVED] != 2) {
+        w->st = JX_BOOL(wv->spec, true, "active") ? WS_PENDING : WS_NONE; /* kq_wl_is_active */
         return;
     }
-    w->st = api_cond_holds(conds[2]) ? WS_ADMITTED : WS_RESERVING;
+    w->st = wv->cond[KQ_VC_ADMITTED] == 2 ? WS_ADMITTED : WS_RESERVING;
     size_t i;
     json_t *ps;
     json_array_foreach(JX_GET(adm, "podSetAssignments"), i, ps) {
@@ -473,31 +468,30 @@ static struct lq_agg *wl_lq(struct kq_queues *q, const struct wl_contrib *w, con
 /* The contribution w (NULL: none yet) had and its Workload's new version
  * wl (in a: NULL when it counts in no LocalQueue) now has (set in now;
  * true when it is w's). */
-static bool contrib_same(const struct wl_contrib *w, const json_t *wl, const json_t *adm,
-                         struct lq_agg *a, const json_t *spec, struct wl_contrib *now)
+static bool contrib_same(const struct wl_contrib *w, const struct kq_wl_view *v,
+                         struct lq_agg *a, struct wl_contrib *now)
 {
     if (!a)
         return false;
-    contrib_from(wl, adm, spec, now);
+    contrib_from(v, now);
     return w && w->lq == a && w->st == now->st && usage_equal(&w->amt, &now->amt);
 }
 
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
                                 bool deleted)
 {
-    const json_t *md = JX_GET(wl, "metadata"); /* api_namespace, api_name */
-    const char *ns = JX_STR(md, "namespace");
+    struct kq_wl_view v; /* read once: by the Workload controller, usually */
+    kq_wl_view_take(wl, &v);
+    const char *ns = v.ns;
     char buf[320], *heap = NULL;
-    const char *key = ns_key(buf, sizeof(buf), ns, JX_STR(md, "name"), &heap);
+    const char *key = ns_key(buf, sizeof(buf), ns, v.name, &heap);
     struct wl_contrib *w;
     HASH_FIND_STR(q->wls, key, w);
-    const json_t *spec = JX_GET(wl, "spec");
-    const char *queue = JX_STR(spec, "queueName");
-    const json_t *adm = JX_GET(wl, "status", "admission");
-    const char *cq = JX_STR(adm, "clusterQueue"); /* kq_wl_cluster_queue */
+    const char *queue = v.queue;
+    const char *cq = v.cluster_queue; /* kq_wl_cluster_queue */
     struct lq_agg *a = deleted || !queue ? NULL : wl_lq(q, w, ns, queue);
     struct wl_contrib now = {0};
-    if (contrib_same(w, wl, adm, a, spec, &now)) {
+    if (contrib_same(w, &v, a, &now)) {
         /* the marks only (apply_contrib's included) */
         usage_release(&now.amt);
         xfree(heap);

@@ -409,3 +409,123 @@ void kq_set_each(const struct kq_set *s, void (*fn)(const char *key, void *arg),
         fn(m->key, arg);
     }
 }
+
+/* ---- a Workload event's document, read once ---- */
+
+/* Whether condition cond holds (api_cond_holds): its status is its second
+ * member as api_cond_set writes it, looked up otherwise. */
+static bool view_cond_holds(const json_t *cond)
+{
+    void *it = json_object_iter((json_t *)cond);
+    if (it)
+        it = json_object_iter_next((json_t *)cond, it);
+    const char *k = it ? json_object_iter_key(it) : NULL;
+    const char *st = k && k[0] == 's' && !strcmp(k, "status")
+                         ? json_string_value(json_object_iter_value(it))
+                         : JX_STR(cond, "status");
+    return st && st[0] == 'T' && !strcmp(st, "True");
+}
+
+static void view_conds(const json_t *conds, struct kq_wl_view *v)
+{
+    static const char *const types[KQ__VC_COUNT] = {"Finished", "QuotaReserved", "Admitted",
+                                                    "DeactivationTarget", "Requeued", "Evicted"};
+    size_t left = KQ__VC_COUNT;
+    for (size_t i = 0, n = json_array_size(conds); i < n && left; i++) {
+        const json_t *cond = json_array_get(conds, i);
+        const char *t = api_cond_type(cond);
+        int k;
+        switch (t ? t[0] : 0) {
+        case 'F': k = KQ_VC_FINISHED; break;
+        case 'Q': k = KQ_VC_QUOTA_RESERVED; break;
+        case 'A': k = KQ_VC_ADMITTED; break;
+        case 'D': k = KQ_VC_DEACTIVATION_TARGET; break;
+        case 'R': k = KQ_VC_REQUEUED; break;
+        case 'E': k = KQ_VC_EVICTED; break;
+        default: continue;
+        }
+        if (v->cond[k] || strcmp(t, types[k]))
+            continue;
+        v->cond[k] = view_cond_holds(cond) ? 2 : 1;
+        left--;
+    }
+}
+
+/* The string member key of obj (found by one pass), or NULL. */
+static const char *view_str(const json_t *obj, const char *key)
+{
+    for (void *it = json_object_iter((json_t *)obj); it;
+         it = json_object_iter_next((json_t *)obj, it)) {
+        if (!strcmp(json_object_iter_key(it), key))
+            return json_string_value(json_object_iter_value(it));
+    }
+    return NULL;
+}
+
+void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    const json_t *md = NULL, *conds = NULL;
+    json_t *o = (json_t *)wl;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        if (k[0] == 'm' && !strcmp(k, "metadata"))
+            md = json_object_iter_value(it);
+        else if (k[0] == 's' && k[1] == 'p' && !strcmp(k, "spec"))
+            v->spec = json_object_iter_value(it);
+        else if (k[0] == 's' && k[1] == 't' && !strcmp(k, "status"))
+            v->status = json_object_iter_value(it);
+    }
+    o = (json_t *)md;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        if (k[0] != 'n' && k[0] != 'd' && k[0] != 'o')
+            continue;
+        if (k[0] == 'n' && k[1] == 'a' && k[2] == 'm' && k[3] == 'e' && !k[4])
+            v->name = json_string_value(json_object_iter_value(it));
+        else if (k[0] == 'n' && !strcmp(k, "namespace"))
+            v->ns = json_string_value(json_object_iter_value(it));
+        else if (k[0] == 'd' && !strcmp(k, "deletionTimestamp"))
+            v->deleting = true;
+        else if (k[0] == 'o' && !strcmp(k, "ownerReferences"))
+            v->owned = true;
+    }
+    v->queue = view_str(v->spec, "queueName");
+    o = (json_t *)v->status;
+    for (void *it = json_object_iter(o); it && !(conds && v->admission);
+         it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        if (k[0] == 'c' && !strcmp(k, "conditions"))
+            conds = json_object_iter_value(it);
+        else if (k[0] == 'a' && !strcmp(k, "admission"))
+            v->admission = json_object_iter_value(it);
+    }
+    v->cluster_queue = view_str(v->admission, "clusterQueue");
+    view_conds(conds, v);
+}
+
+/* The view kq_wl_view_keep kept, with a reference to its document. */
+static _Thread_local json_t *kept_doc;
+static _Thread_local struct kq_wl_view kept_view;
+
+void kq_wl_view_keep(const json_t *wl, const struct kq_wl_view *v)
+{
+    kq_wl_view_drop();
+    kept_doc = json_incref((json_t *)wl);
+    kept_view = *v;
+}
+
+void kq_wl_view_take(const json_t *wl, struct kq_wl_view *v)
+{
+    if (wl && kept_doc == wl)
+        *v = kept_view;
+    else
+        kq_wl_view(wl, v);
+    kq_wl_view_drop();
+}
+
+void kq_wl_view_drop(void)
+{
+    json_decref(kept_doc);
+    kept_doc = NULL;
+}

@@ -508,13 +508,22 @@ static bool has_integration_owner(const json_t *wl)
     return kq_controlled_by_kind(wl, "Job") || kq_controlled_by_kind(wl, "RayJob");
 }
 
+/* The status members step_bare never changes in place (the last step:
+ * kq_wl_clear_reservation only sets conditions, through api_cond_set, and
+ * replaces or removes members), shared by its copy when it makes the
+ * first one. */
+static const char *const BARE_SHARED[] = {"admission", "resourceRequests", "requeueState",
+                                          "schedulingStats", "admissionChecks", NULL};
+
 static void step_bare(struct wl_ctx *x)
 {
     json_t *wl = x->wl;
     /* the conditions (found already) before the owner references */
     if (!x_true(x, C_EVICTED) || !x_reserved(x) || has_integration_owner(wl))
         return;
-    wl = wl_mut(x);
+    if (x->wl == x->orig)
+        x->wl = store_status_copy(x->orig, BARE_SHARED);
+    wl = x->wl;
     const json_t *ev = x_cond(x, C_EVICTED);
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     char *msg = xstrdup(jx_or_empty(JX_STR(ev, "message")));
@@ -627,13 +636,69 @@ static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_ev
     json_decref(wls);
 }
 
+/* Whether wl_reconcile of the admitted Workload v views (active, without
+ * DeactivationTarget True or Requeued other than True) would do nothing:
+ * with its reservation (QuotaReserved and the admission), Admitted, not
+ * Evicted, no admission check in its status nor a check rule in its
+ * ClusterQueue (read now: the reconcile would read the same; only users
+ * write a ClusterQueue's spec), no maximumExecutionTimeSeconds, no queue
+ * stopped and neither waitForPodsReady nor flavor fallback: then the checks
+ * are in sync and all (none) Ready with Admitted True already, and the
+ * other steps need a stop policy, a timeout, an eviction, a deactivation
+ * or a requeue. */
+static bool wl_steady(struct ctrl *c, const struct wl_rec *r, const struct kq_wl_view *v)
+{
+    if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 || v->cond[KQ_VC_ADMITTED] != 2 || !v->admission ||
+        v->cond[KQ_VC_EVICTED] == 2 || r->n_stopped != 0 || ctrl_cfg(c)->wait_for_pods_ready)
+        return false;
+    const json_t *acs = json_object_get(v->status, "admissionChecks");
+    if ((acs && (!json_is_array(acs) || json_array_size(acs))) ||
+        JX_INT(v->spec, 0, "maximumExecutionTimeSeconds") > 0)
+        return false;
+    struct kq_check_rule *rules;
+    size_t n;
+    kq_cq_check_rules(c, v->cluster_queue, &rules, &n);
+    kq_rules_release(rules, n);
+    return n == 0;
+}
+
+/* Whether wl_reconcile of the Workload v views, as stored, would do
+ * nothing, whatever the time: not deleting and Finished; or, without
+ * flavor fallback, active with neither QuotaReserved, Admitted nor
+ * DeactivationTarget True and no Requeued condition other than True (each
+ * read from the first condition of its type, as the steps do): then no
+ * step acts (checks, stop and bare need a reservation, maximum execution
+ * time and waitForPodsReady need Admitted, deactivation needs
+ * DeactivationTarget, spec.active=false or Requeued not True, backoff and
+ * restarts need Requeued not True); or admitted and steady (wl_steady).
+ * Only for a Workload without ownerReferences: no reconciler that runs
+ * before this one in a round (gc, job integrations) writes such a
+ * Workload, so the document the event carries is still the one the
+ * reconcile of this round would read. A queue whose stopPolicy changes
+ * later requeues its Workloads (stop_changed). Errs towards false. */
+static bool wl_quiet(struct ctrl *c, const struct wl_rec *r, const struct kq_wl_view *v)
+{
+    if (v->deleting || v->owned)
+        return false;
+    if (v->cond[KQ_VC_FINISHED] == 2)
+        return true; /* the reconcile stops there */
+    if (v->cond[KQ_VC_DEACTIVATION_TARGET] == 2 || v->cond[KQ_VC_REQUEUED] == 1 ||
+        ctrl_cfg(c)->flavor_fallback || (v->spec && !JX_BOOL(v->spec, true, "active")))
+        return false;
+    if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 && v->cond[KQ_VC_ADMITTED] != 2)
+        return true; /* pending */
+    return wl_steady(c, r, v);
+}
+
 static void wl_on_event(struct ctrl *c, void *self, const struct store_event *ev)
 {
     struct wl_rec *r = self;
     if (ev->kind == KIND_WORKLOAD && ev->type != STORE_DELETED) {
-        /* api_namespace and api_name, with one metadata lookup */
-        const json_t *md = json_object_get(ev->obj, "metadata");
-        ctrl_enqueue(c, r->rid, JX_STR(md, "namespace"), JX_STR(md, "name"));
+        struct kq_wl_view v;
+        kq_wl_view(ev->obj, &v);
+        kq_wl_view_keep(ev->obj, &v); /* for kq_queues_observe_workload */
+        if (!wl_quiet(c, r, &v))
+            ctrl_enqueue(c, r->rid, v.ns, v.name);
     }
     else if (ev->kind == KIND_CLUSTERQUEUE || ev->kind == KIND_LOCALQUEUE)
         stop_changed(c, r, ev);
@@ -643,6 +708,7 @@ static void wl_free(void *self)
 {
     struct wl_rec *r = self;
     struct stop_seen *s, *t;
+    kq_wl_view_drop();
     HASH_ITER(hh, r->seen, s, t) {
         HASH_DEL(r->seen, s);
         xfree(s->key);

@@ -3,16 +3,21 @@
  * what the general quantity parser gives, in the resource's units (cpu in
  * milli-units), and every other form still goes through the parser;
  * kq_quantity_json's own formatting of plain numbers writes what
- * api_quantity_format writes.
+ * api_quantity_format writes. kq_wl_view reads what the lookups it
+ * replaces read (api_cond_get_all's first condition of each type,
+ * api_cond_holds, spec.queueName, status.admission.clusterQueue), and
+ * kq_wl_view_take gives the kept view only for the very document kept.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
+#include "api/meta.h"
 #include "api/quantity.h"
 #include "ctrl/kueue_int.h"
 #include "util/xalloc.h"
@@ -87,12 +92,89 @@ static void json_text_matches_the_formatter(void **state)
     }
 }
 
+/* A Workload document with these conditions (JSON array text). */
+static json_t *workload(const char *conds, const char *extra_md)
+{
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"Workload\","
+             "\"metadata\":{\"name\":\"w\",\"namespace\":\"ns\"%s},"
+             "\"spec\":{\"priority\":1,\"queueName\":\"lq\"},"
+             "\"status\":{\"admission\":{\"clusterQueue\":\"cq\"},\"conditions\":%s}}",
+             extra_md, conds);
+    json_error_t err;
+    json_t *wl = json_loads(text, 0, &err);
+    assert_non_null(wl);
+    return wl;
+}
+
+static void view_reads_what_the_lookups_read(void **state)
+{
+    (void)state;
+    /* the first of each type counts; status found where it is not second */
+    json_t *wl = workload("[{\"type\":\"QuotaReserved\",\"status\":\"True\"},"
+                          "{\"type\":\"Admitted\",\"reason\":\"x\",\"status\":\"True\"},"
+                          "{\"type\":\"QuotaReserved\",\"status\":\"False\"},"
+                          "{\"type\":\"Requeued\",\"status\":\"False\"},"
+                          "{\"type\":\"Evicted\",\"status\":\"True\"},"
+                          "{\"type\":\"Finishe\",\"status\":\"True\"}]",
+                          ",\"deletionTimestamp\":\"2024-01-01T00:00:00Z\"");
+    struct kq_wl_view v;
+    kq_wl_view(wl, &v);
+    assert_string_equal(v.ns, "ns");
+    assert_string_equal(v.name, "w");
+    assert_string_equal(v.queue, "lq");
+    assert_string_equal(v.cluster_queue, "cq");
+    assert_ptr_equal(v.spec, json_object_get(wl, "spec"));
+    assert_true(v.deleting);
+    assert_false(v.owned);
+    static const char *const types[KQ__VC_COUNT] = {"Finished", "QuotaReserved", "Admitted",
+                                                    "DeactivationTarget", "Requeued", "Evicted"};
+    const json_t *conds[KQ__VC_COUNT];
+    api_cond_get_all(wl, types, KQ__VC_COUNT, conds);
+    for (int k = 0; k < KQ__VC_COUNT; k++)
+        assert_int_equal(v.cond[k], !conds[k] ? 0 : api_cond_holds(conds[k]) ? 2 : 1);
+    assert_int_equal(v.cond[KQ_VC_QUOTA_RESERVED], 2);
+    assert_int_equal(v.cond[KQ_VC_ADMITTED], 2);
+    assert_int_equal(v.cond[KQ_VC_REQUEUED], 1);
+    assert_int_equal(v.cond[KQ_VC_FINISHED], 0);
+    assert_int_equal(v.cond[KQ_VC_EVICTED], 2);
+    assert_ptr_equal(v.status, json_object_get(wl, "status"));
+    json_decref(wl);
+}
+
+static void take_gives_the_kept_view_of_that_document_only(void **state)
+{
+    (void)state;
+    json_t *a = workload("[{\"type\":\"Finished\",\"status\":\"True\"}]", "");
+    json_t *b = workload("[]", ",\"ownerReferences\":[]");
+    struct kq_wl_view v, got;
+    kq_wl_view(a, &v);
+    v.queue = "kept"; /* tells the kept view from a new reading */
+    kq_wl_view_keep(a, &v);
+    kq_wl_view_take(b, &got); /* another document: read now */
+    assert_string_equal(got.queue, "lq");
+    assert_true(got.owned);
+    assert_int_equal(got.cond[KQ_VC_FINISHED], 0);
+    kq_wl_view_take(a, &got); /* the kept one was dropped by the take */
+    assert_string_equal(got.queue, "lq");
+    kq_wl_view_keep(a, &v);
+    json_decref(a); /* the kept reference keeps it alive */
+    kq_wl_view_take(a, &got);
+    assert_string_equal(got.queue, "kept");
+    assert_int_equal(got.cond[KQ_VC_FINISHED], 2);
+    kq_wl_view_drop();
+    json_decref(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(plain_integers_match_the_parser),
         cmocka_unit_test(other_forms_go_through_the_parser),
         cmocka_unit_test(json_text_matches_the_formatter),
+        cmocka_unit_test(view_reads_what_the_lookups_read),
+        cmocka_unit_test(take_gives_the_kept_view_of_that_document_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
