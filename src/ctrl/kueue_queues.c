@@ -599,9 +599,10 @@ static json_t *status_map(const json_t *cur_st, struct st_member *set, size_t n,
     return out;
 }
 
-/* A queue document to rewrite the status of: new top-level and metadata
- * maps whose values are cur's (in cur's order), and status (taken) in
- * place of cur's (appended when cur has none). New reference. */
+/* A queue document to rewrite the status of: a new top-level map whose
+ * values are cur's (in cur's order; metadata shared: the store gives the
+ * new version a map of its own, store_update_take), and status
+ * (taken) in place of cur's (appended when cur has none). New reference. */
 static json_t *status_doc(const json_t *cur, json_t *status)
 {
     json_t *cp = json_object();
@@ -611,9 +612,7 @@ static json_t *status_doc(const json_t *cur, json_t *status)
     json_t *v;
     json_object_keylen_foreach((json_t *)cur, key, klen, v) {
         json_t *nv;
-        if (klen == 8 && !memcmp(key, "metadata", 8)) {
-            nv = json_copy(v);
-        } else if (klen == 6 && !memcmp(key, "status", 6)) {
+        if (klen == 6 && !memcmp(key, "status", 6)) {
             nv = status;
             had_status = true;
         } else {
