@@ -54,6 +54,8 @@ struct wl_state {
     char *ns;
     char *name;
     char *uid;
+    json_t *uid_json; /* the uid string of the documents (reference): the
+                         key of this Workload's uid_cache slot */
     char *class_name;
     char *cq;
     const json_t *cq_read; /* the document cq was read from, during a diff */
@@ -108,10 +110,23 @@ struct node_run {
 
 #define SIM_FINISH_MSGS 8
 
+/* uid_cache: a direct-mapped memo in front of the by_uid index, keyed by
+ * the address of a document's metadata.uid string (the store shares it
+ * between an object's versions). A slot holds (p, w) only while w is live
+ * and w->uid_json == p; w's reference keeps p from being freed and its
+ * address reused, so a slot whose p matches names the right Workload.
+ * Misses (a collision, a new string) go to by_uid. */
+#define SIM_UID_CACHE_LOG2 14
+struct uid_slot {
+    const json_t *uid;
+    struct wl_state *w;
+};
+
 struct sim_observer {
     uint64_t cursor; /* last store resourceVersion consumed */
     struct wl_state *live;
     struct wl_state *by_uid;
+    struct uid_slot *uid_cache; /* 1 << SIM_UID_CACHE_LOG2 slots */
     struct wl_state **all; /* every Workload seen, in creation order */
     size_t n_all, cap_all;
     struct sim_finish_tree finishes;

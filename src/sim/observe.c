@@ -50,6 +50,7 @@ struct sim_observer *sim_observer_new(struct sim *s)
     RB_INIT(&o->finishes);
     o->usage = sim_usage_new();
     o->last_finish_ms = -1;
+    o->uid_cache = xcalloc((size_t)1 << SIM_UID_CACHE_LOG2, sizeof(*o->uid_cache));
     (void)s;
     return o;
 }
@@ -60,6 +61,7 @@ static void wl_free(struct wl_state *w)
     xfree(w->ns);
     xfree(w->name);
     xfree(w->uid);
+    json_decref(w->uid_json);
     xfree(w->class_name);
     xfree(w->cq);
     xfree(w->requeued);
@@ -97,6 +99,7 @@ void sim_observer_free(struct sim_observer *o)
     for (size_t i = 0; i < SIM_FINISH_MSGS; i++)
         xfree(o->finish_msg[i]);
     xfree(o->release);
+    xfree(o->uid_cache);
     sim_usage_free(o->usage);
     xfree(o);
 }
@@ -523,6 +526,44 @@ static struct wl_state *wl_new(struct sim *s, const json_t *obj, const char *key
     return w;
 }
 
+/* ---- finding a Workload's state from its uid ---- */
+
+static struct uid_slot *uid_slot(struct sim_observer *o, const json_t *uid)
+{
+    uint64_t h = (uint64_t)(uintptr_t)uid * 0x9E3779B97F4A7C15ULL;
+    return &o->uid_cache[h >> (64 - SIM_UID_CACHE_LOG2)];
+}
+
+/* Forget w's slot, if it still holds it. */
+static void uid_cache_drop(struct sim_observer *o, struct wl_state *w)
+{
+    if (!w->uid_json)
+        return;
+    struct uid_slot *sl = uid_slot(o, w->uid_json);
+    if (sl->w == w)
+        *sl = (struct uid_slot){NULL, NULL};
+}
+
+/* The live Workload whose uid is uidj's text (uid, "" when none), or NULL.
+ * A found one takes uidj as its uid_json and the slot of uidj. */
+static struct wl_state *wl_by_uid(struct sim_observer *o, json_t *uidj, const char *uid)
+{
+    struct uid_slot *sl = uid_slot(o, uidj);
+    if (uidj && sl->uid == uidj)
+        return sl->w; /* the usual case: no string hashed or compared */
+    struct wl_state *w;
+    HASH_FIND(hh_uid, o->by_uid, uid, strlen(uid), w);
+    if (!w || !uidj)
+        return w;
+    if (w->uid_json != uidj) {
+        uid_cache_drop(o, w);
+        json_decref(w->uid_json);
+        w->uid_json = json_incref(uidj);
+    }
+    *sl = (struct uid_slot){uidj, w};
+    return w;
+}
+
 /* Keep n_progressing in step with w: live, not finished, not deactivated
  * (a deactivated Workload waits for someone to reactivate it). */
 static void recount(struct sim_observer *o, struct wl_state *w)
@@ -542,6 +583,9 @@ static void wl_forget(struct sim *s, struct wl_state *w)
     cancel_finish(s->obs, w);
     HASH_DELETE(hh, s->obs->live, w);
     HASH_DELETE(hh_uid, s->obs->by_uid, w);
+    uid_cache_drop(s->obs, w);
+    json_decref(w->uid_json);
+    w->uid_json = NULL;
     json_decref(w->seen_spec);
     json_decref(w->seen_status);
     w->seen_spec = w->seen_status = NULL;
@@ -554,11 +598,11 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
     const json_t *md = json_object_get(obj, "metadata"); /* read once for uid, ns, name */
-    const char *uid = jx_or_empty(JX_STR(md, "uid"));
-    struct wl_state *w;
+    json_t *uidj = json_object_get(md, "uid");
+    const char *uid = jx_or_empty(json_string_value(uidj));
     /* the live Workload with this uid has this name (names are immutable);
      * only a uid not seen live needs the name index */
-    HASH_FIND(hh_uid, s->obs->by_uid, uid, strlen(uid), w);
+    struct wl_state *w = wl_by_uid(s->obs, json_is_string(uidj) ? uidj : NULL, uid);
     char *key = NULL;
     if (!w) {
         key = xjoin(JX_STR(md, "namespace"), '/', JX_STR(md, "name"));
@@ -574,8 +618,13 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
         xfree(key);
         return;
     }
-    if (!w)
+    if (!w) {
         w = wl_new(s, obj, key);
+        if (json_is_string(uidj)) {
+            w->uid_json = json_incref(uidj);
+            *uid_slot(s->obs, uidj) = (struct uid_slot){uidj, w};
+        }
+    }
     xfree(key);
     /* diff_workload and update_usage read only spec and status, and a
      * second pass over what they last saw changes nothing (no record, same
