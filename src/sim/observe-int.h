@@ -59,9 +59,10 @@ struct wl_state {
     char *class_name;
     char *cq;
     const json_t *cq_read; /* the document cq was read from, during a diff */
-    /* during a diff: the status being diffed, its admission and the
-     * admission's clusterQueue (borrowed from the document) */
-    const json_t *cur_status;
+    /* during a diff: the diffed status's conditions, admission checks,
+     * admission and the admission's clusterQueue (borrowed from the
+     * document) */
+    const json_t *cur_conds, *cur_checks;
     json_t *cur_adm;
     const char *cur_adm_cq;
     int64_t created_ms;

@@ -234,6 +234,30 @@ struct wl_conds {
     bool unchanged[WC_N];
 };
 
+/* The members of o named keys[0..n) (NULL when absent) in one pass over
+ * o's members, which stops once all are found: a Workload document and its
+ * status have a handful of members, fewer steps than a hash lookup each. */
+static void members_of(const json_t *o, const char *const *keys, size_t n, json_t **out)
+{
+    memset(out, 0, n * sizeof(*out));
+    if (!json_is_object(o))
+        return;
+    size_t left = n;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)o, key, v) {
+        for (size_t i = 0; i < n; i++) {
+            if (!out[i] && key[0] == keys[i][0] && !strcmp(key, keys[i])) {
+                out[i] = v;
+                left--;
+                break;
+            }
+        }
+        if (!left)
+            break;
+    }
+}
+
 static int8_t cond_type_index(const json_t *cond)
 {
     static const char *const types[WC_N] = {"Preempted", "Evicted", "Requeued",
@@ -263,7 +287,7 @@ static const struct wl_cond_memo *cond_memo_find(const struct wl_state *w, size_
 static void collect_conds(struct wl_state *w, struct wl_conds *wc)
 {
     memset(wc, 0, sizeof(*wc));
-    const json_t *arr = json_object_get(w->cur_status, "conditions");
+    const json_t *arr = w->cur_conds;
     size_t n = json_array_size(arr);
     struct wl_cond_memo small[8];
     struct wl_cond_memo *next = n <= 8 ? small : xcalloc(n, sizeof(*next));
@@ -345,7 +369,7 @@ static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const js
 
 static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
 {
-    const json_t *acs = json_object_get(w->cur_status, "admissionChecks");
+    const json_t *acs = w->cur_checks;
     if (!json_array_size(acs) && !json_object_size(w->checks))
         return; /* none before, none now */
     json_t *seen = json_object();
@@ -597,7 +621,10 @@ static void wl_forget(struct sim *s, struct wl_state *w)
 void sim_obs_workload(struct sim *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
-    const json_t *md = json_object_get(obj, "metadata"); /* read once for uid, ns, name */
+    static const char *const top_keys[] = {"metadata", "spec", "status"};
+    json_t *top[3];
+    members_of(obj, top_keys, 3, top);
+    const json_t *md = top[0]; /* read once for uid, ns, name */
     json_t *uidj = json_object_get(md, "uid");
     const char *uid = jx_or_empty(json_string_value(uidj));
     /* the live Workload with this uid has this name (names are immutable);
@@ -630,11 +657,15 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
      * second pass over what they last saw changes nothing (no record, same
      * state, same usage): a write that left both alone (metadata, such as
      * a finalizer) is not diffed again */
-    json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
+    json_t *spec = top[1], *status = top[2];
     if (!status || spec != w->seen_spec || status != w->seen_status) {
         bool spec_same = spec && spec == w->seen_spec;
-        w->cur_status = status;
-        w->cur_adm = json_object_get(status, "admission");
+        static const char *const status_keys[] = {"conditions", "admissionChecks", "admission"};
+        json_t *st[3];
+        members_of(status, status_keys, 3, st);
+        w->cur_conds = st[0];
+        w->cur_checks = st[1];
+        w->cur_adm = st[2];
         w->cur_adm_cq = JX_STR(w->cur_adm, "clusterQueue");
         diff_workload(s, w, obj, spec_same);
         update_usage(s, w);
