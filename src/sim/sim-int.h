@@ -278,6 +278,11 @@ void sim_observer_finish(struct sim *s);
 size_t sim_observer_unfinished(struct sim *s);
 /* Build the summary object (see summary.c) at the end of the run. */
 json_t *sim_observer_summary(struct sim *s);
+/* The summary for its text form (sim_summary_text): without "perWorkload"
+ * when there are more workloads than SIM_TEXT_MAX_WORKLOADS, which the
+ * text does not list (it reads their number from workloads.total).
+ * Otherwise as sim_observer_summary. New reference. */
+json_t *sim_observer_summary_for_text(struct sim *s);
 
 /* ---- usage.c ---- */
 
@@ -298,6 +303,9 @@ void sim_usage_add(struct sim_usage *u, const char *cq, const char *flavor,
 json_t *sim_usage_summary(struct sim_usage *u, int64_t end_ms);
 
 /* ---- summary.c ---- */
+
+/* The text summary lists each workload up to this many workloads. */
+#define SIM_TEXT_MAX_WORKLOADS 100
 
 /* Nearest-rank percentile p (0..100) of sorted values v[0..n). 0 if n = 0. */
 double sim_percentile(const double *sorted, size_t n, double p);

@@ -434,6 +434,38 @@ static void test_recreated_workload_is_a_new_workload(void **state)
     xfree(text);
 }
 
+/* The text summary lists up to SIM_TEXT_MAX_WORKLOADS workloads: its
+ * summary object leaves perWorkload out beyond that, and the text says how
+ * many there are; the full summary (-o json) still lists each one. */
+static void test_text_summary_counts_workloads_it_does_not_list(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r, "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                 "  - at: 1s\n    repeat: {count: 101}\n    runFor: 1s\n"
+                 "    apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: Workload, metadata: "
+                 "{name: \"w-${i}\"}, spec: {queueName: lq, podSets: [{name: main, count: 1, "
+                 "template: {spec: {containers: [{name: c, image: x, resources: {requests: "
+                 "{cpu: '1'}}}]}}}]}}\n---\n", -1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(json_array_size(json_object_get(r.summary, "perWorkload")), 101);
+    json_t *brief = sim_observer_summary_for_text(r.s);
+    assert_null(json_object_get(brief, "perWorkload"));
+    char *text = sim_summary_text(brief);
+    assert_non_null(strstr(text, "(101 workloads: -o json lists each one)"));
+    xfree(text);
+    json_decref(brief);
+    run_release(&r);
+    run_text(&r, repeated, -1);
+    brief = sim_observer_summary_for_text(r.s);
+    assert_int_equal(json_array_size(json_object_get(brief, "perWorkload")), 3);
+    text = sim_summary_text(brief);
+    assert_non_null(strstr(text, "default/w-2"));
+    xfree(text);
+    json_decref(brief);
+    run_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -449,6 +481,7 @@ int main(void)
         cmocka_unit_test(test_deleted_workloads_are_counted),
         cmocka_unit_test(test_changed_pending_message_is_recorded_again),
         cmocka_unit_test(test_recreated_workload_is_a_new_workload),
+        cmocka_unit_test(test_text_summary_counts_workloads_it_does_not_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
