@@ -17,10 +17,8 @@
 
 /* Usage a Workload adds to one (ClusterQueue, flavor, resource). */
 struct sim_contrib {
-    char *cq;
-    char *flavor;
-    char *resource;
-    int64_t amount;
+    struct sim_usage_cell cell;
+    int64_t amount; /* != 0 */
 };
 
 struct wl_state;

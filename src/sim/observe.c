@@ -70,11 +70,6 @@ static void wl_free(struct wl_state *w)
     json_decref(w->contrib_from);
     json_decref(w->seen_spec);
     json_decref(w->seen_status);
-    for (size_t i = 0; i < w->n_contrib; i++) {
-        xfree(w->contrib[i].cq);
-        xfree(w->contrib[i].flavor);
-        xfree(w->contrib[i].resource);
-    }
     xfree(w->contrib);
     xfree(w->conds);
     xfree(w);
@@ -438,26 +433,21 @@ static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj, 
 
 static void drop_usage(struct sim *s, struct wl_state *w, int64_t now)
 {
-    for (size_t i = 0; i < w->n_contrib; i++) {
-        struct sim_contrib *c = &w->contrib[i];
-        sim_usage_add(s->obs->usage, c->cq, c->flavor, c->resource, -c->amount, now);
-        xfree(c->cq);
-        xfree(c->flavor);
-        xfree(c->resource);
-    }
+    for (size_t i = 0; i < w->n_contrib; i++)
+        sim_usage_cell_add(w->contrib[i].cell, -w->contrib[i].amount, now);
     w->n_contrib = 0;
 }
 
 static void add_contrib(struct sim *s, struct wl_state *w, const char *cq, const char *flavor,
                         const char *res, int64_t amount, int64_t now)
 {
+    if (!amount)
+        return; /* adds nothing, creates no figure (as sim_usage_add) */
     XGROW(w->contrib, w->cap_contrib, w->n_contrib + 1);
     struct sim_contrib *c = &w->contrib[w->n_contrib++];
-    c->cq = xstrdup(cq);
-    c->flavor = xstrdup(flavor);
-    c->resource = xstrdup(res);
+    c->cell = sim_usage_cell(s->obs->usage, cq, flavor, res, now);
     c->amount = amount;
-    sim_usage_add(s->obs->usage, cq, flavor, res, amount, now);
+    sim_usage_cell_add(c->cell, amount, now);
 }
 
 /* Kueue's flavorsUsage: what admitted, unfinished workloads hold. A
