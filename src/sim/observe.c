@@ -20,6 +20,12 @@
  * adds to sim_usage, removed before any change is re-added.
  */
 #include <string.h>
+/* This file's indexes (live, by_uid) are asked mostly for Workloads they
+ * do not hold yet (every creation looks its uid and its name up first), a
+ * walk of a whole chain of cold entries each time without uthash's Bloom
+ * filter. Only this file creates, changes or frees those tables (the
+ * filter's fields come after the others in UT_hash_table). */
+#define HASH_BLOOM 20 /* 2^20 bits = 128 KiB per table */
 #include <uthash.h>
 
 #ifndef __unused
