@@ -259,15 +259,28 @@ static void members_of(const json_t *o, const char *const *keys, size_t n, json_
     }
 }
 
-static int8_t cond_type_index(const json_t *cond)
+/* Which of the transition types cond is (-1 another), and into *is_true
+ * whether its status is "True" when it is one of them (api_cond_type,
+ * api_cond_holds). Conditions are written with type then status first:
+ * those are read from the first two members, other orders by name. */
+static int8_t cond_read(const json_t *cond, bool *is_true)
 {
     static const char *const types[WC_N] = {"Preempted", "Evicted", "Requeued",
                                             "QuotaReserved", "Admitted", "Finished"};
     const char *t = api_cond_type(cond);
-    for (int8_t k = 0; t && k < WC_N; k++)
-        if (!strcmp(t, types[k]))
-            return k;
-    return -1;
+    int8_t k = 0;
+    while (t && k < WC_N && strcmp(t, types[k]))
+        k++;
+    if (!t || k == WC_N)
+        return -1;
+    void *it = json_object_iter_next((json_t *)cond, json_object_iter((json_t *)cond));
+    if (it && !strcmp(json_object_iter_key(it), "status")) {
+        const char *st = json_string_value(json_object_iter_value(it));
+        *is_true = st && !strcmp(st, "True");
+    } else {
+        *is_true = api_cond_holds(cond);
+    }
+    return k;
 }
 
 /* The memo entry of w's previous conditions for cond, or NULL. */
@@ -299,8 +312,8 @@ static void collect_conds(struct wl_state *w, struct wl_conds *wc)
         if (m) {
             e.type = m->type;
             e.is_true = m->is_true;
-        } else if ((e.type = cond_type_index(c)) >= 0) {
-            e.is_true = api_cond_holds(c);
+        } else {
+            e.type = cond_read(c, &e.is_true);
         }
         if (e.type >= 0 && !wc->c[e.type]) {
             e.first = true;
