@@ -244,18 +244,18 @@ static void members_of(const json_t *o, const char *const *keys, size_t n, json_
     if (!json_is_object(o))
         return;
     size_t left = n;
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)o, key, v) {
+    /* the iterator itself: json_object_foreach also converts each key back
+     * to an iterator and reads every value */
+    for (void *it = json_object_iter((json_t *)o); it && left;
+         it = json_object_iter_next((json_t *)o, it)) {
+        const char *key = json_object_iter_key(it);
         for (size_t i = 0; i < n; i++) {
             if (!out[i] && key[0] == keys[i][0] && !strcmp(key, keys[i])) {
-                out[i] = v;
+                out[i] = json_object_iter_value(it);
                 left--;
                 break;
             }
         }
-        if (!left)
-            break;
     }
 }
 
