@@ -166,7 +166,8 @@ static json_t *podsets_json(const json_t *obj)
     json_t *out = json_array();
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(obj, "status", "admission", "podSetAssignments"), i, ps) {
+    const json_t *psas = JX_GET(obj, "status", "admission", "podSetAssignments");
+    json_array_foreach(psas, i, ps) { /* (the macro reads psas at every step) */
         json_t *e = json_object();
         json_object_set_new(e, "name", json_string(jx_or_empty(JX_STR(ps, "name"))));
         json_t *count = json_object_get(ps, "count");
@@ -488,11 +489,14 @@ static void update_usage(struct sim *s, struct wl_state *w)
         return;
     size_t i;
     json_t *ps;
-    json_array_foreach(json_object_get(adm, "podSetAssignments"), i, ps) {
+    /* (the foreach macros evaluate their container once per step) */
+    const json_t *psas = json_object_get(adm, "podSetAssignments");
+    json_array_foreach(psas, i, ps) {
         json_t *flavors = json_object_get(ps, "flavors");
+        json_t *usage = json_object_get(ps, "resourceUsage");
         const char *res;
         json_t *q;
-        json_object_foreach(json_object_get(ps, "resourceUsage"), res, q) {
+        json_object_foreach(usage, res, q) {
             const char *flavor = json_string_value(json_object_get(flavors, res));
             int64_t v = 0;
             struct diag d;
