@@ -387,12 +387,19 @@ static char *subst_str(const char *s, int32_t occ)
 {
     if (!strstr(s, "${i}"))
         return NULL;
+    /* occ in decimal, as "%d" prints it (occurrences are >= 0) */
+    char digits[16];
+    size_t nd = 0;
+    uint32_t v = occ < 0 ? 0 : (uint32_t)occ;
+    do
+        digits[sizeof(digits) - ++nd] = (char)('0' + v % 10);
+    while ((v /= 10));
     struct sbuf sb;
     sbuf_init(&sb, 0);
     const char *p = s, *q;
     while ((q = strstr(p, "${i}"))) {
         sbuf_add(&sb, p, (size_t)(q - p));
-        sbuf_addf(&sb, "%d", (int)occ);
+        sbuf_add(&sb, digits + sizeof(digits) - nd, nd);
         p = q + 4;
     }
     sbuf_adds(&sb, p);
@@ -661,6 +668,62 @@ void sim_admitted_free(struct sim *s)
     XFREE(s->admitted);
 }
 
+/* The metadata map of an occurrence: tmd's members (tmd may be NULL) with
+ * name and uid in their places (appended, name first, when absent). */
+static json_t *occurrence_meta(const json_t *tmd, const char *name, const char *uid)
+{
+    json_t *md = json_object();
+    bool has_name = false, has_uid = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)tmd, key, klen, v) {
+        if (klen == 4 && !memcmp(key, "name", 4)) {
+            v = jx_string(name);
+            has_name = true;
+        } else if (klen == 3 && !memcmp(key, "uid", 3)) {
+            v = jx_string(uid);
+            has_uid = true;
+        } else {
+            v = json_incref(v);
+        }
+        json_object_setn_new_nocheck(md, key, klen, v);
+    }
+    if (!has_name)
+        JX_SET_LIT(md, "name", jx_string(name));
+    if (!has_uid)
+        JX_SET_LIT(md, "uid", jx_string(uid));
+    return md;
+}
+
+/* An occurrence of the admitted template tmpl, as a copy of it whose
+ * metadata has name and uid put in (the same members, in the same order,
+ * as json_copy and json_object_set_new would give): only the top-level
+ * and metadata maps are new, everything else is shared with tmpl and the
+ * other occurrences, which nobody changes (store_create_take keeps the
+ * values; stored documents never change in place). New reference, the
+ * only one to it and to its metadata map. */
+static json_t *occurrence_of(const json_t *tmpl, const char *name, const char *uid)
+{
+    json_t *o = json_object();
+    bool has_md = false;
+    const char *key;
+    size_t klen;
+    json_t *v;
+    json_object_keylen_foreach((json_t *)tmpl, key, klen, v) {
+        if (klen == 8 && !memcmp(key, "metadata", 8)) {
+            v = occurrence_meta(v, name, uid);
+            has_md = true;
+        } else {
+            v = json_incref(v);
+        }
+        json_object_setn_new_nocheck(o, key, klen, v);
+    }
+    if (!has_md)
+        JX_SET_LIT(o, "metadata", occurrence_meta(NULL, name, uid));
+    return o;
+}
+
 /* Occurrence occ of a, created from e->obj when it can be (see above):
  * true with the store's result in *rc (and *err), false when the full
  * path must run (nothing was done, no rng drawn). */
@@ -684,19 +747,9 @@ static bool admitted_apply(struct sim *s, const struct sim_action *a, struct adm
         return false;
     }
     json_decref(nso);
-    /* only the top-level and metadata maps are new: everything else is
-     * shared with e->obj and the other occurrences, which nobody changes
-     * (store_create_take keeps the values; stored documents never change
-     * in place) */
-    json_t *o = json_copy(e->obj);
-    json_t *md = json_copy(json_object_get(e->obj, "metadata"));
-    if (!md)
-        md = json_object();
-    json_object_set_new(md, "name", json_string(name));
     char uid[37];
     rng_uuid(&s->rng, uid); /* prepare_create's draw */
-    json_object_set_new(md, "uid", json_string(uid));
-    json_object_set_new(o, "metadata", md);
+    json_t *o = occurrence_of(e->obj, name, uid);
     json_t *stored = NULL;
     /* the only references to o and md: the store takes them as they are */
     *rc = store_create_take(s->store, k->id, ns, o, &stored);

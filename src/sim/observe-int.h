@@ -17,10 +17,8 @@
 
 /* Usage a Workload adds to one (ClusterQueue, flavor, resource). */
 struct sim_contrib {
-    char *cq;
-    char *flavor;
-    char *resource;
-    int64_t amount;
+    struct sim_usage_cell cell;
+    int64_t amount; /* != 0 */
 };
 
 struct wl_state;
@@ -54,12 +52,15 @@ struct wl_state {
     char *ns;
     char *name;
     char *uid;
+    json_t *uid_json; /* the uid string of the documents (reference): the
+                         key of this Workload's uid_cache slot */
     char *class_name;
     char *cq;
     const json_t *cq_read; /* the document cq was read from, during a diff */
-    /* during a diff: the status being diffed, its admission and the
-     * admission's clusterQueue (borrowed from the document) */
-    const json_t *cur_status;
+    /* during a diff: the diffed status's conditions, admission checks,
+     * admission and the admission's clusterQueue (borrowed from the
+     * document) */
+    const json_t *cur_conds, *cur_checks;
     json_t *cur_adm;
     const char *cur_adm_cq;
     int64_t created_ms;
@@ -108,10 +109,23 @@ struct node_run {
 
 #define SIM_FINISH_MSGS 8
 
+/* uid_cache: a direct-mapped memo in front of the by_uid index, keyed by
+ * the address of a document's metadata.uid string (the store shares it
+ * between an object's versions). A slot holds (p, w) only while w is live
+ * and w->uid_json == p; w's reference keeps p from being freed and its
+ * address reused, so a slot whose p matches names the right Workload.
+ * Misses (a collision, a new string) go to by_uid. */
+#define SIM_UID_CACHE_LOG2 14
+struct uid_slot {
+    const json_t *uid;
+    struct wl_state *w;
+};
+
 struct sim_observer {
     uint64_t cursor; /* last store resourceVersion consumed */
     struct wl_state *live;
     struct wl_state *by_uid;
+    struct uid_slot *uid_cache; /* 1 << SIM_UID_CACHE_LOG2 slots */
     struct wl_state **all; /* every Workload seen, in creation order */
     size_t n_all, cap_all;
     struct sim_finish_tree finishes;

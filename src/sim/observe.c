@@ -20,6 +20,12 @@
  * adds to sim_usage, removed before any change is re-added.
  */
 #include <string.h>
+/* This file's indexes (live, by_uid) are asked mostly for Workloads they
+ * do not hold yet (every creation looks its uid and its name up first), a
+ * walk of a whole chain of cold entries each time without uthash's Bloom
+ * filter. Only this file creates, changes or frees those tables (the
+ * filter's fields come after the others in UT_hash_table). */
+#define HASH_BLOOM 20 /* 2^20 bits = 128 KiB per table */
 #include <uthash.h>
 
 #ifndef __unused
@@ -50,6 +56,7 @@ struct sim_observer *sim_observer_new(struct sim *s)
     RB_INIT(&o->finishes);
     o->usage = sim_usage_new();
     o->last_finish_ms = -1;
+    o->uid_cache = xcalloc((size_t)1 << SIM_UID_CACHE_LOG2, sizeof(*o->uid_cache));
     (void)s;
     return o;
 }
@@ -60,6 +67,7 @@ static void wl_free(struct wl_state *w)
     xfree(w->ns);
     xfree(w->name);
     xfree(w->uid);
+    json_decref(w->uid_json);
     xfree(w->class_name);
     xfree(w->cq);
     xfree(w->requeued);
@@ -68,11 +76,6 @@ static void wl_free(struct wl_state *w)
     json_decref(w->contrib_from);
     json_decref(w->seen_spec);
     json_decref(w->seen_status);
-    for (size_t i = 0; i < w->n_contrib; i++) {
-        xfree(w->contrib[i].cq);
-        xfree(w->contrib[i].flavor);
-        xfree(w->contrib[i].resource);
-    }
     xfree(w->contrib);
     xfree(w->conds);
     xfree(w);
@@ -97,6 +100,7 @@ void sim_observer_free(struct sim_observer *o)
     for (size_t i = 0; i < SIM_FINISH_MSGS; i++)
         xfree(o->finish_msg[i]);
     xfree(o->release);
+    xfree(o->uid_cache);
     sim_usage_free(o->usage);
     xfree(o);
 }
@@ -162,7 +166,8 @@ static json_t *podsets_json(const json_t *obj)
     json_t *out = json_array();
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(obj, "status", "admission", "podSetAssignments"), i, ps) {
+    const json_t *psas = JX_GET(obj, "status", "admission", "podSetAssignments");
+    json_array_foreach(psas, i, ps) { /* (the macro reads psas at every step) */
         json_t *e = json_object();
         json_object_set_new(e, "name", json_string(jx_or_empty(JX_STR(ps, "name"))));
         json_t *count = json_object_get(ps, "count");
@@ -231,15 +236,52 @@ struct wl_conds {
     bool unchanged[WC_N];
 };
 
-static int8_t cond_type_index(const json_t *cond)
+/* The members of o named keys[0..n) (NULL when absent) in one pass over
+ * o's members, which stops once all are found: a Workload document and its
+ * status have a handful of members, fewer steps than a hash lookup each. */
+static void members_of(const json_t *o, const char *const *keys, size_t n, json_t **out)
+{
+    memset(out, 0, n * sizeof(*out));
+    if (!json_is_object(o))
+        return;
+    size_t left = n;
+    /* the iterator itself: json_object_foreach also converts each key back
+     * to an iterator and reads every value */
+    for (void *it = json_object_iter((json_t *)o); it && left;
+         it = json_object_iter_next((json_t *)o, it)) {
+        const char *key = json_object_iter_key(it);
+        for (size_t i = 0; i < n; i++) {
+            if (!out[i] && key[0] == keys[i][0] && !strcmp(key, keys[i])) {
+                out[i] = json_object_iter_value(it);
+                left--;
+                break;
+            }
+        }
+    }
+}
+
+/* Which of the transition types cond is (-1 another), and into *is_true
+ * whether its status is "True" when it is one of them (api_cond_type,
+ * api_cond_holds). Conditions are written with type then status first:
+ * those are read from the first two members, other orders by name. */
+static int8_t cond_read(const json_t *cond, bool *is_true)
 {
     static const char *const types[WC_N] = {"Preempted", "Evicted", "Requeued",
                                             "QuotaReserved", "Admitted", "Finished"};
     const char *t = api_cond_type(cond);
-    for (int8_t k = 0; t && k < WC_N; k++)
-        if (!strcmp(t, types[k]))
-            return k;
-    return -1;
+    int8_t k = 0;
+    while (t && k < WC_N && strcmp(t, types[k]))
+        k++;
+    if (!t || k == WC_N)
+        return -1;
+    void *it = json_object_iter_next((json_t *)cond, json_object_iter((json_t *)cond));
+    if (it && !strcmp(json_object_iter_key(it), "status")) {
+        const char *st = json_string_value(json_object_iter_value(it));
+        *is_true = st && !strcmp(st, "True");
+    } else {
+        *is_true = api_cond_holds(cond);
+    }
+    return k;
 }
 
 /* The memo entry of w's previous conditions for cond, or NULL. */
@@ -260,7 +302,7 @@ static const struct wl_cond_memo *cond_memo_find(const struct wl_state *w, size_
 static void collect_conds(struct wl_state *w, struct wl_conds *wc)
 {
     memset(wc, 0, sizeof(*wc));
-    const json_t *arr = json_object_get(w->cur_status, "conditions");
+    const json_t *arr = w->cur_conds;
     size_t n = json_array_size(arr);
     struct wl_cond_memo small[8];
     struct wl_cond_memo *next = n <= 8 ? small : xcalloc(n, sizeof(*next));
@@ -271,8 +313,8 @@ static void collect_conds(struct wl_state *w, struct wl_conds *wc)
         if (m) {
             e.type = m->type;
             e.is_true = m->is_true;
-        } else if ((e.type = cond_type_index(c)) >= 0) {
-            e.is_true = api_cond_holds(c);
+        } else {
+            e.type = cond_read(c, &e.is_true);
         }
         if (e.type >= 0 && !wc->c[e.type]) {
             e.first = true;
@@ -342,7 +384,7 @@ static void emit_requeue_and_pending(struct sim *s, struct wl_state *w, const js
 
 static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
 {
-    const json_t *acs = json_object_get(w->cur_status, "admissionChecks");
+    const json_t *acs = w->cur_checks;
     if (!json_array_size(acs) && !json_object_size(w->checks))
         return; /* none before, none now */
     json_t *seen = json_object();
@@ -411,26 +453,21 @@ static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj, 
 
 static void drop_usage(struct sim *s, struct wl_state *w, int64_t now)
 {
-    for (size_t i = 0; i < w->n_contrib; i++) {
-        struct sim_contrib *c = &w->contrib[i];
-        sim_usage_add(s->obs->usage, c->cq, c->flavor, c->resource, -c->amount, now);
-        xfree(c->cq);
-        xfree(c->flavor);
-        xfree(c->resource);
-    }
+    for (size_t i = 0; i < w->n_contrib; i++)
+        sim_usage_cell_add(w->contrib[i].cell, -w->contrib[i].amount, now);
     w->n_contrib = 0;
 }
 
 static void add_contrib(struct sim *s, struct wl_state *w, const char *cq, const char *flavor,
                         const char *res, int64_t amount, int64_t now)
 {
+    if (!amount)
+        return; /* adds nothing, creates no figure (as sim_usage_add) */
     XGROW(w->contrib, w->cap_contrib, w->n_contrib + 1);
     struct sim_contrib *c = &w->contrib[w->n_contrib++];
-    c->cq = xstrdup(cq);
-    c->flavor = xstrdup(flavor);
-    c->resource = xstrdup(res);
+    c->cell = sim_usage_cell(s->obs->usage, cq, flavor, res, now);
     c->amount = amount;
-    sim_usage_add(s->obs->usage, cq, flavor, res, amount, now);
+    sim_usage_cell_add(c->cell, amount, now);
 }
 
 /* Kueue's flavorsUsage: what admitted, unfinished workloads hold. A
@@ -452,11 +489,14 @@ static void update_usage(struct sim *s, struct wl_state *w)
         return;
     size_t i;
     json_t *ps;
-    json_array_foreach(json_object_get(adm, "podSetAssignments"), i, ps) {
+    /* (the foreach macros evaluate their container once per step) */
+    const json_t *psas = json_object_get(adm, "podSetAssignments");
+    json_array_foreach(psas, i, ps) {
         json_t *flavors = json_object_get(ps, "flavors");
+        json_t *usage = json_object_get(ps, "resourceUsage");
         const char *res;
         json_t *q;
-        json_object_foreach(json_object_get(ps, "resourceUsage"), res, q) {
+        json_object_foreach(usage, res, q) {
             const char *flavor = json_string_value(json_object_get(flavors, res));
             int64_t v = 0;
             struct diag d;
@@ -523,6 +563,44 @@ static struct wl_state *wl_new(struct sim *s, const json_t *obj, const char *key
     return w;
 }
 
+/* ---- finding a Workload's state from its uid ---- */
+
+static struct uid_slot *uid_slot(struct sim_observer *o, const json_t *uid)
+{
+    uint64_t h = (uint64_t)(uintptr_t)uid * 0x9E3779B97F4A7C15ULL;
+    return &o->uid_cache[h >> (64 - SIM_UID_CACHE_LOG2)];
+}
+
+/* Forget w's slot, if it still holds it. */
+static void uid_cache_drop(struct sim_observer *o, struct wl_state *w)
+{
+    if (!w->uid_json)
+        return;
+    struct uid_slot *sl = uid_slot(o, w->uid_json);
+    if (sl->w == w)
+        *sl = (struct uid_slot){NULL, NULL};
+}
+
+/* The live Workload whose uid is uidj's text (uid, "" when none), or NULL.
+ * A found one takes uidj as its uid_json and the slot of uidj. */
+static struct wl_state *wl_by_uid(struct sim_observer *o, json_t *uidj, const char *uid)
+{
+    struct uid_slot *sl = uid_slot(o, uidj);
+    if (uidj && sl->uid == uidj)
+        return sl->w; /* the usual case: no string hashed or compared */
+    struct wl_state *w;
+    HASH_FIND(hh_uid, o->by_uid, uid, strlen(uid), w);
+    if (!w || !uidj)
+        return w;
+    if (w->uid_json != uidj) {
+        uid_cache_drop(o, w);
+        json_decref(w->uid_json);
+        w->uid_json = json_incref(uidj);
+    }
+    *sl = (struct uid_slot){uidj, w};
+    return w;
+}
+
 /* Keep n_progressing in step with w: live, not finished, not deactivated
  * (a deactivated Workload waits for someone to reactivate it). */
 static void recount(struct sim_observer *o, struct wl_state *w)
@@ -542,6 +620,9 @@ static void wl_forget(struct sim *s, struct wl_state *w)
     cancel_finish(s->obs, w);
     HASH_DELETE(hh, s->obs->live, w);
     HASH_DELETE(hh_uid, s->obs->by_uid, w);
+    uid_cache_drop(s->obs, w);
+    json_decref(w->uid_json);
+    w->uid_json = NULL;
     json_decref(w->seen_spec);
     json_decref(w->seen_status);
     w->seen_spec = w->seen_status = NULL;
@@ -553,12 +634,15 @@ static void wl_forget(struct sim *s, struct wl_state *w)
 void sim_obs_workload(struct sim *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
-    const json_t *md = json_object_get(obj, "metadata"); /* read once for uid, ns, name */
-    const char *uid = jx_or_empty(JX_STR(md, "uid"));
-    struct wl_state *w;
+    static const char *const top_keys[] = {"metadata", "spec", "status"};
+    json_t *top[3];
+    members_of(obj, top_keys, 3, top);
+    const json_t *md = top[0]; /* read once for uid, ns, name */
+    json_t *uidj = json_object_get(md, "uid");
+    const char *uid = jx_or_empty(json_string_value(uidj));
     /* the live Workload with this uid has this name (names are immutable);
      * only a uid not seen live needs the name index */
-    HASH_FIND(hh_uid, s->obs->by_uid, uid, strlen(uid), w);
+    struct wl_state *w = wl_by_uid(s->obs, json_is_string(uidj) ? uidj : NULL, uid);
     char *key = NULL;
     if (!w) {
         key = xjoin(JX_STR(md, "namespace"), '/', JX_STR(md, "name"));
@@ -574,18 +658,27 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
         xfree(key);
         return;
     }
-    if (!w)
+    if (!w) {
         w = wl_new(s, obj, key);
+        if (json_is_string(uidj)) {
+            w->uid_json = json_incref(uidj);
+            *uid_slot(s->obs, uidj) = (struct uid_slot){uidj, w};
+        }
+    }
     xfree(key);
     /* diff_workload and update_usage read only spec and status, and a
      * second pass over what they last saw changes nothing (no record, same
      * state, same usage): a write that left both alone (metadata, such as
      * a finalizer) is not diffed again */
-    json_t *spec = json_object_get(obj, "spec"), *status = json_object_get(obj, "status");
+    json_t *spec = top[1], *status = top[2];
     if (!status || spec != w->seen_spec || status != w->seen_status) {
         bool spec_same = spec && spec == w->seen_spec;
-        w->cur_status = status;
-        w->cur_adm = json_object_get(status, "admission");
+        static const char *const status_keys[] = {"conditions", "admissionChecks", "admission"};
+        json_t *st[3];
+        members_of(status, status_keys, 3, st);
+        w->cur_conds = st[0];
+        w->cur_checks = st[1];
+        w->cur_adm = st[2];
         w->cur_adm_cq = JX_STR(w->cur_adm, "clusterQueue");
         diff_workload(s, w, obj, spec_same);
         update_usage(s, w);

@@ -53,7 +53,8 @@ static char *owner_of(const json_t *pod)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(JX_GET(pod, "metadata", "ownerReferences"), i, r) {
+    const json_t *refs = JX_GET(pod, "metadata", "ownerReferences");
+    json_array_foreach(refs, i, r) { /* (the macro reads refs at every step) */
         if (json_is_true(json_object_get(r, "controller")))
             return xasprintf("%s %s/%s", jx_or_empty(JX_STR(r, "kind")),
                              jx_or_empty(api_namespace(pod)), jx_or_empty(JX_STR(r, "name")));
@@ -67,7 +68,8 @@ static int64_t pod_request(const json_t *pod, const char *resource)
     int64_t sum = 0;
     size_t i;
     json_t *c;
-    json_array_foreach(JX_GET(pod, "spec", "containers"), i, c) {
+    const json_t *containers = JX_GET(pod, "spec", "containers");
+    json_array_foreach(containers, i, c) { /* (the macro reads containers at every step) */
         int64_t v;
         const json_t *q = JX_GET(c, "resources", "requests", resource);
         if (q && !api_quantity_from_json(q, resource, resource, &v, NULL) && v > 0 &&

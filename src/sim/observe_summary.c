@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sim/observe-int.h"
+#include "util/jsonx.h"
 #include "util/xalloc.h"
 
 #define NO_CLASS "(none)"
@@ -92,12 +93,14 @@ static json_t *classes_json(struct sim_observer *o)
     return out;
 }
 
+/* The workloads part of the summary; *per_out receives perWorkload, or
+ * NULL when per_out is NULL (not built). */
 static json_t *workloads_json(struct sim *s, json_t **per_out)
 {
     struct sim_observer *o = s->obs;
     size_t admitted = 0, finished = 0, deleted = 0, evictions = 0, n = 0;
     double *waits = xcalloc(o->n_all + 1, sizeof(*waits));
-    json_t *per = json_array();
+    json_t *per = per_out ? json_array() : NULL;
     int64_t t0 = s->sc->start_ms;
     for (size_t i = 0; i < o->n_all; i++) {
         struct wl_state *w = o->all[i];
@@ -107,14 +110,17 @@ static json_t *workloads_json(struct sim *s, json_t **per_out)
         evictions += (size_t)w->evictions;
         if (w->admitted_ms >= 0)
             waits[n++] = (double)(w->admitted_ms - w->created_ms) / 1000.0;
+        if (!per)
+            continue;
+        /* one entry per Workload: keys set without jansson's checks */
         json_t *e = json_object();
-        json_object_set_new(e, "workload", json_string(w->key));
-        json_object_set_new(e, "class", json_string(w->class_name));
-        json_object_set_new(e, "createdSeconds", secs(w->created_ms - t0));
-        json_object_set_new(e, "admittedSeconds", secs_or_null(w->admitted_ms, t0));
-        json_object_set_new(e, "waitSeconds", secs_or_null(w->admitted_ms, w->created_ms));
-        json_object_set_new(e, "finishedSeconds", secs_or_null(w->finished_ms, t0));
-        json_object_set_new(e, "evictions", json_integer(w->evictions));
+        JX_SET_LIT(e, "workload", jx_string(w->key));
+        JX_SET_LIT(e, "class", jx_string(w->class_name));
+        JX_SET_LIT(e, "createdSeconds", secs(w->created_ms - t0));
+        JX_SET_LIT(e, "admittedSeconds", secs_or_null(w->admitted_ms, t0));
+        JX_SET_LIT(e, "waitSeconds", secs_or_null(w->admitted_ms, w->created_ms));
+        JX_SET_LIT(e, "finishedSeconds", secs_or_null(w->finished_ms, t0));
+        JX_SET_LIT(e, "evictions", json_integer(w->evictions));
         json_array_append_new(per, e);
     }
     json_t *wl = json_object();
@@ -126,11 +132,12 @@ static json_t *workloads_json(struct sim *s, json_t **per_out)
     json_object_set_new(wl, "evictions", json_integer((json_int_t)evictions));
     wait_stats(wl, waits, n);
     xfree(waits);
-    *per_out = per;
+    if (per_out)
+        *per_out = per;
     return wl;
 }
 
-json_t *sim_observer_summary(struct sim *s)
+static json_t *summary(struct sim *s, bool per_workload)
 {
     struct sim_observer *o = s->obs;
     int64_t t0 = s->sc->start_ms;
@@ -142,7 +149,7 @@ json_t *sim_observer_summary(struct sim *s)
     json_object_set_new(sum, "wallSeconds", secs(s->wall_ms));
     json_object_set_new(sum, "makespanSeconds", secs_or_null(o->last_finish_ms, t0));
     json_t *per = NULL;
-    json_object_set_new(sum, "workloads", workloads_json(s, &per));
+    json_object_set_new(sum, "workloads", workloads_json(s, per_workload ? &per : NULL));
     json_object_set_new(sum, "classes", classes_json(o));
     json_t *usage = sim_usage_summary(o->usage, s->end_ms);
     json_object_update(sum, usage);
@@ -153,6 +160,14 @@ json_t *sim_observer_summary(struct sim *s)
     json_object_set_new(sum, "warnings", json_integer((json_int_t)s->n_warnings));
     json_object_set_new(sum, "wakeups", json_integer((json_int_t)s->n_wakeups));
     json_object_set_new(sum, "steps", json_integer((json_int_t)s->n_steps));
-    json_object_set_new(sum, "perWorkload", per);
+    if (per)
+        json_object_set_new(sum, "perWorkload", per);
     return sum;
+}
+
+json_t *sim_observer_summary(struct sim *s) { return summary(s, true); }
+
+json_t *sim_observer_summary_for_text(struct sim *s)
+{
+    return summary(s, s->obs->n_all <= SIM_TEXT_MAX_WORKLOADS);
 }

@@ -278,6 +278,11 @@ void sim_observer_finish(struct sim *s);
 size_t sim_observer_unfinished(struct sim *s);
 /* Build the summary object (see summary.c) at the end of the run. */
 json_t *sim_observer_summary(struct sim *s);
+/* The summary for its text form (sim_summary_text): without "perWorkload"
+ * when there are more workloads than SIM_TEXT_MAX_WORKLOADS, which the
+ * text does not list (it reads their number from workloads.total).
+ * Otherwise as sim_observer_summary. New reference. */
+json_t *sim_observer_summary_for_text(struct sim *s);
 
 /* ---- usage.c ---- */
 
@@ -293,11 +298,30 @@ void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *clas
  * at now_ms (delta < 0 removes). Unknown queues are created on the fly. */
 void sim_usage_add(struct sim_usage *u, const char *cq, const char *flavor,
                    const char *resource, int64_t delta, int64_t now_ms);
+/* Where one (ClusterQueue, flavor, resource) is accounted: its queue, the
+ * index of the pair in the queue's list (entries are never removed, so it
+ * stays valid while the list grows) and the flavor's total. */
+struct cq_state;
+struct flavor_state;
+struct sim_usage_cell {
+    struct cq_state *cq;
+    size_t res;
+    struct flavor_state *flavor;
+};
+/* The cell of (cq, flavor, resource), created at now_ms when new (as
+ * sim_usage_add creates them; call it only for a delta != 0). */
+struct sim_usage_cell sim_usage_cell(struct sim_usage *u, const char *cq, const char *flavor,
+                                     const char *resource, int64_t now_ms);
+/* sim_usage_add of delta (!= 0) to a cell: no name looked up. */
+void sim_usage_cell_add(struct sim_usage_cell cell, int64_t delta, int64_t now_ms);
 /* The usage part of the summary: {"clusterQueues": {...}, "clusterQueueClasses":
  * {...}, "flavors": {...}} (see docs/sim.md). New reference. */
 json_t *sim_usage_summary(struct sim_usage *u, int64_t end_ms);
 
 /* ---- summary.c ---- */
+
+/* The text summary lists each workload up to this many workloads. */
+#define SIM_TEXT_MAX_WORKLOADS 100
 
 /* Nearest-rank percentile p (0..100) of sorted values v[0..n). 0 if n = 0. */
 double sim_percentile(const double *sorted, size_t n, double p);

@@ -127,7 +127,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 
 static void print_summary(struct sim *s, const struct args *a)
 {
-    json_t *sum = sim_observer_summary(s);
+    json_t *sum = a->json ? sim_observer_summary(s) : sim_observer_summary_for_text(s);
     if (a->json) {
         char *txt = json_dumps(sum, JSON_INDENT(2) | JSON_REAL_PRECISION(15));
         printf("%s\n", txt ? txt : "{}");

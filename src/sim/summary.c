@@ -11,7 +11,6 @@
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
-#define TEXT_MAX_WORKLOADS 100
 #define TEXT_MAX_QUEUES 50
 
 double sim_percentile(const double *sorted, size_t n, double p)
@@ -151,8 +150,10 @@ static void usage(struct sbuf *sb, const json_t *sum)
 static void per_workload(struct sbuf *sb, const json_t *sum)
 {
     const json_t *per = json_object_get(sum, "perWorkload");
-    if (json_array_size(per) > TEXT_MAX_WORKLOADS) {
-        sbuf_addf(sb, "\n(%zu workloads: -o json lists each one)\n", json_array_size(per));
+    /* without perWorkload: too many to list (sim_observer_summary_for_text) */
+    size_t n = per ? json_array_size(per) : (size_t)JX_INT(sum, 0, "workloads", "total");
+    if (n > SIM_TEXT_MAX_WORKLOADS) {
+        sbuf_addf(sb, "\n(%zu workloads: -o json lists each one)\n", n);
         return;
     }
     sbuf_addf(sb, "\nworkloads (seconds)\n  %-40s %-12s %10s %10s %10s %10s %9s\n", "WORKLOAD",

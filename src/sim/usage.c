@@ -208,15 +208,27 @@ void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *clas
     }
 }
 
+struct sim_usage_cell sim_usage_cell(struct sim_usage *u, const char *cq, const char *flavor,
+                                     const char *resource, int64_t now_ms)
+{
+    struct cq_state *c = cq_get(u, cq, now_ms);
+    size_t res = (size_t)(res_get(c, flavor, resource, now_ms) - c->res);
+    return (struct sim_usage_cell){c, res, flavor_get(u, flavor, resource, now_ms)};
+}
+
+void sim_usage_cell_add(struct sim_usage_cell cell, int64_t delta, int64_t now_ms)
+{
+    account(&cell.cq->res[cell.res].s, delta, now_ms);
+    cell.cq->last_ms = now_ms;
+    account(&cell.flavor->s, delta, now_ms);
+}
+
 void sim_usage_add(struct sim_usage *u, const char *cq, const char *flavor,
                    const char *resource, int64_t delta, int64_t now_ms)
 {
     if (!delta)
         return;
-    struct cq_state *c = cq_get(u, cq, now_ms);
-    account(&res_get(c, flavor, resource, now_ms)->s, delta, now_ms);
-    c->last_ms = now_ms;
-    account(&flavor_get(u, flavor, resource, now_ms)->s, delta, now_ms);
+    sim_usage_cell_add(sim_usage_cell(u, cq, flavor, resource, now_ms), delta, now_ms);
 }
 
 /* ---- summary ---- */

@@ -391,6 +391,81 @@ static void test_changed_pending_message_is_recorded_again(void **state)
     xfree(grow6);
 }
 
+/* A Workload deleted and created again under its name is a new Workload
+ * for the recorder (found by its new uid, the old one's state forgotten
+ * with its uid memo): each is reserved, the second finishes after its own
+ * runtime, and the summary counts both. */
+static void test_recreated_workload_is_a_new_workload(void **state)
+{
+    (void)state;
+    static const char wl[] =
+        "    apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: Workload, metadata: {name: again},"
+        " spec: {queueName: lq, podSets: [{name: main, count: 1, template: {spec: {containers: "
+        "[{name: c, image: x, resources: {requests: {cpu: '1'}}}]}}}]}}\n";
+    char *text = xasprintf("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                           "  - at: 0s\n    runFor: 1h\n%s"
+                           "  - at: 10s\n    delete: {kind: Workload, name: again}\n"
+                           "  - at: 20s\n    runFor: 5s\n%s---\n", wl, wl);
+    struct run r;
+    run_text(&r, text, -1);
+    assert_int_equal(r.rc, 0);
+    int n_reserved = 0, n_finished = 0;
+    double finished_at = -1;
+    size_t i;
+    json_t *rec;
+    json_array_foreach(r.s->records, i, rec) {
+        const char *ev = jx_or_empty(JX_STR(rec, "event"));
+        if (strcmp(jx_or_empty(JX_STR(rec, "workload")), "default/again"))
+            continue;
+        n_reserved += !strcmp(ev, "QuotaReserved");
+        if (!strcmp(ev, "Finished")) {
+            n_finished++;
+            finished_at = json_number_value(json_object_get(rec, "time"));
+        }
+    }
+    assert_int_equal(n_reserved, 2);
+    assert_int_equal(n_finished, 1);
+    assert_true(finished_at == 25.0);
+    const json_t *w = json_object_get(r.summary, "workloads");
+    assert_int_equal(JX_INT(w, -1, "total"), 2);
+    assert_int_equal(JX_INT(w, -1, "finished"), 1);
+    assert_int_equal(JX_INT(w, -1, "deleted"), 1);
+    run_release(&r);
+    xfree(text);
+}
+
+/* The text summary lists up to SIM_TEXT_MAX_WORKLOADS workloads: its
+ * summary object leaves perWorkload out beyond that, and the text says how
+ * many there are; the full summary (-o json) still lists each one. */
+static void test_text_summary_counts_workloads_it_does_not_list(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r, "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n"
+                 "  - at: 1s\n    repeat: {count: 101}\n    runFor: 1s\n"
+                 "    apply: {apiVersion: kueue.x-k8s.io/v1beta1, kind: Workload, metadata: "
+                 "{name: \"w-${i}\"}, spec: {queueName: lq, podSets: [{name: main, count: 1, "
+                 "template: {spec: {containers: [{name: c, image: x, resources: {requests: "
+                 "{cpu: '1'}}}]}}}]}}\n---\n", -1);
+    assert_int_equal(r.rc, 0);
+    assert_int_equal(json_array_size(json_object_get(r.summary, "perWorkload")), 101);
+    json_t *brief = sim_observer_summary_for_text(r.s);
+    assert_null(json_object_get(brief, "perWorkload"));
+    char *text = sim_summary_text(brief);
+    assert_non_null(strstr(text, "(101 workloads: -o json lists each one)"));
+    xfree(text);
+    json_decref(brief);
+    run_release(&r);
+    run_text(&r, repeated, -1);
+    brief = sim_observer_summary_for_text(r.s);
+    assert_int_equal(json_array_size(json_object_get(brief, "perWorkload")), 3);
+    text = sim_summary_text(brief);
+    assert_non_null(strstr(text, "default/w-2"));
+    xfree(text);
+    json_decref(brief);
+    run_release(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -405,6 +480,8 @@ int main(void)
         cmocka_unit_test(test_capacity_for_a_missing_pool_is_a_warning),
         cmocka_unit_test(test_deleted_workloads_are_counted),
         cmocka_unit_test(test_changed_pending_message_is_recorded_again),
+        cmocka_unit_test(test_recreated_workload_is_a_new_workload),
+        cmocka_unit_test(test_text_summary_counts_workloads_it_does_not_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
