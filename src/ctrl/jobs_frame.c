@@ -46,19 +46,42 @@ void jobs_frame_init(struct jobs_frame *f, const struct jobs_integration *in)
 {
     f->in = in;
     f->workloads = kq_index_new();
+    f->memo = xcalloc(1, sizeof(*f->memo));
+    f->memo->refs = 1;
+}
+
+static void memo_drop(struct jobs_ref_memo *m)
+{
+    if (m && --m->refs == 0)
+        xfree(m);
 }
 
 void jobs_frame_release(struct jobs_frame *f)
 {
     kq_index_free(f->workloads);
     f->workloads = NULL;
+    memo_drop(f->memo);
+    f->memo = NULL;
+}
+
+/* The controller ownerReference of ev's object, read once per event for
+ * all the integrations sharing f's memo. */
+static const json_t *event_controller_ref(struct jobs_frame *f, const struct store_event *ev)
+{
+    struct jobs_ref_memo *m = f->memo;
+    if (m->obj != ev->obj || m->rv != ev->rv) {
+        m->obj = ev->obj;
+        m->rv = ev->rv;
+        m->ref = kq_controller_ref(ev->obj);
+    }
+    return m->ref;
 }
 
 const char *jobs_frame_observe(struct jobs_frame *f, const struct store_event *ev)
 {
     if (ev->kind != KIND_WORKLOAD)
         return NULL;
-    const json_t *ref = kq_controller_ref(ev->obj);
+    const json_t *ref = event_controller_ref(f, ev);
     const char *kind = ref ? JX_STR(ref, "kind") : NULL;
     if (!kind || strcmp(kind, f->in->kind))
         return NULL;
@@ -667,6 +690,17 @@ struct jobs_rec *jobs_rec_new(const struct jobs_integration *in,
     r->pods = kq_index_new();
     r->sync = sync;
     return r;
+}
+
+void jobs_rec_join(struct jobs_rec *r, struct ctrl *c, const char *sibling)
+{
+    void *self = NULL;
+    if (ctrl_find(c, sibling, &self) < 0 || !self || self == r)
+        return;
+    struct jobs_ref_memo *m = ((struct jobs_rec *)self)->frame.memo;
+    m->refs++;
+    memo_drop(r->frame.memo);
+    r->frame.memo = m;
 }
 
 void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev)

@@ -81,9 +81,21 @@ struct jobs_integration {
 };
 
 /* Per-reconciler state of the generic lifecycle. */
+/* The controller ownerReference of the last Workload event read, shared by
+ * the integrations of one controller (each Workload event reaches all of
+ * them): an event is known by its resourceVersion and object, unique in
+ * one store while the event is dispatched. */
+struct jobs_ref_memo {
+    int refs;          /* jobs_frames sharing it */
+    uint64_t rv;       /* the event's */
+    const json_t *obj; /* the event's object (NULL: none read yet) */
+    const json_t *ref; /* its controller ownerReference (borrowed), or NULL */
+};
+
 struct jobs_frame {
     const struct jobs_integration *in;
     struct kq_index *workloads; /* job uid -> Workload names */
+    struct jobs_ref_memo *memo; /* shared with sibling integrations, see jobs_rec_join */
 };
 
 void jobs_frame_init(struct jobs_frame *f, const struct jobs_integration *in);
@@ -107,6 +119,10 @@ struct jobs_rec {
                  int32_t cap);
 };
 
+/* Let r share the Workload-event memo of the job reconciler registered as
+ * sibling in c (an earlier integration), so that each Workload event's
+ * ownerReferences are read once for both; nothing when there is none. */
+void jobs_rec_join(struct jobs_rec *r, struct ctrl *c, const char *sibling);
 struct jobs_rec *jobs_rec_new(const struct jobs_integration *in,
                               void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix,
                                            const json_t *job, int32_t cap));
