@@ -12,7 +12,6 @@
 #include <cmocka.h>
 
 #include "ctrl/jobs_int.h"
-#include "util/xalloc.h"
 
 static const struct jobs_integration job_kind = {.kind = "Job", .kind_id = KIND_JOB};
 static const struct jobs_integration ray_kind = {.kind = "RayJob", .kind_id = KIND_RAYJOB};
@@ -34,9 +33,8 @@ static void frames(struct jobs_frame *a, struct jobs_frame *b)
 {
     jobs_frame_init(a, &job_kind);
     jobs_frame_init(b, &ray_kind);
-    xfree(b->memo);
-    b->memo = a->memo;
-    a->memo->refs++;
+    jobs_ref_memo_drop(b->memo);
+    b->memo = jobs_ref_memo_hold(a->memo);
 }
 
 static void test_each_event_read_for_itself(void **state)
@@ -67,6 +65,13 @@ static void test_each_event_read_for_itself(void **state)
     assert_int_equal(n, 1);
     assert_non_null(kq_index_get(a.workloads, "j1", &n));
     assert_int_equal(n, 1);
+    /* the garbage collector's read (owners only) first, then a frame's */
+    ev = (struct store_event){STORE_MODIFIED, KIND_WORKLOAD, 5, job_wl};
+    assert_int_equal(json_array_size(jobs_ref_memo_owners(a.memo, &ev)), 1);
+    assert_string_equal(jobs_frame_observe(&a, &ev), "j1");
+    ev = (struct store_event){STORE_MODIFIED, KIND_WORKLOAD, 6, bare};
+    assert_null(jobs_ref_memo_owners(b.memo, &ev));
+    assert_null(jobs_frame_observe(&a, &ev));
     jobs_frame_release(&a);
     assert_int_equal(b.memo->refs, 1); /* still b's */
     jobs_frame_release(&b);
