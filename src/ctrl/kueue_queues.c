@@ -551,11 +551,28 @@ static json_t *flavor_usage_json(const struct eng_flavor_usage *u, size_t n)
     return out;
 }
 
-/* A status member a flush sets: its name and new value (taken). */
+/* A status member a flush sets: its name (len bytes) and new value
+ * (taken), or, when val is NULL, the integer ival (the current value is
+ * kept when it already is that integer). */
 struct st_member {
     const char *name;
+    size_t len;
     json_t *val;
+    json_int_t ival;
 };
+
+#define ST_VAL(lit, v) {(lit), sizeof(lit) - 1, (v), 0}
+#define ST_INT(lit, i) {(lit), sizeof(lit) - 1, NULL, (i)}
+
+/* The value of m for a status whose current value is cur (NULL: none). */
+static json_t *st_value(const struct st_member *m, json_t *cur)
+{
+    if (m->val)
+        return m->val;
+    if (json_is_integer(cur) && json_integer_value(cur) == m->ival)
+        return json_incref(cur);
+    return json_integer(m->ival);
+}
 
 /* The status map of a queue document to rewrite: cur_st's members in
  * cur_st's order (a non-object counts as empty) with those named in set
@@ -578,12 +595,12 @@ static json_t *status_map(const json_t *cur_st, struct st_member *set, size_t n,
         json_object_keylen_foreach((json_t *)cur_st, key, klen, v) {
             json_t *nv = NULL;
             for (size_t i = 0; i < n && !nv; i++) {
-                if (!used[i] && !strcmp(key, set[i].name)) {
-                    nv = set[i].val;
+                if (!used[i] && klen == set[i].len && !memcmp(key, set[i].name, klen)) {
+                    nv = st_value(&set[i], v);
                     used[i] = true;
                 }
             }
-            if (!nv && !strcmp(key, "conditions")) {
+            if (!nv && klen == 10 && !memcmp(key, "conditions", 10)) {
                 seen_conds = true;
                 *had_conds = json_is_array(v);
             }
@@ -594,7 +611,7 @@ static json_t *status_map(const json_t *cur_st, struct st_member *set, size_t n,
         json_object_set_new(out, "conditions", json_array());
     for (size_t i = 0; i < n; i++) {
         if (!used[i])
-            json_object_set_new(out, set[i].name, set[i].val);
+            json_object_set_new(out, set[i].name, st_value(&set[i], NULL));
     }
     return out;
 }
@@ -728,18 +745,18 @@ static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng
     parts->lists[0] = res ? res : flavor_usage_json(st->reservation, st->n_reservation);
     parts->lists[1] = use ? use : flavor_usage_json(st->usage, st->n_usage);
     struct st_member set[6] = {
-        {"pendingWorkloads", json_integer(st->pending)},
-        {"reservingWorkloads", json_integer(st->reserving)},
-        {"admittedWorkloads", json_integer(st->admitted)},
-        {CQ_LISTS[0], parts->lists[0]},
-        {CQ_LISTS[1], parts->lists[1]},
+        ST_INT("pendingWorkloads", st->pending),
+        ST_INT("reservingWorkloads", st->reserving),
+        ST_INT("admittedWorkloads", st->admitted),
+        ST_VAL("flavorsReservation", parts->lists[0]), /* CQ_LISTS */
+        ST_VAL("flavorsUsage", parts->lists[1]),
     };
     size_t n = 5;
     if (ctrl_cfg(c)->engine.fair_sharing) {
         json_t *fs = json_object_get(cur_st, "fairSharing"); /* shared: replaced, not changed */
         fs = json_is_object(fs) ? json_copy(fs) : json_object();
         json_object_set_new(fs, "weightedShare", json_integer(st->weighted_share));
-        set[n++] = (struct st_member){"fairSharing", fs};
+        set[n++] = (struct st_member)ST_VAL("fairSharing", fs);
     }
     bool had_conds;
     parts->status = status_map(cur_st, set, n, &had_conds);
@@ -868,11 +885,11 @@ static json_t *lq_status_doc(struct ctrl *c, const json_t *cur, const struct lq_
     parts->lists[0] = res ? res : lq_usage_json(&a->now.reserved);
     parts->lists[1] = use ? use : lq_usage_json(&a->now.used);
     struct st_member set[] = {
-        {"pendingWorkloads", json_integer(a->now.pending)},
-        {"reservingWorkloads", json_integer(a->now.reserving)},
-        {"admittedWorkloads", json_integer(a->now.admitted)},
-        {LQ_LISTS[0], parts->lists[0]},
-        {LQ_LISTS[1], parts->lists[1]},
+        ST_INT("pendingWorkloads", a->now.pending),
+        ST_INT("reservingWorkloads", a->now.reserving),
+        ST_INT("admittedWorkloads", a->now.admitted),
+        ST_VAL("flavorsReservation", parts->lists[0]), /* LQ_LISTS */
+        ST_VAL("flavorUsage", parts->lists[1]),
     };
     bool had_conds;
     parts->status = status_map(JX_GET(cur, "status"), set, 5, &had_conds);
