@@ -106,6 +106,10 @@ struct kq_queues {
     struct wl_contrib *wls;
     struct dirty_list dirty_cq;
     struct dirty_list dirty_lq;
+    /* the last flush's writes (struct last_write *), in the order their
+     * events come back, and how many of those have come back */
+    struct dirty_list echo;
+    size_t echo_at;
     uint64_t pass; /* kq_queues_flush calls so far */
 };
 
@@ -283,6 +287,7 @@ void kq_queues_free(struct kq_queues *q)
     }
     xfree(q->dirty_cq.items);
     xfree(q->dirty_lq.items);
+    xfree(q->echo.items);
     xfree(q);
 }
 
@@ -364,6 +369,13 @@ void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name)
 
 void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const json_t *obj)
 {
+    /* the next write of the last flush seen back: obj is its queue's
+     * written.doc, nothing to mark (found without reading obj) */
+    if (q->echo_at < q->echo.n &&
+        ((const struct last_write *)q->echo.items[q->echo_at])->doc == obj) {
+        q->echo_at++;
+        return;
+    }
     if (kind == KIND_CLUSTERQUEUE) {
         const char *name = api_name(obj);
         struct cq_state *cs = NULL;
@@ -792,6 +804,8 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
         json_t *cp = cq_status_doc(c, cur, &st, cs, &parts);
         wrote = write_and_record(c, KIND_CLUSTERQUEUE, NULL, cur, cp, &parts, CQ_LISTS,
                                  &cs->written);
+        if (wrote)
+            dirty_push(&q->echo, &cs->written);
         eng_cq_status_release(&cs->figs);
         cs->figs = st;
         memset(&st, 0, sizeof(st));
@@ -914,6 +928,8 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
         json_t *cp = lq_status_doc(c, cur, a, &parts);
         wrote = write_and_record(c, KIND_LOCALQUEUE, a->ns, cur, cp, &parts, LQ_LISTS,
                                  &a->written);
+        if (wrote)
+            dirty_push(&q->echo, &a->written);
         lq_figures_copy(&a->written_figs, &a->now);
     }
     json_decref(cur);
@@ -932,6 +948,8 @@ bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e)
 {
     bool wrote = false;
     q->pass++;
+    q->echo.n = 0; /* the writes of this flush only */
+    q->echo_at = 0;
     struct dirty_list cqs = dirty_take(&q->dirty_cq);
     for (size_t i = 0; i < cqs.n; i++)
         ((struct cq_state *)cqs.items[i])->dirty = false;
