@@ -20,6 +20,10 @@
  * and marks them when its Active state changes.
  */
 #include <string.h>
+
+/* Workload, LocalQueue and ClusterQueue keys hashed a word at a time
+ * (kq_hash_bytes) rather than by uthash's byte-wise default. */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"
