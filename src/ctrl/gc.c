@@ -21,6 +21,7 @@
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "ctrl/ctrl-int.h"
+#include "ctrl/jobs_int.h"
 #include "ctrl/kueue_int.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -28,6 +29,7 @@
 struct gc_rec {
     int rid;
     struct kq_index *deps; /* owner uid -> "<kind id>:<ns>\x1f<name>" */
+    struct jobs_ref_memo *refs; /* each event's ownerReferences, read once (shared) */
 };
 
 static char *dep_entry(enum api_kind_id kind, const char *ns, const char *name)
@@ -55,7 +57,7 @@ static void gc_on_event(struct ctrl *c, void *self, const struct store_event *ev
     if (ev->kind == KIND_EVENT)
         return;
     const json_t *obj = ev->obj;
-    const json_t *refs = JX_GET(obj, "metadata", "ownerReferences");
+    const json_t *refs = jobs_ref_memo_owners(r->refs, ev);
     size_t n_refs = json_array_size(refs);
     if (ev->type != STORE_DELETED && n_refs == 0)
         return; /* owns nothing new, owned by nothing */
@@ -125,6 +127,7 @@ static void gc_free(void *self)
 {
     struct gc_rec *r = self;
     kq_index_free(r->deps);
+    jobs_ref_memo_drop(r->refs);
     xfree(r);
 }
 
@@ -140,5 +143,14 @@ void ctrl__gc_register(struct ctrl *c)
 {
     struct gc_rec *r = xcalloc(1, sizeof(*r));
     r->deps = kq_index_new();
+    r->refs = jobs_ref_memo_new();
     r->rid = ctrl_register(c, &gc_ops, r);
+}
+
+struct jobs_ref_memo *ctrl__gc_ref_memo(struct ctrl *c)
+{
+    void *self = NULL;
+    if (ctrl_find(c, "gc", &self) < 0 || !self)
+        return NULL;
+    return ((struct gc_rec *)self)->refs;
 }

@@ -170,4 +170,5 @@ void ctrl__job_register(struct ctrl *c)
 {
     struct jobs_rec *r = jobs_rec_new(&batch_job, jobs_batch_sync);
     r->rid = ctrl_register(c, &job_ops, r);
+    jobs_rec_join(r, c); /* one ownerReferences read per event */
 }

@@ -46,19 +46,68 @@ void jobs_frame_init(struct jobs_frame *f, const struct jobs_integration *in)
 {
     f->in = in;
     f->workloads = kq_index_new();
+    f->memo = jobs_ref_memo_new();
+}
+
+struct jobs_ref_memo *jobs_ref_memo_new(void)
+{
+    struct jobs_ref_memo *m = xcalloc(1, sizeof(*m));
+    m->refs = 1;
+    return m;
+}
+
+struct jobs_ref_memo *jobs_ref_memo_hold(struct jobs_ref_memo *m)
+{
+    m->refs++;
+    return m;
+}
+
+void jobs_ref_memo_drop(struct jobs_ref_memo *m)
+{
+    if (m && --m->refs == 0)
+        xfree(m);
+}
+
+const json_t *jobs_ref_memo_owners(struct jobs_ref_memo *m, const struct store_event *ev)
+{
+    if (m->obj != ev->obj || m->rv != ev->rv) {
+        m->obj = ev->obj;
+        m->rv = ev->rv;
+        m->owners = JX_GET(ev->obj, "metadata", "ownerReferences");
+        m->ctrl_known = false;
+    }
+    return m->owners;
+}
+
+const json_t *jobs_ref_memo_controller(struct jobs_ref_memo *m, const struct store_event *ev)
+{
+    const json_t *owners = jobs_ref_memo_owners(m, ev);
+    if (!m->ctrl_known) {
+        m->ctrl_known = true;
+        m->ctrl_ref = NULL;
+        size_t i, n = json_array_size(owners); /* kq_controller_ref */
+        for (i = 0; i < n && !m->ctrl_ref; i++) {
+            const json_t *r = json_array_get(owners, i);
+            if (JX_BOOL(r, false, "controller"))
+                m->ctrl_ref = r;
+        }
+    }
+    return m->ctrl_ref;
 }
 
 void jobs_frame_release(struct jobs_frame *f)
 {
     kq_index_free(f->workloads);
     f->workloads = NULL;
+    jobs_ref_memo_drop(f->memo);
+    f->memo = NULL;
 }
 
 const char *jobs_frame_observe(struct jobs_frame *f, const struct store_event *ev)
 {
     if (ev->kind != KIND_WORKLOAD)
         return NULL;
-    const json_t *ref = kq_controller_ref(ev->obj);
+    const json_t *ref = jobs_ref_memo_controller(f->memo, ev);
     const char *kind = ref ? JX_STR(ref, "kind") : NULL;
     if (!kind || strcmp(kind, f->in->kind))
         return NULL;
@@ -669,6 +718,15 @@ struct jobs_rec *jobs_rec_new(const struct jobs_integration *in,
     return r;
 }
 
+void jobs_rec_join(struct jobs_rec *r, struct ctrl *c)
+{
+    struct jobs_ref_memo *m = ctrl__gc_ref_memo(c);
+    if (!m || m == r->frame.memo)
+        return;
+    jobs_ref_memo_drop(r->frame.memo);
+    r->frame.memo = jobs_ref_memo_hold(m);
+}
+
 void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev)
 {
     struct jobs_rec *r = self;
@@ -678,9 +736,11 @@ void jobs_rec_on_event(struct ctrl *c, void *self, const struct store_event *ev)
         if (ev->type == STORE_DELETED)
             kq_index_drop(r->pods, api_uid(ev->obj));
         ctrl_enqueue(c, r->rid, api_namespace(ev->obj), api_name(ev->obj));
-    } else if ((ev->kind == KIND_POD || ev->kind == KIND_JOB) &&
-               kq_controlled_by_kind(ev->obj, in->kind)) {
-        const json_t *ref = kq_controller_ref(ev->obj);
+    } else if (ev->kind == KIND_POD || ev->kind == KIND_JOB) {
+        const json_t *ref = jobs_ref_memo_controller(r->frame.memo, ev);
+        const char *kind = ref ? JX_STR(ref, "kind") : NULL; /* kq_controlled_by_kind */
+        if (!kind || strcmp(kind, in->kind))
+            return;
         if (ev->kind == KIND_POD && ev->type == STORE_DELETED)
             kq_index_remove(r->pods, JX_STR(ref, "uid"), api_name(ev->obj));
         else if (ev->kind == KIND_POD)

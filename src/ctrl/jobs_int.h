@@ -81,9 +81,40 @@ struct jobs_integration {
 };
 
 /* Per-reconciler state of the generic lifecycle. */
+/* The ownerReferences of the last store event read, shared by the
+ * reconcilers of one controller that read them (gc and the job
+ * integrations: each event reaches all of them). An event is known by its
+ * resourceVersion and object, unique in one store while the event is
+ * dispatched. */
+struct jobs_ref_memo {
+    int refs;               /* holders */
+    uint64_t rv;            /* the event's */
+    const json_t *obj;      /* the event's object (NULL: none read yet) */
+    const json_t *owners;   /* its metadata.ownerReferences (borrowed), or NULL */
+    bool ctrl_known;        /* ctrl_ref was looked up */
+    const json_t *ctrl_ref; /* its controller reference (borrowed), or NULL */
+};
+
+/* A new memo with one holder; release with jobs_ref_memo_drop. */
+struct jobs_ref_memo *jobs_ref_memo_new(void);
+/* One more holder of m; returns m. */
+struct jobs_ref_memo *jobs_ref_memo_hold(struct jobs_ref_memo *m);
+/* One holder fewer (freed with the last; NULL: nothing). */
+void jobs_ref_memo_drop(struct jobs_ref_memo *m);
+/* ev's object's metadata.ownerReferences (borrowed from ev->obj; NULL when
+ * it has none), read once per event for every holder of m. */
+const json_t *jobs_ref_memo_owners(struct jobs_ref_memo *m, const struct store_event *ev);
+/* ev's object's controller ownerReference, as kq_controller_ref (borrowed),
+ * read once per event for every holder of m. */
+const json_t *jobs_ref_memo_controller(struct jobs_ref_memo *m, const struct store_event *ev);
+/* The memo of c's garbage collector (gc.c; borrowed), or NULL when c has
+ * no gc reconciler. */
+struct jobs_ref_memo *ctrl__gc_ref_memo(struct ctrl *c);
+
 struct jobs_frame {
     const struct jobs_integration *in;
     struct kq_index *workloads; /* job uid -> Workload names */
+    struct jobs_ref_memo *memo; /* shared with gc, see jobs_rec_join */
 };
 
 void jobs_frame_init(struct jobs_frame *f, const struct jobs_integration *in);
@@ -107,6 +138,10 @@ struct jobs_rec {
                  int32_t cap);
 };
 
+/* Let r share the ownerReferences memo of c's garbage collector (each
+ * event's references then read once for gc and every integration);
+ * nothing when c has none. */
+void jobs_rec_join(struct jobs_rec *r, struct ctrl *c);
 struct jobs_rec *jobs_rec_new(const struct jobs_integration *in,
                               void (*sync)(struct ctrl *c, int rid, struct kq_index *pods_ix,
                                            const json_t *job, int32_t cap));

@@ -20,6 +20,10 @@
  * and marks them when its Active state changes.
  */
 #include <string.h>
+
+/* Workload, LocalQueue and ClusterQueue keys hashed a word at a time
+ * (kq_hash_bytes) rather than by uthash's byte-wise default. */
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"
@@ -106,6 +110,10 @@ struct kq_queues {
     struct wl_contrib *wls;
     struct dirty_list dirty_cq;
     struct dirty_list dirty_lq;
+    /* the last flush's writes (struct last_write *), in the order their
+     * events come back, and how many of those have come back */
+    struct dirty_list echo;
+    size_t echo_at;
     uint64_t pass; /* kq_queues_flush calls so far */
 };
 
@@ -283,6 +291,7 @@ void kq_queues_free(struct kq_queues *q)
     }
     xfree(q->dirty_cq.items);
     xfree(q->dirty_lq.items);
+    xfree(q->echo.items);
     xfree(q);
 }
 
@@ -364,6 +373,13 @@ void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name)
 
 void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const json_t *obj)
 {
+    /* the next write of the last flush seen back: obj is its queue's
+     * written.doc, nothing to mark (found without reading obj) */
+    if (q->echo_at < q->echo.n &&
+        ((const struct last_write *)q->echo.items[q->echo_at])->doc == obj) {
+        q->echo_at++;
+        return;
+    }
     if (kind == KIND_CLUSTERQUEUE) {
         const char *name = api_name(obj);
         struct cq_state *cs = NULL;
@@ -551,11 +567,28 @@ static json_t *flavor_usage_json(const struct eng_flavor_usage *u, size_t n)
     return out;
 }
 
-/* A status member a flush sets: its name and new value (taken). */
+/* A status member a flush sets: its name (len bytes) and new value
+ * (taken), or, when val is NULL, the integer ival (the current value is
+ * kept when it already is that integer). */
 struct st_member {
     const char *name;
+    size_t len;
     json_t *val;
+    json_int_t ival;
 };
+
+#define ST_VAL(lit, v) {(lit), sizeof(lit) - 1, (v), 0}
+#define ST_INT(lit, i) {(lit), sizeof(lit) - 1, NULL, (i)}
+
+/* The value of m for a status whose current value is cur (NULL: none). */
+static json_t *st_value(const struct st_member *m, json_t *cur)
+{
+    if (m->val)
+        return m->val;
+    if (json_is_integer(cur) && json_integer_value(cur) == m->ival)
+        return json_incref(cur);
+    return json_integer(m->ival);
+}
 
 /* The status map of a queue document to rewrite: cur_st's members in
  * cur_st's order (a non-object counts as empty) with those named in set
@@ -578,12 +611,12 @@ static json_t *status_map(const json_t *cur_st, struct st_member *set, size_t n,
         json_object_keylen_foreach((json_t *)cur_st, key, klen, v) {
             json_t *nv = NULL;
             for (size_t i = 0; i < n && !nv; i++) {
-                if (!used[i] && !strcmp(key, set[i].name)) {
-                    nv = set[i].val;
+                if (!used[i] && klen == set[i].len && !memcmp(key, set[i].name, klen)) {
+                    nv = st_value(&set[i], v);
                     used[i] = true;
                 }
             }
-            if (!nv && !strcmp(key, "conditions")) {
+            if (!nv && klen == 10 && !memcmp(key, "conditions", 10)) {
                 seen_conds = true;
                 *had_conds = json_is_array(v);
             }
@@ -594,7 +627,7 @@ static json_t *status_map(const json_t *cur_st, struct st_member *set, size_t n,
         json_object_set_new(out, "conditions", json_array());
     for (size_t i = 0; i < n; i++) {
         if (!used[i])
-            json_object_set_new(out, set[i].name, set[i].val);
+            json_object_set_new(out, set[i].name, st_value(&set[i], NULL));
     }
     return out;
 }
@@ -728,18 +761,18 @@ static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng
     parts->lists[0] = res ? res : flavor_usage_json(st->reservation, st->n_reservation);
     parts->lists[1] = use ? use : flavor_usage_json(st->usage, st->n_usage);
     struct st_member set[6] = {
-        {"pendingWorkloads", json_integer(st->pending)},
-        {"reservingWorkloads", json_integer(st->reserving)},
-        {"admittedWorkloads", json_integer(st->admitted)},
-        {CQ_LISTS[0], parts->lists[0]},
-        {CQ_LISTS[1], parts->lists[1]},
+        ST_INT("pendingWorkloads", st->pending),
+        ST_INT("reservingWorkloads", st->reserving),
+        ST_INT("admittedWorkloads", st->admitted),
+        ST_VAL("flavorsReservation", parts->lists[0]), /* CQ_LISTS */
+        ST_VAL("flavorsUsage", parts->lists[1]),
     };
     size_t n = 5;
     if (ctrl_cfg(c)->engine.fair_sharing) {
         json_t *fs = json_object_get(cur_st, "fairSharing"); /* shared: replaced, not changed */
         fs = json_is_object(fs) ? json_copy(fs) : json_object();
         json_object_set_new(fs, "weightedShare", json_integer(st->weighted_share));
-        set[n++] = (struct st_member){"fairSharing", fs};
+        set[n++] = (struct st_member)ST_VAL("fairSharing", fs);
     }
     bool had_conds;
     parts->status = status_map(cur_st, set, n, &had_conds);
@@ -775,6 +808,8 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
         json_t *cp = cq_status_doc(c, cur, &st, cs, &parts);
         wrote = write_and_record(c, KIND_CLUSTERQUEUE, NULL, cur, cp, &parts, CQ_LISTS,
                                  &cs->written);
+        if (wrote)
+            dirty_push(&q->echo, &cs->written);
         eng_cq_status_release(&cs->figs);
         cs->figs = st;
         memset(&st, 0, sizeof(st));
@@ -868,11 +903,11 @@ static json_t *lq_status_doc(struct ctrl *c, const json_t *cur, const struct lq_
     parts->lists[0] = res ? res : lq_usage_json(&a->now.reserved);
     parts->lists[1] = use ? use : lq_usage_json(&a->now.used);
     struct st_member set[] = {
-        {"pendingWorkloads", json_integer(a->now.pending)},
-        {"reservingWorkloads", json_integer(a->now.reserving)},
-        {"admittedWorkloads", json_integer(a->now.admitted)},
-        {LQ_LISTS[0], parts->lists[0]},
-        {LQ_LISTS[1], parts->lists[1]},
+        ST_INT("pendingWorkloads", a->now.pending),
+        ST_INT("reservingWorkloads", a->now.reserving),
+        ST_INT("admittedWorkloads", a->now.admitted),
+        ST_VAL("flavorsReservation", parts->lists[0]), /* LQ_LISTS */
+        ST_VAL("flavorUsage", parts->lists[1]),
     };
     bool had_conds;
     parts->status = status_map(JX_GET(cur, "status"), set, 5, &had_conds);
@@ -897,6 +932,8 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
         json_t *cp = lq_status_doc(c, cur, a, &parts);
         wrote = write_and_record(c, KIND_LOCALQUEUE, a->ns, cur, cp, &parts, LQ_LISTS,
                                  &a->written);
+        if (wrote)
+            dirty_push(&q->echo, &a->written);
         lq_figures_copy(&a->written_figs, &a->now);
     }
     json_decref(cur);
@@ -915,6 +952,8 @@ bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e)
 {
     bool wrote = false;
     q->pass++;
+    q->echo.n = 0; /* the writes of this flush only */
+    q->echo_at = 0;
     struct dirty_list cqs = dirty_take(&q->dirty_cq);
     for (size_t i = 0; i < cqs.n; i++)
         ((struct cq_state *)cqs.items[i])->dirty = false;

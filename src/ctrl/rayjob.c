@@ -178,4 +178,5 @@ void ctrl__rayjob_register(struct ctrl *c)
 {
     struct jobs_rec *r = jobs_rec_new(&ray_job, jobs_ray_sync);
     r->rid = ctrl_register(c, &rayjob_ops, r);
+    jobs_rec_join(r, c); /* one ownerReferences read per event */
 }
