@@ -35,6 +35,14 @@ void api__number_text(const json_t *v, char *buf, size_t n);
 /* A quantity times 10^exp10 (e.g. 9 for nano-units), rounded away from
  * zero. 0 or CU_EINVAL (syntax, or too large for int64). */
 int api__quantity_parse_scaled(const char *text, int exp10, int64_t *out);
+/* The fast path of the quantity parsers: true with *out set for plain
+ * [+-]?digits[.digits] (at most 18 digits) with no or one exact SI/binary
+ * suffix whose value fits int64; false (nothing set) for anything else,
+ * which the general parser then handles. Same value as the general parser. */
+bool api__quantity_quick(const char *text, int exp10, int64_t *out);
+/* The general parser alone (no fast path), as api__quantity_parse_scaled;
+ * for tests proving the fast path agrees with it. */
+int api__quantity_parse_general(const char *text, int exp10, int64_t *out);
 
 /* True when s is one of the NULL-terminated list. */
 bool api__str_in(const char *s, const char *const *list);

@@ -393,19 +393,31 @@ static json_t *cond_lookup(const struct cond_want *w)
 /* True when c's members are api_cond_set's, in its order, all strings (an
  * observedGeneration an integer): v[i] is the value of the i-th (v[5] NULL
  * when there is no observedGeneration). */
+/* key (klen bytes) == lit, a literal: memcmp of a constant size, which the
+ * compiler inlines (this runs for every member of every condition set). */
+#define KEY_IS(key, klen, lit) ((klen) == sizeof(lit) - 1 && !memcmp((key), lit, sizeof(lit) - 1))
+
+/* True when the i-th member key of a condition api_cond_set writes is key. */
+static inline bool canonical_key(int i, const char *key, size_t klen)
+{
+    switch (i) {
+    case 0: return KEY_IS(key, klen, "type");
+    case 1: return KEY_IS(key, klen, "status");
+    case 2: return KEY_IS(key, klen, "lastTransitionTime");
+    case 3: return KEY_IS(key, klen, "reason");
+    case 4: return KEY_IS(key, klen, "message");
+    case 5: return KEY_IS(key, klen, "observedGeneration");
+    default: return false;
+    }
+}
+
 static bool cond_is_canonical(const json_t *c, json_t *v[6])
 {
-    static const struct {
-        const char *key;
-        size_t len;
-    } keys[] = {{"type", 4},    {"status", 6},  {"lastTransitionTime", 18},
-                {"reason", 6},  {"message", 7}, {"observedGeneration", 18}};
     v[5] = NULL;
     int i = 0;
     for (void *it = json_object_iter((json_t *)c); it;
          it = json_object_iter_next((json_t *)c, it), i++) {
-        if (i == 6 || json_object_iter_key_len(it) != keys[i].len ||
-            memcmp(json_object_iter_key(it), keys[i].key, keys[i].len))
+        if (!canonical_key(i, json_object_iter_key(it), json_object_iter_key_len(it)))
             return false;
         v[i] = json_object_iter_value(it);
         if (i < 5 ? !json_is_string(v[i]) : !json_is_integer(v[i]))

@@ -224,9 +224,83 @@ static int parse_text(const char *text, struct qty *q, char *err, size_t errlen)
     return 0;
 }
 
+/*
+ * api__quantity_quick: the fast path for the common shapes: [+-]?digits[.digits] (at most 18 digits)
+ * followed by nothing or one exact SI/binary suffix. Computes the same value
+ * as parse_text + scale (exact product, then rounding away from zero) in
+ * 64-bit arithmetic; returns false, leaving *out alone, for anything else or
+ * anything near overflow, so the general parser decides (and words any error).
+ */
+bool api__quantity_quick(const char *text, int exp10, int64_t *out)
+{
+    const char *p = text;
+    bool neg = false;
+    if (*p == '+' || *p == '-')
+        neg = *p++ == '-';
+    if (*p < '0' || *p > '9')
+        return false;
+    uint64_t m = 0;
+    int nd = 0, e = exp10;
+    for (; *p >= '0' && *p <= '9'; p++, nd++)
+        m = m * 10 + (uint64_t)(*p - '0');
+    if (*p == '.') {
+        p++;
+        if (*p < '0' || *p > '9')
+            return false;
+        for (; *p >= '0' && *p <= '9'; p++, nd++, e--)
+            m = m * 10 + (uint64_t)(*p - '0');
+    }
+    if (nd > 18)
+        return false;
+    int b2 = 0;
+    if (*p) {
+        bool bin = p[1] == 'i' && !p[2];
+        if (!bin && p[1])
+            return false;
+        switch (*p) {
+        case 'n': e -= 9; break;
+        case 'u': e -= 6; break;
+        case 'm': e -= 3; break;
+        case 'k': e += 3; break;
+        case 'K': b2 = 10; break;
+        case 'M': bin ? (b2 = 20) : (e += 6); break;
+        case 'G': bin ? (b2 = 30) : (e += 9); break;
+        case 'T': bin ? (b2 = 40) : (e += 12); break;
+        case 'P': bin ? (b2 = 50) : (e += 15); break;
+        case 'E': bin ? (b2 = 60) : (e += 18); break;
+        default: return false;
+        }
+        if (bin != (b2 != 0))
+            return false; /* "Ki" only binary; "ni", "ki"... not suffixes */
+    }
+    if (b2 && m > ((uint64_t)INT64_MAX >> b2))
+        return false;
+    m <<= b2;
+    for (; e > 0; e--) {
+        if (m > (uint64_t)INT64_MAX / 10)
+            return false;
+        m *= 10;
+    }
+    if (e < 0) {
+        if (e < -18)
+            return false;
+        uint64_t d = 1;
+        for (; e < 0; e++)
+            d *= 10;
+        m = m / d + (m % d != 0); /* round away from zero */
+    }
+    *out = neg ? -(int64_t)m : (int64_t)m;
+    return true;
+}
+
 int api_quantity_parse(const char *text, const char *resource, int64_t *out, char *err,
                        size_t errlen)
 {
+    if (text && api__quantity_quick(text, api_resource_is_milli(resource) ? 3 : 0, out)) {
+        if (err && errlen)
+            err[0] = '\0';
+        return 0;
+    }
     char dummy[8];
     if (!err || !errlen) {
         err = dummy;
@@ -240,8 +314,18 @@ int api_quantity_parse(const char *text, const char *resource, int64_t *out, cha
     return scale(&q, api_resource_is_milli(resource) ? 3 : 0, out, resource, err, errlen);
 }
 
+int api__quantity_parse_general(const char *text, int exp10, int64_t *out)
+{
+    char err[8];
+    struct qty q;
+    int rc = parse_text(text, &q, err, sizeof(err));
+    return rc ? rc : scale(&q, exp10, out, NULL, err, sizeof(err));
+}
+
 int api__quantity_parse_scaled(const char *text, int exp10, int64_t *out)
 {
+    if (text && api__quantity_quick(text, exp10, out))
+        return 0;
     char err[8];
     struct qty q;
     int rc = parse_text(text, &q, err, sizeof(err));

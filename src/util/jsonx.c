@@ -1,7 +1,9 @@
 /* jsonx: path helpers over jansson (see jsonx.h). */
 #include "util/jsonx.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/xalloc.h"
 
@@ -106,11 +108,16 @@ json_t *jx_string(const char *s)
 {
     if (!s)
         return NULL;
-    size_t n = 0;
-    unsigned char high = 0;
-    for (; s[n]; n++)
-        high |= (unsigned char)s[n];
-    return high < 0x80 ? json_stringn_nocheck(s, n) : json_string(s);
+    /* any byte with the high bit set, eight bytes at a time */
+    size_t n = strlen(s), i = 0;
+    uint64_t acc = 0, w;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        acc |= w;
+    }
+    for (; i < n; i++)
+        acc |= (unsigned char)s[i];
+    return acc & 0x8080808080808080ULL ? json_string(s) : json_stringn_nocheck(s, n);
 }
 
 bool jx_equal(const json_t *a, const json_t *b)

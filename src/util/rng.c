@@ -1,7 +1,6 @@
 /* rng: splitmix64, UUIDs and Kubernetes-style name suffixes (see rng.h). */
 #include "util/rng.h"
 
-#include <stdio.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -25,14 +24,33 @@ uint64_t rng_next(struct rng *r)
 
 uint64_t rng_below(struct rng *r, uint64_t n) { return rng_next(r) % n; }
 
+/* n lowercase hex digits of v (its low 4n bits), most significant first */
+static char *put_hex(char *p, uint64_t v, int n)
+{
+    static const char hex[] = "0123456789abcdef";
+    for (int i = n - 1; i >= 0; i--) {
+        p[i] = hex[v & 0xf];
+        v >>= 4;
+    }
+    return p + n;
+}
+
 void rng_uuid(struct rng *r, char out[37])
 {
     uint64_t a = rng_next(r), b = rng_next(r);
     a = (a & 0xffffffffffff0fffULL) | 0x4000ULL;             /* version 4 */
     b = (b & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; /* variant */
-    snprintf(out, 37, "%08x-%04x-%04x-%04x-%012llx", (unsigned)(a >> 32),
-             (unsigned)((a >> 16) & 0xffff), (unsigned)(a & 0xffff),
-             (unsigned)(b >> 48), (unsigned long long)(b & 0xffffffffffffULL));
+    /* 8-4-4-4-12 hex digits: a's three groups, then b's top 16 and low 48 bits */
+    char *p = put_hex(out, a >> 32, 8);
+    *p++ = '-';
+    p = put_hex(p, a >> 16, 4);
+    *p++ = '-';
+    p = put_hex(p, a, 4);
+    *p++ = '-';
+    p = put_hex(p, b >> 48, 4);
+    *p++ = '-';
+    p = put_hex(p, b, 12);
+    *p = '\0';
 }
 
 void rng_uuid_skip(struct rng *r)

@@ -12,8 +12,10 @@
 
 #include <string.h>
 
+#include "api/api-int.h"
 #include "api/quantity.h"
 #include "util/err.h"
+#include "util/rng.h"
 #include "util/xalloc.h"
 
 struct qcase {
@@ -220,6 +222,68 @@ static void test_format_is_canonical_and_round_trips(void **state)
     }
 }
 
+/* The fast path agrees with the general parser wherever it answers, over
+ * many generated texts (signs, leading zeros, fractions, every suffix, some
+ * not suffixes, values near int64's edge), and declines what it must. */
+static void test_fast_path_matches_general_parser(void **state)
+{
+    (void)state;
+    static const char *const sfx[] = {"",   "",   "",   "m",  "k",  "M",  "G",  "T",  "P",
+                                      "E",  "n",  "u",  "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
+                                      "K",  "ki", "mi", "i",  "e3", "E2", "Ki2", "x"};
+    static const char *const sign[] = {"", "", "+", "-"};
+    static const int exps[] = {0, 3, 9};
+    struct rng r;
+    rng_seed(&r, 42);
+    int fast = 0, n = 200000;
+    for (int i = 0; i < n; i++) {
+        char text[64];
+        size_t k = 0;
+        const char *sg = sign[rng_below(&r, 4)];
+        memcpy(text + k, sg, strlen(sg));
+        k += strlen(sg);
+        int nint = (int)(rng_below(&r, 4) ? rng_below(&r, 12) : rng_below(&r, 21));
+        int nfrac = (int)rng_below(&r, 8) - 5; /* mostly no fraction */
+        for (int j = 0; j < nint; j++)
+            text[k++] = (char)('0' + (rng_below(&r, 3) ? rng_below(&r, 10) : 0));
+        if (nfrac >= 0) {
+            text[k++] = '.';
+            for (int j = 0; j < nfrac; j++)
+                text[k++] = (char)('0' + rng_below(&r, 10));
+        }
+        const char *sf = sfx[rng_below(&r, sizeof(sfx) / sizeof(sfx[0]))];
+        memcpy(text + k, sf, strlen(sf) + 1);
+        int e = exps[rng_below(&r, 3)];
+        int64_t q = 12345, g = 54321;
+        bool ok = api__quantity_quick(text, e, &q);
+        int rc = api__quantity_parse_general(text, e, &g);
+        if (ok) {
+            fast++;
+            if (rc != 0 || g != q)
+                fail_msg("%s (10^%d): fast %lld, general rc %d value %lld", text, e,
+                         (long long)q, rc, (long long)g);
+        } else {
+            assert_true(q == 12345); /* nothing written when declining */
+        }
+    }
+    assert_true(fast > n / 4); /* the comparison above really ran */
+
+    int64_t v = 0;
+    assert_true(api__quantity_quick("4Gi", 0, &v) && v == 4294967296LL);
+    assert_true(api__quantity_quick("500m", 3, &v) && v == 500);
+    assert_true(api__quantity_quick("500m", 0, &v) && v == 1); /* rounds up */
+    assert_true(api__quantity_quick("-1.5", 0, &v) && v == -2); /* away from zero */
+    assert_true(api__quantity_quick("1E", 0, &v) && v == 1000000000000000000LL); /* exa */
+    assert_true(api__quantity_quick("922337203685477580", 0, &v) && v == 922337203685477580LL);
+    static const char *const declined[] = {"5.",   ".5", "1e3", "1ki", "1K",  "1Ei2", "",
+                                           "abc",  "+",  "1..2", "9223372036854775807",
+                                           "9100000000000000Ki", "9000000000000000000", "1 "};
+    for (size_t i = 0; i < sizeof(declined) / sizeof(declined[0]); i++)
+        assert_false(api__quantity_quick(declined[i], 0, &v));
+    assert_false(api__quantity_quick("9223372036854775", 6, &v)); /* overflow goes the slow way */
+    assert_int_equal(api_quantity_parse("9223372036854775", "x", &v, NULL, 0), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_only_cpu_is_milli),
         cmocka_unit_test(test_from_json_numbers_and_strings),
         cmocka_unit_test(test_format_is_canonical_and_round_trips),
+        cmocka_unit_test(test_fast_path_matches_general_parser),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -114,6 +114,29 @@ static void string_matches_json_string(void **state)
         json_decref(a);
         json_decref(b);
     }
+    /* a non-ASCII byte at every position of the word-at-a-time scan */
+    for (size_t len = 1; len <= 40; len++) {
+        for (size_t at = 0; at < len; at++) {
+            char text[48], bad[48];
+            memset(text, 'a', len);
+            text[len] = '\0';
+            memcpy(bad, text, len + 1);
+            bad[at] = (char)0xff;
+            assert_null(jx_string(bad)); /* invalid UTF-8: json_string's NULL */
+            if (at + 2 <= len) {
+                text[at] = (char)0xc3; /* a valid two-byte character */
+                text[at + 1] = (char)0xa9;
+                json_t *a = jx_string(text), *b = json_string(text);
+                assert_non_null(a);
+                assert_true(json_equal(a, b));
+                json_decref(a);
+                json_decref(b);
+            }
+            json_t *plain = jx_string(text + len); /* "" */
+            assert_string_equal(json_string_value(plain), "");
+            json_decref(plain);
+        }
+    }
     assert_null(jx_string("bad \xff byte"));
     assert_null(jx_string("cut \xc3"));
     assert_null(jx_string(NULL));
