@@ -19,69 +19,36 @@ static char *put_digits(char *p, int v, int n)
     return p + n;
 }
 
-/* Days from 1970-01-01 to y-m-1 in the proleptic Gregorian calendar (as
- * timegm counts them), by whole 400-year eras counted from March (so the
- * leap day ends a year). */
-static int64_t days_from_civil(int64_t y, int m)
+/* strftime's "%Y-%m-%dT%H:%M:%S" written directly (it is on every
+ * condition change), for the years of four digits; NULL
+ * for the others. Returns the end. */
+static char *put_date_time(char *p, const struct tm *tm)
 {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;                       /* [0, 399] */
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5; /* day of the March year */
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; /* [0, 146096] */
-    return era * 146097 + doe - 719468;
-}
-
-/* The civil date of a day count from 1970-01-01 (inverse of the above). */
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;                                 /* [0, 146096] */
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);          /* [0, 365] */
-    int64_t mp = (5 * doy + 2) / 153;                               /* March = 0 */
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-/* strftime's "%Y-%m-%dT%H:%M:%S" of secs (UTC) written directly (it is on
- * every condition change), for the years of four digits; NULL for the
- * others. Returns the end. */
-static char *put_date_time(char *p, int64_t secs)
-{
-    int64_t days = (secs >= 0 ? secs : secs - 86399) / 86400;
-    int sod = (int)(secs - days * 86400);
-    int64_t year;
-    int mon, mday;
-    civil_from_days(days, &year, &mon, &mday);
+    int year = tm->tm_year + 1900;
     if (year < 1000 || year > 9999)
         return NULL;
-    p = put_digits(p, (int)year, 4);
+    p = put_digits(p, year, 4);
     *p++ = '-';
-    p = put_digits(p, mon, 2);
+    p = put_digits(p, tm->tm_mon + 1, 2);
     *p++ = '-';
-    p = put_digits(p, mday, 2);
+    p = put_digits(p, tm->tm_mday, 2);
     *p++ = 'T';
-    p = put_digits(p, sod / 3600, 2);
+    p = put_digits(p, tm->tm_hour, 2);
     *p++ = ':';
-    p = put_digits(p, sod / 60 % 60, 2);
+    p = put_digits(p, tm->tm_min, 2);
     *p++ = ':';
-    return put_digits(p, sod % 60, 2);
+    return put_digits(p, tm->tm_sec, 2);
 }
 
 char *timefmt_rfc3339(int64_t ms, bool with_ms, char out[TIMEFMT_LEN])
 {
     time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
     int frac = (int)(ms - (int64_t)secs * 1000);
-    char *end = put_date_time(out, (int64_t)secs);
-    size_t n = (size_t)(end - out);
-    if (!end) {
-        struct tm tm;
-        gmtime_r(&secs, &tm);
-        n = strftime(out, TIMEFMT_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
-    }
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char *end = put_date_time(out, &tm);
+    size_t n = end ? (size_t)(end - out)
+                   : strftime(out, TIMEFMT_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
     if (with_ms && end) {
         out[n] = '.';
         memcpy(put_digits(out + n + 1, frac, 3), "Z", 2);
@@ -150,8 +117,14 @@ int timefmt_parse(const char *s, int64_t *ms)
     }
     if (*p)
         return CU_EINVAL;
-    /* as timegm: a day past the month's end or second 60 carries over */
-    int64_t t = (days_from_civil(Y, M) + D - 1) * 86400 + h * 3600 + m * 60 + sec;
+    struct tm tm = {0};
+    tm.tm_year = Y - 1900;
+    tm.tm_mon = M - 1;
+    tm.tm_mday = D;
+    tm.tm_hour = h;
+    tm.tm_min = m;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
     *ms = ((int64_t)t - (int64_t)offset_min * 60) * 1000 + frac_ms;
     return 0;
 }
