@@ -425,15 +425,17 @@ static int check_preconditions(const json_t *obj, const json_t *old)
 }
 
 /* The members of a document an update reads: its metadata and status
- * (borrowed; NULL when absent). */
+ * (borrowed; NULL when absent), and the metadata's iterator in the
+ * document when known (else NULL). */
 struct doc_parts {
     json_t *meta;
     json_t *status;
+    void *meta_it;
 };
 
 static struct doc_parts parts_of(const json_t *doc)
 {
-    return (struct doc_parts){JX_GET(doc, "metadata"), JX_GET(doc, "status")};
+    return (struct doc_parts){JX_GET(doc, "metadata"), JX_GET(doc, "status"), NULL};
 }
 
 /* json_equal(a, b) for two statuses (either may be NULL), cheaper when
@@ -489,10 +491,20 @@ static json_t *commit_update(struct store *s, enum api_kind_id kind, struct stor
         return json_incref(o->doc);
     }
     json_t *meta = np->meta;
-    bool deleting;
-    if (meta == op->meta) {
+    bool deleting, rv_in_place = false;
+    if (meta == op->meta && o->doc->refcount == 1 && meta->refcount == 2) {
+        /* only the index holds the stored version, and only that version
+         * and cand hold its metadata map: once the index lets the version
+         * go (below), the map is cand's alone and takes the new
+         * resourceVersion in place (the map next_meta would build) */
+        rv_in_place = true;
+        deleting = json_is_string(json_object_getn(meta, "deletionTimestamp", 17));
+    } else if (meta == op->meta) {
         meta = next_meta(meta, s->rv + 1, &deleting);
-        JX_SET_LIT(cand, "metadata", meta);
+        if (np->meta_it)
+            json_object_iter_set_new(cand, np->meta_it, meta);
+        else
+            JX_SET_LIT(cand, "metadata", meta);
     } else {
         set_rv(meta, s->rv + 1);
         deleting = api_is_deleting(o->doc);
@@ -500,13 +512,17 @@ static json_t *commit_update(struct store *s, enum api_kind_id kind, struct stor
     if (deleting && json_array_size(json_object_get(meta, "finalizers")) == 0) {
         store__db_del(s, kind, o->ns, o->name);
         store__idx_remove(s, kind, o);
+        if (rv_in_place)
+            set_rv(meta, s->rv + 1);
         store__log_append(s, STORE_DELETED, kind, json_incref(cand));
     } else {
         if (!status_only && spec_changed(cand, o->doc))
             JX_SET_LIT(meta, "generation", json_integer(generation_of(o->doc) + 1));
-        store__db_put(s, kind, o->ns, o->name, cand);
         json_decref(o->doc);
         o->doc = json_incref(cand);
+        if (rv_in_place)
+            set_rv(meta, s->rv + 1);
+        store__db_put(s, kind, o->ns, o->name, cand);
         store__log_append(s, STORE_MODIFIED, kind, json_incref(cand));
     }
     return cand;
@@ -555,7 +571,7 @@ static bool iter_key_is(void *it, const char *want, size_t wlen)
 static bool reusable_for_status(const json_t *old, json_t *obj, struct doc_parts *op,
                                 struct doc_parts *np)
 {
-    *op = *np = (struct doc_parts){NULL, NULL};
+    *op = *np = (struct doc_parts){NULL, NULL, NULL};
     bool obj_lacks_status = false; /* old's status was passed over */
     void *io = json_object_iter((json_t *)old), *ib = json_object_iter(obj);
     for (;;) {
@@ -594,6 +610,7 @@ static bool reusable_for_status(const json_t *old, json_t *obj, struct doc_parts
                 return false;
             op->meta = ov;
             np->meta = bv;
+            np->meta_it = ib;
         } else if (ov != bv) {
             return false;
         }
