@@ -438,17 +438,26 @@ static struct doc_parts parts_of(const json_t *doc)
     return (struct doc_parts){JX_GET(doc, "metadata"), JX_GET(doc, "status"), NULL};
 }
 
-/* json_equal(a, b) for two statuses (either may be NULL), cheaper when
- * they are maps with their members in the same order: members holding
- * the very same value are equal without a look at their contents (the
- * usual status write shares what it did not replace), and no key is
- * looked up by hashing. */
+/* json_equal(a, b) for two statuses or their members (either may be
+ * NULL), cheaper when maps hold their members in the same order: members
+ * holding the very same value are equal without a look at their contents
+ * (the usual status write shares what it did not replace), and no key is
+ * looked up by hashing; arrays compare element by element the same way. */
 static bool status_same(const json_t *a, const json_t *b)
 {
     if (a == b)
         return true;
     if (!a || !b)
         return false;
+    if (json_is_array(a) && json_is_array(b)) {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!status_same(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
     if (!json_is_object(a) || !json_is_object(b) || json_object_size(a) != json_object_size(b))
         return json_equal(a, b);
     void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
@@ -458,8 +467,7 @@ static bool status_same(const json_t *a, const json_t *b)
         if (len != json_object_iter_key_len(ib) ||
             memcmp(json_object_iter_key(ia), json_object_iter_key(ib), len))
             return json_equal(a, b); /* another order: compare by key */
-        json_t *va = json_object_iter_value(ia), *vb = json_object_iter_value(ib);
-        if (va != vb && !json_equal(va, vb))
+        if (!status_same(json_object_iter_value(ia), json_object_iter_value(ib)))
             return false;
     }
     return true;
