@@ -273,11 +273,17 @@ static const char *create_check(enum api_kind_id kind, const char *ns, const jso
     if (!kind_ok((int)kind) || !json_is_object(obj))
         return NULL;
     const json_t *meta_in = JX_GET(obj, "metadata");
-    const char *name = JX_STR(obj, "metadata", "name");
-    const char *gen = JX_STR(obj, "metadata", "generateName");
+    if (meta_in && !json_is_object(meta_in))
+        return NULL;
+    /* a name, else a generateName (read only then) */
+    const char *name = json_string_value(json_object_getn(meta_in, "name", 4));
+    if (!name || !name[0]) {
+        const char *gen = json_string_value(json_object_getn(meta_in, "generateName", 12));
+        if (!gen || !gen[0])
+            return NULL;
+    }
     const char *nsk = resolve_ns(kind, ns, obj);
-    if ((meta_in && !json_is_object(meta_in)) || !nsk ||
-        ((!name || !name[0]) && (!gen || !gen[0])))
+    if (!nsk)
         return NULL;
     *rc = 0;
     return nsk;
