@@ -31,6 +31,13 @@ static const char *const SYSTEM_META[] = {
     "generation", "resourceVersion", NULL,
 };
 
+/* Visit the members of the object m in order with the iterator it (the
+ * iterator walk alone: jansson's foreach macros look each key up again
+ * at every step). */
+#define MEMBERS_FOREACH(m, it) \
+    for (void *it = json_object_iter((json_t *)(m)); it; \
+         it = json_object_iter_next((json_t *)(m), it))
+
 static bool kind_ok(int kind) { return kind >= 0 && kind < KIND__COUNT; }
 
 /* The namespace key for obj: "" for cluster-scoped kinds, else ns or the
@@ -88,11 +95,9 @@ static json_t *copy_map(const json_t *m)
     if (!json_is_object(m))
         return json_copy((json_t *)m);
     json_t *c = json_object();
-    const char *key;
-    size_t klen;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)m, key, klen, v)
-        json_object_setn_new_nocheck(c, key, klen, json_incref(v));
+    MEMBERS_FOREACH(m, it)
+        json_object_setn_new_nocheck(c, json_object_iter_key(it), json_object_iter_key_len(it),
+                                     json_incref(json_object_iter_value(it)));
     return c;
 }
 
@@ -111,11 +116,10 @@ static json_t *next_meta(const json_t *m, uint64_t rv, bool *deleting)
     json_t *c = json_object();
     bool had_rv = false;
     *deleting = false;
-    const char *key;
-    size_t klen;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)m, key, klen, v) {
-        json_t *nv;
+    MEMBERS_FOREACH(m, it) {
+        const char *key = json_object_iter_key(it);
+        size_t klen = json_object_iter_key_len(it);
+        json_t *v = json_object_iter_value(it), *nv;
         if (!had_rv && key_is(key, klen, "resourceVersion", 15)) {
             nv = rv_string(rv);
             had_rv = true;
@@ -143,11 +147,10 @@ static json_t *copy_with(const json_t *old, bool with_status, json_t *status, bo
 {
     json_t *c = json_object();
     bool had_meta = false, had_status = false;
-    const char *key;
-    size_t klen;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)old, key, klen, v) {
-        json_t *nv;
+    MEMBERS_FOREACH(old, it) {
+        const char *key = json_object_iter_key(it);
+        size_t klen = json_object_iter_key_len(it);
+        json_t *v = json_object_iter_value(it), *nv;
         if (key_is(key, klen, "metadata", 8)) {
             nv = share_meta && json_is_object(v) ? json_incref(v) : copy_map(v);
             had_meta = true;
@@ -270,11 +273,17 @@ static const char *create_check(enum api_kind_id kind, const char *ns, const jso
     if (!kind_ok((int)kind) || !json_is_object(obj))
         return NULL;
     const json_t *meta_in = JX_GET(obj, "metadata");
-    const char *name = JX_STR(obj, "metadata", "name");
-    const char *gen = JX_STR(obj, "metadata", "generateName");
+    if (meta_in && !json_is_object(meta_in))
+        return NULL;
+    /* a name, else a generateName (read only then) */
+    const char *name = json_string_value(json_object_getn(meta_in, "name", 4));
+    if (!name || !name[0]) {
+        const char *gen = json_string_value(json_object_getn(meta_in, "generateName", 12));
+        if (!gen || !gen[0])
+            return NULL;
+    }
     const char *nsk = resolve_ns(kind, ns, obj);
-    if ((meta_in && !json_is_object(meta_in)) || !nsk ||
-        ((!name || !name[0]) && (!gen || !gen[0])))
+    if (!nsk)
         return NULL;
     *rc = 0;
     return nsk;
@@ -421,42 +430,113 @@ static int check_preconditions(const json_t *obj, const json_t *old)
     return 0;
 }
 
+/* The members of a document an update reads: its metadata and status
+ * (borrowed; NULL when absent), and the metadata's iterator in the
+ * document when known (else NULL). */
+struct doc_parts {
+    json_t *meta;
+    json_t *status;
+    void *meta_it;
+};
+
+static struct doc_parts parts_of(const json_t *doc)
+{
+    return (struct doc_parts){JX_GET(doc, "metadata"), JX_GET(doc, "status"), NULL};
+}
+
+/* json_equal(a, b) for two statuses or their members (either may be
+ * NULL), cheaper when maps hold their members in the same order: members
+ * holding the very same value are equal without a look at their contents
+ * (the usual status write shares what it did not replace), and no key is
+ * looked up by hashing; arrays compare element by element the same way. */
+static bool status_same(const json_t *a, const json_t *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b)
+        return false;
+    if (json_is_array(a) && json_is_array(b)) {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!status_same(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
+    if (!json_is_object(a) || !json_is_object(b) || json_object_size(a) != json_object_size(b))
+        return json_equal(a, b);
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                     ib = json_object_iter_next((json_t *)b, ib)) {
+        size_t len = json_object_iter_key_len(ia);
+        if (len != json_object_iter_key_len(ib) ||
+            memcmp(json_object_iter_key(ia), json_object_iter_key(ib), len))
+            return json_equal(a, b); /* another order: compare by key */
+        if (!status_same(json_object_iter_value(ia), json_object_iter_value(ib)))
+            return false;
+    }
+    return true;
+}
+
 /* Store cand (reference taken) over o, or delete o when cand is a deleting
  * object whose finalizers are now empty. status_only: cand is o's document
  * with (at most) another status (copy_with over a document with a metadata
  * map), so comparing the statuses compares the documents and the spec is
  * unchanged. cand's metadata is either its own map, or o's very map
  * (shared by a status write), which is then replaced by a new one (cand is
- * the store's to change). Returns the resulting document (new reference).
- * mu held. */
+ * the store's to change). op and np: parts_of(o->doc) and parts_of(cand)
+ * when the caller has them (NULL: read here). Returns the resulting
+ * document (new reference). mu held. */
 static json_t *commit_update(struct store *s, enum api_kind_id kind, struct store_obj *o,
-                             json_t *cand, bool status_only)
+                             json_t *cand, bool status_only, const struct doc_parts *op,
+                             const struct doc_parts *np)
 {
-    bool same = status_only ? jx_equal(JX_GET(cand, "status"), JX_GET(o->doc, "status"))
-                            : json_equal(cand, o->doc);
+    struct doc_parts op_read, np_read;
+    if (!op) {
+        op_read = parts_of(o->doc);
+        np_read = parts_of(cand);
+        op = &op_read;
+        np = &np_read;
+    }
+    bool same = status_only ? status_same(np->status, op->status) : json_equal(cand, o->doc);
     if (same) {
         json_decref(cand);
         return json_incref(o->doc);
     }
-    json_t *meta = JX_GET(cand, "metadata");
-    bool deleting;
-    if (meta == JX_GET(o->doc, "metadata")) {
+    json_t *meta = np->meta;
+    bool deleting, rv_in_place = false;
+    if (meta == op->meta && o->doc->refcount == 1 && meta->refcount == 2) {
+        /* only the index holds the stored version, and only that version
+         * and cand hold its metadata map: once the index lets the version
+         * go (below), the map is cand's alone and takes the new
+         * resourceVersion in place (the map next_meta would build) */
+        rv_in_place = true;
+        deleting = json_is_string(json_object_getn(meta, "deletionTimestamp", 17));
+    } else if (meta == op->meta) {
         meta = next_meta(meta, s->rv + 1, &deleting);
-        JX_SET_LIT(cand, "metadata", meta);
+        if (np->meta_it)
+            json_object_iter_set_new(cand, np->meta_it, meta);
+        else
+            JX_SET_LIT(cand, "metadata", meta);
     } else {
         set_rv(meta, s->rv + 1);
         deleting = api_is_deleting(o->doc);
     }
-    if (deleting && !has_finalizers(cand)) {
+    if (deleting && json_array_size(json_object_get(meta, "finalizers")) == 0) {
         store__db_del(s, kind, o->ns, o->name);
         store__idx_remove(s, kind, o);
+        if (rv_in_place)
+            set_rv(meta, s->rv + 1);
         store__log_append(s, STORE_DELETED, kind, json_incref(cand));
     } else {
         if (!status_only && spec_changed(cand, o->doc))
             JX_SET_LIT(meta, "generation", json_integer(generation_of(o->doc) + 1));
-        store__db_put(s, kind, o->ns, o->name, cand);
         json_decref(o->doc);
         o->doc = json_incref(cand);
+        if (rv_in_place)
+            set_rv(meta, s->rv + 1);
+        store__db_put(s, kind, o->ns, o->name, cand);
         store__log_append(s, STORE_MODIFIED, kind, json_incref(cand));
     }
     return cand;
@@ -486,47 +566,67 @@ static bool same_members(const json_t *a, const json_t *b)
     return !ia && !ib;
 }
 
-/* Whether obj, a status write's whole input, already is the document
- * copy_with(old, true, obj's status) would build, so that it can be stored
- * as it is: old's members in old's order and with old's values, except the
- * status (obj's, where old has one, or last when old has none; absent when
- * has_status is false) and the metadata, old's very map (commit_update
- * gives the new version its own) or a map of obj's own (referenced by obj
- * alone: resourceVersion is set in it) with old's metadata members. That
- * is a store_get_status_copy of the stored document, or a
- * store_status_copy whose metadata the caller left alone. old's metadata
- * is an object. mu held. */
 static bool iter_key_is(void *it, const char *want, size_t wlen)
 {
     return key_is(json_object_iter_key(it), json_object_iter_key_len(it), want, wlen);
 }
 
-static bool reusable_for_status(const json_t *old, json_t *obj, bool has_status)
+/* Whether obj, a status write's whole input, already is the document
+ * copy_with(old, true, obj's status or NULL when it has none) would build,
+ * so that it can be stored as it is: old's members in old's order and
+ * with old's values, except the status (obj's, where old has one, or last
+ * when old has none; absent when obj has none) and the metadata, old's
+ * very map (commit_update gives the new version its own) or a map of
+ * obj's own (referenced by obj alone: resourceVersion is set in it) with
+ * old's metadata members; old's metadata must be an object. That is a
+ * store_get_status_copy of the stored document, or a store_status_copy
+ * whose metadata the caller left alone. When it is, *op and *np are
+ * parts_of(old) and parts_of(obj), read in the same walk. mu held. */
+static bool reusable_for_status(const json_t *old, json_t *obj, struct doc_parts *op,
+                                struct doc_parts *np)
 {
+    *op = *np = (struct doc_parts){NULL, NULL, NULL};
+    bool obj_lacks_status = false; /* old's status was passed over */
     void *io = json_object_iter((json_t *)old), *ib = json_object_iter(obj);
     for (;;) {
-        if (io && !has_status && iter_key_is(io, "status", 6)) {
-            io = json_object_iter_next((json_t *)old, io);
-            continue;
+        if (!io) {
+            if (ib) { /* obj's status last, where old has none */
+                if (obj_lacks_status || !iter_key_is(ib, "status", 6) ||
+                    json_object_iter_next(obj, ib))
+                    return false;
+                np->status = json_object_iter_value(ib);
+            }
+            return op->meta != NULL;
         }
-        if (!io)
-            return !ib || (iter_key_is(ib, "status", 6) && !json_object_iter_next(obj, ib));
-        if (!ib)
-            return false;
         const char *key = json_object_iter_key(io);
         size_t klen = json_object_iter_key_len(io);
-        if (!iter_key_is(ib, key, klen))
-            return false;
-        json_t *ov = json_object_iter_value(io), *bv = json_object_iter_value(ib);
-        if (ov != bv) {
-            /* metadata: old's own map (commit_update replaces it), or a
-             * copy of it; status: any */
-            if (key_is(key, klen, "metadata", 8)) {
-                if (!json_is_object(bv) || bv->refcount != 1 || !same_members(ov, bv))
-                    return false;
-            } else if (!key_is(key, klen, "status", 6)) {
-                return false;
+        json_t *ov = json_object_iter_value(io);
+        bool is_status = key_is(key, klen, "status", 6);
+        if (is_status) {
+            op->status = ov;
+            if (!ib || !iter_key_is(ib, "status", 6)) {
+                /* obj has no status (else it sits elsewhere: a later
+                 * member, or the end, fails) */
+                obj_lacks_status = true;
+                io = json_object_iter_next((json_t *)old, io);
+                continue;
             }
+        }
+        if (!ib || !iter_key_is(ib, key, klen))
+            return false;
+        json_t *bv = json_object_iter_value(ib);
+        if (is_status) {
+            np->status = bv;
+        } else if (key_is(key, klen, "metadata", 8)) {
+            /* old's own map (commit_update replaces it), or a copy of it */
+            if (!json_is_object(ov) ||
+                (ov != bv && (!json_is_object(bv) || bv->refcount != 1 || !same_members(ov, bv))))
+                return false;
+            op->meta = ov;
+            np->meta = bv;
+            np->meta_it = ib;
+        } else if (ov != bv) {
+            return false;
         }
         io = json_object_iter_next((json_t *)old, io);
         ib = json_object_iter_next(obj, ib);
@@ -536,8 +636,9 @@ static bool reusable_for_status(const json_t *old, json_t *obj, bool has_status)
 /* The update itself, once incoming (taken) holds the part to store. The
  * preconditions are read from precond (obj's metadata, or a copy of it
  * when obj was taken). reuse: for a status write, the caller's whole input
- * when the caller handed over its only reference (NULL otherwise); stored
- * as it is instead of a copy when reusable_for_status says it may. */
+ * when the caller handed over its only reference (NULL otherwise), with
+ * incoming NULL: stored as it is instead of a copy when
+ * reusable_for_status says it may, else its status is the incoming part. */
 static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
                        const char *name, const json_t *precond, json_t *incoming,
                        enum store_update_mode mode, json_t *reuse, json_t **out)
@@ -546,24 +647,25 @@ static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
     json_t *res = NULL;
     int rc = CU_ENOTFOUND;
     struct store_obj *o = store__idx_find(s, kind, nsk, name);
+    struct doc_parts op, np;
     bool status_only = false, reusable = false;
     if (o) {
-        status_only = mode == STORE_UPDATE_STATUS && json_is_object(JX_GET(o->doc, "metadata"));
-        reusable = status_only && reuse && reusable_for_status(o->doc, reuse, incoming != NULL);
+        reusable = reuse && reusable_for_status(o->doc, reuse, &op, &np);
+        status_only = reusable || (mode == STORE_UPDATE_STATUS &&
+                                   json_is_object(JX_GET(o->doc, "metadata")));
+        if (reuse && !reusable)
+            incoming = json_incref(JX_GET(reuse, "status"));
         /* reusable: reuse (= precond) holds the stored metadata's very
          * values, so its resourceVersion and uid preconditions hold */
         rc = reusable ? 0 : check_preconditions(precond, o->doc);
     }
     if (rc == 0) {
-        json_t *cand;
-        if (reusable) {
-            cand = json_incref(reuse); /* incoming is its status */
-            json_decref(incoming);
-        } else {
-            cand = merge_update(kind, nsk, o->doc, incoming, mode);
-        }
+        if (reusable)
+            res = commit_update(s, kind, o, json_incref(reuse), true, &op, &np);
+        else
+            res = commit_update(s, kind, o, merge_update(kind, nsk, o->doc, incoming, mode),
+                                status_only, NULL, NULL);
         incoming = NULL;
-        res = commit_update(s, kind, o, cand, status_only);
     }
     pthread_mutex_unlock(&s->mu);
     json_decref(incoming);
@@ -606,13 +708,18 @@ static int update_take(struct store *s, enum api_kind_id kind, const char *ns, j
     }
     /* a status write handed the only reference to its document may store
      * that document itself (update_with checks it is the stored one's
-     * status copy) */
-    json_t *reuse = mode == STORE_UPDATE_STATUS && obj->refcount == 1 ? obj : NULL;
-    /* obj stays readable (key, preconditions) until the update is done;
-     * the parts it shares with the stored document are never modified */
-    json_incref(obj);
-    int rc = update_with(s, kind, nsk, name, obj, incoming_part_take(kind, obj, mode), mode,
-                         reuse, out);
+     * status copy, or takes its status) */
+    int rc;
+    if (mode == STORE_UPDATE_STATUS && obj->refcount == 1) {
+        rc = update_with(s, kind, nsk, name, obj, NULL, mode, obj, out);
+    } else {
+        /* obj stays readable (key, preconditions) until the update is
+         * done; the parts it shares with the stored document are never
+         * modified */
+        json_incref(obj);
+        rc = update_with(s, kind, nsk, name, obj, incoming_part_take(kind, obj, mode), mode,
+                         NULL, out);
+    }
     if (rc == 0 || !give_back)
         json_decref(obj); /* else this is the caller's reference again */
     return rc;
@@ -650,11 +757,10 @@ static json_t *status_copy(json_t *st, const char *const *shared)
     /* conditions change through api_cond_set, which copies a shared
      * condition before changing it: the array is new, its objects shared */
     json_t *out = json_object();
-    const char *key;
-    size_t klen;
-    json_t *v;
-    json_object_keylen_foreach(st, key, klen, v) {
-        json_t *c;
+    MEMBERS_FOREACH(st, it) {
+        const char *key = json_object_iter_key(it);
+        size_t klen = json_object_iter_key_len(it);
+        json_t *v = json_object_iter_value(it), *c;
         if (key_is(key, klen, "conditions", 10) && json_is_array(v))
             c = json_copy(v);
         else if (is_shared(key, shared))

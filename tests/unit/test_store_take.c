@@ -482,6 +482,136 @@ static void update_status_take_gives_back_the_document(void **state)
     json_decref(wl);
 }
 
+/* A taken status write compares the statuses member by member in order,
+ * and by key when the order differs: equal contents in other maps (or in
+ * another order) are a no-op, a different value is a write. A taken copy
+ * without a status removes it; one whose members moved keeps the stored
+ * member order (its status is taken, the document not stored as it is). */
+static void update_take_status_noop_and_removal(void **state)
+{
+    struct fx *f = *state;
+    char keys[256];
+    json_t *wl = make_wl(f);
+    uint64_t rv = store_rv(f->s);
+    /* the same status rebuilt from scratch, members reversed */
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    JX_SET_NEW(cp, json_integer(2), "status", "requeueCount");
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, NULL),
+                     0);
+    json_t *cur = store_get(f->s, KIND_WORKLOAD, "ns", "wl");
+    assert_int_equal(store_rv(f->s), rv + 1);
+    json_t *rebuilt = json_pack("{s:i, s:O}", "requeueCount", 2, "conditions",
+                                JX_GET(cur, "status", "conditions"));
+    json_t *deep = json_deep_copy(JX_GET(rebuilt, "conditions"));
+    json_object_set_new(rebuilt, "conditions", deep);
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_object_set_new(cp, "status", rebuilt);
+    json_t *out = NULL;
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_ptr_equal(out, cur); /* a no-op: the stored document itself */
+    assert_int_equal(store_rv(f->s), rv + 1);
+    json_decref(out);
+    /* in order, one member an equal copy, the other different */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    JX_SET_NEW(cp, json_deep_copy(JX_GET(cur, "status", "conditions")), "status", "conditions");
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, NULL),
+                     0);
+    assert_int_equal(store_rv(f->s), rv + 1);
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    JX_SET_NEW(cp, json_deep_copy(JX_GET(cur, "status", "conditions")), "status", "conditions");
+    JX_SET_NEW(cp, json_integer(3), "status", "requeueCount");
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_int_equal(store_rv(f->s), rv + 2);
+    assert_int_equal(JX_INT(out, -1, "status", "requeueCount"), 3);
+    json_decref(out);
+    json_decref(cur);
+    /* a copy whose other members moved: its status alone is taken, the
+     * stored order kept */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    JX_SET_NEW(cp, json_integer(4), "status", "requeueCount");
+    json_object_del(cp, "kind");
+    json_object_set_new(cp, "kind", json_string("Workload"));
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    keys_of(out, keys, sizeof(keys));
+    assert_string_equal(keys, "apiVersion,kind,metadata,spec,status");
+    assert_int_equal(JX_INT(out, -1, "status", "requeueCount"), 4);
+    assert_int_equal(store_rv(f->s), rv + 3);
+    json_decref(out);
+    /* no status at all: removed, the rest in order; again: a no-op */
+    for (int i = 0; i < 2; i++) {
+        cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+        json_object_del(cp, "status");
+        assert_int_equal(
+            store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out), 0);
+        keys_of(out, keys, sizeof(keys));
+        assert_string_equal(keys, "apiVersion,kind,metadata,spec");
+        assert_int_equal(store_rv(f->s), rv + 4);
+        json_decref(out);
+    }
+    /* a status written where there was none: stored as it is, last */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    JX_SET_NEW(cp, json_integer(5), "status", "requeueCount");
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_ptr_equal(out, cp);
+    keys_of(out, keys, sizeof(keys));
+    assert_string_equal(keys, "apiVersion,kind,metadata,spec,status");
+    assert_int_equal(fx_rv(out), rv + 5);
+    json_decref(out);
+    json_decref(wl);
+}
+
+/* A taken status write over a version that only the store holds (its
+ * event trimmed, no reader) gives the new version the stored metadata map
+ * itself with the new resourceVersion; a version still held by a reader or
+ * by the event log keeps its map and resourceVersion. */
+static void status_write_reuses_an_unheld_metadata_map(void **state)
+{
+    struct fx *f = *state;
+    json_decref(make_wl(f));
+    store_events_trim(f->s, store_rv(f->s));
+    json_t *cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    json_t *meta = JX_GET(cp, "metadata");
+    JX_SET_NEW(cp, json_integer(1), "status", "requeueCount");
+    json_t *out = NULL;
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_ptr_equal(JX_GET(out, "metadata"), meta); /* the very map */
+    assert_string_equal(fx_meta(out, "resourceVersion"), "2");
+    assert_string_equal(fx_meta(out, "name"), "wl");
+    struct store_events ev = {0};
+    assert_int_equal(store_events_since(f->s, 1, -1, NULL, 0, &ev), 1);
+    assert_ptr_equal(ev.items[0].obj, out);
+    store_events_release(&ev);
+    /* held by a reader (out) and by the log: a new map, the old intact */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    JX_SET_NEW(cp, json_integer(2), "status", "requeueCount");
+    json_t *out2 = NULL;
+    assert_int_equal(
+        store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out2), 0);
+    assert_ptr_not_equal(JX_GET(out2, "metadata"), meta);
+    assert_string_equal(fx_meta(out2, "resourceVersion"), "3");
+    assert_string_equal(fx_meta(out, "resourceVersion"), "2");
+    json_decref(out);
+    json_decref(out2);
+    /* held by the log alone (version 3's event): a new map again */
+    cp = store_get_status_copy(f->s, KIND_WORKLOAD, "ns", "wl", NULL);
+    meta = JX_GET(cp, "metadata");
+    JX_SET_NEW(cp, json_integer(3), "status", "requeueCount");
+    assert_int_equal(store_update_take(f->s, KIND_WORKLOAD, "ns", cp, STORE_UPDATE_STATUS, &out),
+                     0);
+    assert_ptr_not_equal(JX_GET(out, "metadata"), meta);
+    assert_int_equal(store_events_since(f->s, 2, -1, NULL, 0, &ev), 2);
+    assert_string_equal(fx_meta(ev.items[0].obj, "resourceVersion"), "3");
+    assert_int_equal(JX_INT(ev.items[0].obj, -1, "status", "requeueCount"), 2);
+    assert_string_equal(fx_meta(ev.items[1].obj, "resourceVersion"), "4");
+    store_events_release(&ev);
+    json_decref(out);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -496,6 +626,8 @@ int main(void)
         T(update_take_checks_preconditions_and_input),
         T(update_take_main_and_all_match_store_update),
         T(create_take_keeps_the_callers_values),
+        T(update_take_status_noop_and_removal),
+        T(status_write_reuses_an_unheld_metadata_map),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
