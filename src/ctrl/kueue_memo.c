@@ -73,7 +73,9 @@ struct memo_entry {
     size_t keylen;
     json_t *doc;           /* the document last fed (reference) */
     json_t *in[N_INPUTS];  /* its values (borrowed from doc), NULL where absent */
-    struct cond_sum conds; /* its conditions (values borrowed from doc) */
+    const json_t *cobj[N_CONDS]; /* its conditions' objects (borrowed from doc) */
+    struct cond_sum conds;       /* their values (borrowed from doc), when conds_ok */
+    bool conds_ok;
     bool admitted;
     bool has_dec;           /* dec is what doc decodes to */
     struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
@@ -82,38 +84,14 @@ struct memo_entry {
     UT_hash_handle hh;
 };
 
-/* members for the metadata (most members, so dispatched on the first
- * character): out[0..6] uid, creationTimestamp, labels, annotations,
- * deletionTimestamp, namespace, name. */
-static void metadata_members(const json_t *md, json_t *out[7])
-{
-    for (int k = 0; k < 7; k++)
-        out[k] = NULL;
-    for (void *it = json_object_iter((json_t *)md); it;
-         it = json_object_iter_next((json_t *)md, it)) {
-        const char *key = json_object_iter_key(it);
-        int k = -1;
-        switch (key[0]) {
-        case 'u': k = !strcmp(key, "uid") ? 0 : -1; break;
-        case 'c': k = !strcmp(key, "creationTimestamp") ? 1 : -1; break;
-        case 'l': k = !strcmp(key, "labels") ? 2 : -1; break;
-        case 'a': k = !strcmp(key, "annotations") ? 3 : -1; break;
-        case 'd': k = !strcmp(key, "deletionTimestamp") ? 4 : -1; break;
-        case 'n': k = !strcmp(key, "namespace") ? 5 : !strcmp(key, "name") ? 6 : -1; break;
-        default: break;
-        }
-        if (k >= 0 && !out[k])
-            out[k] = json_object_iter_value(it);
-    }
-}
-
 /* What the memo reads of a Workload document (values borrowed from it):
  * its namespace and name, the values its decoding reads outside the
  * conditions, and its conditions array. */
 struct wl_view {
     const char *ns, *name;
+    bool deleting; /* metadata.deletionTimestamp is a string */
     json_t *in[N_INPUTS];
-    const json_t *conds;
+    const json_t *cobj[N_CONDS]; /* the first condition of each of MEMO_CONDS */
 };
 
 struct kq_memo {
@@ -154,7 +132,9 @@ static void entry_clear_inputs(struct memo_entry *m)
     json_decref(m->doc);
     m->doc = NULL;
     memset(m->in, 0, sizeof(m->in));
+    memset(m->cobj, 0, sizeof(m->cobj));
     memset(&m->conds, 0, sizeof(m->conds));
+    m->conds_ok = false;
 }
 
 static void entry_free(struct memo_entry *m)
@@ -211,73 +191,36 @@ static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, cons
     return m;
 }
 
-/* One pass over obj's members (jansson's iteration, cheaper than a hash
- * lookup per key when several are wanted): out[k] is the value of keys[k]
- * (n distinct keys), NULL where absent or obj is not an object. */
-static void members(const json_t *obj, const char *const *keys, size_t n, json_t **out)
-{
-    for (size_t k = 0; k < n; k++)
-        out[k] = NULL;
-    size_t left = n;
-    for (void *it = json_object_iter((json_t *)obj); it && left;
-         it = json_object_iter_next((json_t *)obj, it)) {
-        const char *key = json_object_iter_key(it);
-        for (size_t k = 0; k < n; k++) {
-            if (!out[k] && key[0] == keys[k][0] && !strcmp(key + 1, keys[k] + 1)) {
-                out[k] = json_object_iter_value(it);
-                left--;
-                break;
-            }
-        }
-    }
-}
-
+/* obj's view: what kq_wl_view read of it (the Workload controller's
+ * reading of the same event, usually: kq_wl_view_peek). */
 static void view_of(const json_t *obj, struct wl_view *v)
 {
-    static const char *const top_keys[] = {"metadata", "spec", "status"};
-    static const char *const st_keys[] = {"admission", "requeueState", "reclaimablePods",
-                                          "conditions"};
-    json_t *top[3], *md[7], *st[4];
-    members(obj, top_keys, 3, top);
-    metadata_members(top[0], md);
-    members(top[2], st_keys, 4, st);
-    memcpy(v->in, md, 5 * sizeof(*md)); /* in[0..4]: the metadata values */
-    v->in[5] = top[1];
-    memcpy(v->in + 6, st, 3 * sizeof(*st)); /* in[6..8]: the status values */
-    v->ns = json_string_value(md[5]);
-    v->name = json_string_value(md[6]);
-    v->conds = st[3];
+    /* the kq_wl_view index of each of MEMO_CONDS */
+    static const int vc[N_CONDS] = {KQ_VC_QUOTA_RESERVED, KQ_VC_ADMITTED, KQ_VC_FINISHED,
+                                    KQ_VC_EVICTED, KQ_VC_REQUEUED};
+    const struct kq_wl_view *w = kq_wl_view_peek(obj);
+    v->ns = w->ns;
+    v->name = w->name;
+    v->deleting = json_string_value(w->deletion_timestamp) != NULL;
+    const json_t *in[N_INPUTS] = {w->uid,         w->creation_timestamp, w->labels,
+                                  w->annotations, w->deletion_timestamp, w->spec,
+                                  w->admission,   w->requeue_state,      w->reclaimable_pods};
+    memcpy(v->in, in, sizeof(in));
+    for (size_t k = 0; k < N_CONDS; k++)
+        v->cobj[k] = w->cond_obj[vc[k]];
 }
 
-/* The index in MEMO_CONDS of condition type t, or -1. */
-static int memo_cond_index(const char *t)
-{
-    int k;
-    switch (t ? t[0] : 0) {
-    case 'Q': k = 0; break;
-    case 'A': k = 1; break;
-    case 'F': k = 2; break;
-    case 'E': k = 3; break;
-    case 'R': k = 4; break;
-    default: return -1;
-    }
-    return !strcmp(t, MEMO_CONDS[k]) ? k : -1;
-}
-
-/* The values the decoding reads of the conditions (api_cond_get_all's
- * choice: the first of each type), each condition's in one pass over its
- * members. Borrowed from conds. */
-static void cond_summary(const json_t *conds, struct cond_sum *out)
+/* The values the decoding reads of the conditions cobj (api_cond_get_all's
+ * choice: the first of each of MEMO_CONDS, NULL none), each condition's in
+ * one pass over its members. Borrowed from them. */
+static void cond_summary(const json_t *const *cobj, struct cond_sum *out)
 {
     memset(out, 0, sizeof(*out));
-    size_t left = N_CONDS;
-    for (size_t i = 0, len = json_array_size(conds); i < len && left; i++) {
-        const json_t *c = json_array_get(conds, i);
-        int k = memo_cond_index(api_cond_type(c));
-        if (k < 0 || out->seen[k])
+    for (size_t k = 0; k < N_CONDS; k++) {
+        const json_t *c = cobj[k];
+        if (!c)
             continue;
         out->seen[k] = true;
-        left--;
         const json_t **v = out->v + 2 * k;
         int need = k == COND_EVICTED ? 3 : 2; /* members still to find */
         for (void *it = json_object_iter((json_t *)c); it && need;
@@ -329,10 +272,17 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     struct wl_view *v = &memo->last_view;
     if (memcmp(v->in, m->in, sizeof(m->in)) != 0) /* the cheap ones first */
         return false;
-    cond_summary(v->conds, &memo->last_conds);
-    memo->last_complete = true;
-    if (!same_conds(&memo->last_conds, &m->conds))
-        return false;
+    /* the very condition objects hold the very values */
+    if (memcmp(v->cobj, m->cobj, sizeof(m->cobj)) != 0) {
+        cond_summary(v->cobj, &memo->last_conds);
+        memo->last_complete = true;
+        if (!m->conds_ok) {
+            cond_summary(m->cobj, &m->conds);
+            m->conds_ok = true;
+        }
+        if (!same_conds(&memo->last_conds, &m->conds))
+            return false;
+    }
     drop_last(memo);
     *admitted = m->admitted;
     return true;
@@ -347,7 +297,7 @@ void kq_memo_meta(struct kq_memo *memo, const json_t *obj, struct kq_wl_meta *ou
     out->ns = v->ns;
     out->name = v->name;
     out->annotations = v->in[3];
-    out->deleting = json_string_value(v->in[4]) != NULL;
+    out->deleting = v->deleting;
 }
 
 bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
@@ -367,10 +317,11 @@ static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json
     entry_clear_inputs(m);
     m->doc = doc;
     memcpy(m->in, memo->last_view.in, sizeof(m->in));
-    if (memo->last_complete)
+    memcpy(m->cobj, memo->last_view.cobj, sizeof(m->cobj));
+    if (memo->last_complete) {
         m->conds = memo->last_conds;
-    else
-        cond_summary(memo->last_view.conds, &m->conds);
+        m->conds_ok = true;
+    } /* else summed when first compared */
     drop_last(memo);
     m->admitted = admitted;
 }

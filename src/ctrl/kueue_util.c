@@ -447,6 +447,7 @@ static void view_conds(const json_t *conds, struct kq_wl_view *v)
         if (v->cond[k] || strcmp(t, types[k]))
             continue;
         v->cond[k] = view_cond_holds(cond) ? 2 : 1;
+        v->cond_obj[k] = cond;
         left--;
     }
 }
@@ -462,10 +463,61 @@ static const char *view_str(const json_t *obj, const char *key)
     return NULL;
 }
 
+/* metadata's members (kq_wl_view's pass over them) */
+static void view_metadata(const json_t *md, struct kq_wl_view *v)
+{
+    json_t *o = (json_t *)md;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        const json_t **slot = NULL;
+        switch (k[0]) {
+        case 'n':
+            if (k[1] == 'a' && k[2] == 'm' && k[3] == 'e' && !k[4])
+                v->name = json_string_value(json_object_iter_value(it));
+            else if (!strcmp(k, "namespace"))
+                v->ns = json_string_value(json_object_iter_value(it));
+            continue;
+        case 'd': slot = !strcmp(k, "deletionTimestamp") ? &v->deletion_timestamp : NULL; break;
+        case 'o': slot = !strcmp(k, "ownerReferences") ? &v->owner_references : NULL; break;
+        case 'u': slot = !strcmp(k, "uid") ? &v->uid : NULL; break;
+        case 'c': slot = !strcmp(k, "creationTimestamp") ? &v->creation_timestamp : NULL; break;
+        case 'l': slot = !strcmp(k, "labels") ? &v->labels : NULL; break;
+        case 'a': slot = !strcmp(k, "annotations") ? &v->annotations : NULL; break;
+        default: break;
+        }
+        if (slot && !*slot)
+            *slot = json_object_iter_value(it);
+    }
+    v->deleting = v->deletion_timestamp != NULL;
+    v->owned = v->owner_references != NULL;
+}
+
+/* status's members (kq_wl_view's pass over them) */
+static void view_status(const json_t *st, struct kq_wl_view *v)
+{
+    json_t *o = (json_t *)st;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        const json_t **slot = NULL;
+        switch (k[0]) {
+        case 'c': slot = !strcmp(k, "conditions") ? &v->conditions : NULL; break;
+        case 'a': slot = !strcmp(k, "admission") ? &v->admission : NULL; break;
+        case 'r':
+            slot = !strcmp(k, "requeueState")      ? &v->requeue_state
+                   : !strcmp(k, "reclaimablePods") ? &v->reclaimable_pods
+                                                   : NULL;
+            break;
+        default: break;
+        }
+        if (slot && !*slot)
+            *slot = json_object_iter_value(it);
+    }
+}
+
 void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
 {
     memset(v, 0, sizeof(*v));
-    const json_t *md = NULL, *conds = NULL;
+    const json_t *md = NULL;
     json_t *o = (json_t *)wl;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
@@ -476,32 +528,11 @@ void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
         else if (k[0] == 's' && k[1] == 't' && !strcmp(k, "status"))
             v->status = json_object_iter_value(it);
     }
-    o = (json_t *)md;
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        if (k[0] != 'n' && k[0] != 'd' && k[0] != 'o')
-            continue;
-        if (k[0] == 'n' && k[1] == 'a' && k[2] == 'm' && k[3] == 'e' && !k[4])
-            v->name = json_string_value(json_object_iter_value(it));
-        else if (k[0] == 'n' && !strcmp(k, "namespace"))
-            v->ns = json_string_value(json_object_iter_value(it));
-        else if (k[0] == 'd' && !strcmp(k, "deletionTimestamp"))
-            v->deleting = true;
-        else if (k[0] == 'o' && !strcmp(k, "ownerReferences"))
-            v->owned = true;
-    }
+    view_metadata(md, v);
     v->queue = view_str(v->spec, "queueName");
-    o = (json_t *)v->status;
-    for (void *it = json_object_iter(o); it && !(conds && v->admission);
-         it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        if (k[0] == 'c' && !strcmp(k, "conditions"))
-            conds = json_object_iter_value(it);
-        else if (k[0] == 'a' && !strcmp(k, "admission"))
-            v->admission = json_object_iter_value(it);
-    }
+    view_status(v->status, v);
     v->cluster_queue = view_str(v->admission, "clusterQueue");
-    view_conds(conds, v);
+    view_conds(v->conditions, v);
 }
 
 /* The view kq_wl_view_keep kept, with a reference to its document. */
@@ -522,6 +553,16 @@ void kq_wl_view_take(const json_t *wl, struct kq_wl_view *v)
     else
         kq_wl_view(wl, v);
     kq_wl_view_drop();
+}
+
+const struct kq_wl_view *kq_wl_view_peek(const json_t *wl)
+{
+    if (!wl || kept_doc != wl) {
+        kq_wl_view_drop();
+        kq_wl_view(wl, &kept_view);
+        kept_doc = json_incref((json_t *)wl);
+    }
+    return &kept_view;
 }
 
 void kq_wl_view_drop(void)
