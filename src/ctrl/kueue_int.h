@@ -113,6 +113,9 @@ bool kq_has_finalizer(const json_t *obj, const char *fin);
 
 /* The controller ownerReference of obj (borrowed), or NULL. */
 const json_t *kq_controller_ref(const json_t *obj);
+/* The controller reference among refs (an object's
+ * metadata.ownerReferences array, or NULL) (borrowed), or NULL. */
+const json_t *kq_controller_ref_in(const json_t *refs);
 /* True when obj's controller ownerReference has this kind. */
 bool kq_controlled_by_kind(const json_t *obj, const char *kind);
 

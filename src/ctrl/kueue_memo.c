@@ -81,6 +81,10 @@ struct memo_entry {
     struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
     json_t *rr_spec; /* the spec rr was computed for (reference) */
     json_t *rr;      /* status.resourceRequests for it (reference) */
+    /* what the engine was last given (kq_memo_expected_changed): its
+     * expected run time and, when has_end, its expected end */
+    bool has_expected, has_end;
+    int64_t run_ms, end_ms;
     UT_hash_handle hh;
 };
 
@@ -90,6 +94,7 @@ struct memo_entry {
 struct wl_view {
     const char *ns, *name;
     bool deleting; /* metadata.deletionTimestamp is a string */
+    const json_t *owner_references;
     json_t *in[N_INPUTS];
     const json_t *cobj[N_CONDS]; /* the first condition of each of MEMO_CONDS */
 };
@@ -101,7 +106,9 @@ struct kq_memo {
      * document that follows it (every call but those clears or replaces
      * last_obj, so an address reused later never matches) */
     const json_t *last_obj;
-    struct memo_entry *last_entry; /* obj's entry, or NULL */
+    /* obj's entry, or NULL; the last entry view_entry found even after
+     * last_obj is dropped (never a freed one: entry_free clears it) */
+    struct memo_entry *last_entry;
     struct wl_view last_view;
     struct cond_sum last_conds;
     bool last_complete; /* last_conds is filled too */
@@ -137,8 +144,10 @@ static void entry_clear_inputs(struct memo_entry *m)
     m->conds_ok = false;
 }
 
-static void entry_free(struct memo_entry *m)
+static void entry_free(struct kq_memo *memo, struct memo_entry *m)
 {
+    if (memo->last_entry == m)
+        memo->last_entry = NULL;
     entry_clear_inputs(m);
     entry_drop_decoded(m);
     json_decref(m->rr_spec);
@@ -154,9 +163,10 @@ void kq_memo_free(struct kq_memo *memo)
     struct memo_entry *m, *t;
     HASH_ITER(hh, memo->entries, m, t) {
         HASH_DEL(memo->entries, m);
-        entry_free(m);
+        entry_free(memo, m);
     }
     xfree(memo);
+    kq_wl_view_drop(); /* what kq_wl_view_peek kept, if still kept */
 }
 
 /* The entry of ns/name, or NULL. */
@@ -174,6 +184,15 @@ static struct memo_entry *find(struct kq_memo *memo, const char *ns, const char 
     if (key != buf)
         xfree(key);
     return m;
+}
+
+/* Whether m is the entry of ns/name. */
+static bool entry_is(const struct memo_entry *m, const char *ns, const char *name)
+{
+    ns = jx_or_empty(ns);
+    size_t nl = strlen(ns);
+    return nl < m->keylen && !memcmp(m->key, ns, nl + 1) &&
+           !strcmp(m->key + nl + 1, jx_or_empty(name));
 }
 
 static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, const char *name)
@@ -202,6 +221,7 @@ static void view_of(const json_t *obj, struct wl_view *v)
     v->ns = w->ns;
     v->name = w->name;
     v->deleting = json_string_value(w->deletion_timestamp) != NULL;
+    v->owner_references = w->owner_references;
     const json_t *in[N_INPUTS] = {w->uid,         w->creation_timestamp, w->labels,
                                   w->annotations, w->deletion_timestamp, w->spec,
                                   w->admission,   w->requeue_state,      w->reclaimable_pods};
@@ -297,6 +317,7 @@ void kq_memo_meta(struct kq_memo *memo, const json_t *obj, struct kq_wl_meta *ou
     out->ns = v->ns;
     out->name = v->name;
     out->annotations = v->in[3];
+    out->owner_references = v->owner_references;
     out->deleting = v->deleting;
 }
 
@@ -383,7 +404,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
         *status_only = only;
     if (rc != 0) {
         HASH_DEL(memo->entries, m);
-        entry_free(m);
+        entry_free(memo, m);
         drop_last(memo);
         return NULL;
     }
@@ -400,13 +421,32 @@ const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const char
     return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
 }
 
+bool kq_memo_expected_changed(struct kq_memo *memo, const char *ns, const char *name,
+                              int64_t run_ms, bool has_end, int64_t end_ms)
+{
+    drop_last(memo);
+    struct memo_entry *m = memo->last_entry; /* the event's, usually */
+    if (!m || !entry_is(m, ns, name))
+        m = find(memo, ns, name);
+    if (!m)
+        return true;
+    if (m->has_expected && m->run_ms == run_ms && m->has_end == has_end &&
+        (!has_end || m->end_ms == end_ms))
+        return false;
+    m->has_expected = true;
+    m->run_ms = run_ms;
+    m->has_end = has_end;
+    m->end_ms = end_ms;
+    return true;
+}
+
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 {
     drop_last(memo);
     struct memo_entry *m = find(memo, ns, name);
     if (m) {
         HASH_DEL(memo->entries, m);
-        entry_free(m);
+        entry_free(memo, m);
     }
 }
 

@@ -94,15 +94,20 @@ int kq_remove_finalizer(struct ctrl *c, enum api_kind_id kind, const char *ns,
     return rc;
 }
 
-const json_t *kq_controller_ref(const json_t *obj)
+const json_t *kq_controller_ref_in(const json_t *refs)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(JX_GET(obj, "metadata", "ownerReferences"), i, r) {
+    json_array_foreach(refs, i, r) {
         if (JX_BOOL(r, false, "controller"))
             return r;
     }
     return NULL;
+}
+
+const json_t *kq_controller_ref(const json_t *obj)
+{
+    return kq_controller_ref_in(JX_GET(obj, "metadata", "ownerReferences"));
 }
 
 bool kq_controlled_by_kind(const json_t *obj, const char *kind)
