@@ -21,10 +21,12 @@
  * write) has only its status decoded again, and its pod sets give the
  * resourceRequests without decoding.
  *
- * A document is read once per event (wl_view: one pass over the members of
- * each object the memo looks at, cheaper than a hash lookup per key), and
- * the reading is kept for the memo call that follows for the same document
- * (last_obj; every other call drops it). A status write that only adds
+ * A document is not read again for the memo: the Workload controller's
+ * reading of the event (kq_wl_view, kept for the queues: kq_wl_view_peek)
+ * has every value it compares, and the reading is kept for the memo call
+ * that follows for the same document (last_obj; every other call drops
+ * it). Conditions are compared per condition, their members only where the
+ * condition objects differ. A status write that only adds
  * Finished=True is recognised without decoding (kq_memo_finished), and a
  * decode that kept the metadata and spec says so (status_only), so the
  * engine can keep its copy's pod sets.
@@ -53,29 +55,25 @@ static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished"
  * admission, requeueState, reclaimablePods */
 #define N_INPUTS 9
 
-/* The values the conditions the decoding reads hold, by identity: for each
- * of MEMO_CONDS (the first of its type) its status and lastTransitionTime,
- * and Evicted's reason; NULL where absent. A write that changes none of
- * them shares them with the previous version (api_cond_set copies a
- * condition but keeps the members it does not set), so a message-only
- * change compares equal. A condition that appears or changes status does
- * not, even when the decoded Workload comes out the same (a first Pending
- * write: QuotaReserved=False appearing): the engine's upsert of it is not a
- * no-op then, it routes the workload again and refreshes its blocker
- * status (its Pending message), and skipping it left that message stale. */
-struct cond_sum {
-    const json_t *v[2 * N_CONDS + 1];
-    bool seen[N_CONDS]; /* a condition of the type was found (not compared) */
-};
+/* The conditions are compared by the values the decoding reads of them,
+ * by identity: for each of MEMO_CONDS (the first of its type) its status
+ * and lastTransitionTime, and Evicted's reason; NULL where absent (the
+ * very same condition object holds the very same values). A write that
+ * changes none of them shares them with the previous version (api_cond_set
+ * copies a condition but keeps the members it does not set), so a
+ * message-only change compares equal. A condition that appears or changes
+ * status does not, even when the decoded Workload comes out the same (a
+ * first Pending write: QuotaReserved=False appearing): the engine's upsert
+ * of it is not a no-op then, it routes the workload again and refreshes
+ * its blocker status (its Pending message), and skipping it left that
+ * message stale. */
 
 struct memo_entry {
     char *key; /* ns NUL name */
     size_t keylen;
     json_t *doc;           /* the document last fed (reference) */
     json_t *in[N_INPUTS];  /* its values (borrowed from doc), NULL where absent */
-    const json_t *cobj[N_CONDS]; /* its conditions' objects (borrowed from doc) */
-    struct cond_sum conds;       /* their values (borrowed from doc), when conds_ok */
-    bool conds_ok;
+    const json_t *cobj[N_CONDS]; /* its conditions (borrowed from doc), NULL absent */
     bool admitted;
     bool has_dec;           /* dec is what doc decodes to */
     struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
@@ -110,8 +108,7 @@ struct kq_memo {
      * last_obj is dropped (never a freed one: entry_free clears it) */
     struct memo_entry *last_entry;
     struct wl_view last_view;
-    struct cond_sum last_conds;
-    bool last_complete; /* last_conds is filled too */
+    bool last_complete; /* all but the conditions were found the same */
     bool last_meta; /* last_obj was read by kq_memo_meta: kq_memo_same keeps it */
 };
 
@@ -140,8 +137,6 @@ static void entry_clear_inputs(struct memo_entry *m)
     m->doc = NULL;
     memset(m->in, 0, sizeof(m->in));
     memset(m->cobj, 0, sizeof(m->cobj));
-    memset(&m->conds, 0, sizeof(m->conds));
-    m->conds_ok = false;
 }
 
 static void entry_free(struct kq_memo *memo, struct memo_entry *m)
@@ -230,38 +225,42 @@ static void view_of(const json_t *obj, struct wl_view *v)
         v->cobj[k] = w->cond_obj[vc[k]];
 }
 
-/* The values the decoding reads of the conditions cobj (api_cond_get_all's
- * choice: the first of each of MEMO_CONDS, NULL none), each condition's in
- * one pass over its members. Borrowed from them. */
-static void cond_summary(const json_t *const *cobj, struct cond_sum *out)
+/* The values the decoding reads of condition c, the k-th of MEMO_CONDS
+ * (NULL: absent): out[0] its status, out[1] its lastTransitionTime, out[2]
+ * its reason when it is Evicted; NULL where absent. One pass over its
+ * members. Borrowed from c. */
+static void cond_values(const json_t *c, size_t k, const json_t *out[3])
 {
-    memset(out, 0, sizeof(*out));
-    for (size_t k = 0; k < N_CONDS; k++) {
-        const json_t *c = cobj[k];
-        if (!c)
-            continue;
-        out->seen[k] = true;
-        const json_t **v = out->v + 2 * k;
-        int need = k == COND_EVICTED ? 3 : 2; /* members still to find */
-        for (void *it = json_object_iter((json_t *)c); it && need;
-             it = json_object_iter_next((json_t *)c, it)) {
-            const char *key = json_object_iter_key(it);
-            const json_t **slot = key[0] == 's' && !strcmp(key, "status")               ? &v[0]
-                                  : key[0] == 'l' && !strcmp(key, "lastTransitionTime") ? &v[1]
-                                  : k == COND_EVICTED && key[0] == 'r' && !strcmp(key, "reason")
-                                      ? &out->v[2 * N_CONDS]
-                                      : NULL;
-            if (slot) {
-                *slot = json_object_iter_value(it);
-                need--;
-            }
+    out[0] = out[1] = out[2] = NULL;
+    int need = k == COND_EVICTED ? 3 : 2; /* members still to find */
+    for (void *it = json_object_iter((json_t *)c); it && need;
+         it = json_object_iter_next((json_t *)c, it)) {
+        const char *key = json_object_iter_key(it);
+        int slot = key[0] == 's' && !strcmp(key, "status")                             ? 0
+                   : key[0] == 'l' && !strcmp(key, "lastTransitionTime")               ? 1
+                   : k == COND_EVICTED && key[0] == 'r' && !strcmp(key, "reason") ? 2
+                                                                                     : -1;
+        if (slot >= 0) {
+            out[slot] = json_object_iter_value(it);
+            need--;
         }
     }
 }
 
-static bool same_conds(const struct cond_sum *a, const struct cond_sum *b)
+/* Whether the conditions a and b (per MEMO_CONDS, NULL absent) hold the
+ * very same values the decoding reads. */
+static bool same_conds(const json_t *const *a, const json_t *const *b)
 {
-    return memcmp(a->v, b->v, sizeof(a->v)) == 0;
+    for (size_t k = 0; k < N_CONDS; k++) {
+        if (a[k] == b[k])
+            continue; /* the very condition: the very values */
+        const json_t *va[3], *vb[3];
+        cond_values(a[k], k, va);
+        cond_values(b[k], k, vb);
+        if (memcmp(va, vb, sizeof(va)) != 0)
+            return false;
+    }
+    return true;
 }
 
 /* obj's view in memo->last_view (read now unless the kq_memo_same just
@@ -292,17 +291,9 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     struct wl_view *v = &memo->last_view;
     if (memcmp(v->in, m->in, sizeof(m->in)) != 0) /* the cheap ones first */
         return false;
-    /* the very condition objects hold the very values */
-    if (memcmp(v->cobj, m->cobj, sizeof(m->cobj)) != 0) {
-        cond_summary(v->cobj, &memo->last_conds);
-        memo->last_complete = true;
-        if (!m->conds_ok) {
-            cond_summary(m->cobj, &m->conds);
-            m->conds_ok = true;
-        }
-        if (!same_conds(&memo->last_conds, &m->conds))
-            return false;
-    }
+    memo->last_complete = true;
+    if (!same_conds(v->cobj, m->cobj))
+        return false;
     drop_last(memo);
     *admitted = m->admitted;
     return true;
@@ -326,7 +317,9 @@ bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
     if (memo->last_obj != obj || !memo->last_complete)
         return false; /* the plain inputs were not all the same */
     const struct memo_entry *m = memo->last_entry;
-    const char *st = json_string_value(memo->last_conds.v[2 * COND_FINISHED]);
+    const json_t *fin[3];
+    cond_values(memo->last_view.cobj[COND_FINISHED], COND_FINISHED, fin);
+    const char *st = json_string_value(fin[0]);
     return m->doc && m->has_dec && st && !strcmp(st, "True");
 }
 
@@ -339,10 +332,6 @@ static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json
     m->doc = doc;
     memcpy(m->in, memo->last_view.in, sizeof(m->in));
     memcpy(m->cobj, memo->last_view.cobj, sizeof(m->cobj));
-    if (memo->last_complete) {
-        m->conds = memo->last_conds;
-        m->conds_ok = true;
-    } /* else summed when first compared */
     drop_last(memo);
     m->admitted = admitted;
 }

@@ -457,12 +457,17 @@ static void view_conds(const json_t *conds, struct kq_wl_view *v)
     }
 }
 
-/* The string member key of obj (found by one pass), or NULL. */
-static const char *view_str(const json_t *obj, const char *key)
+/* Whether the member key k of length len (json_object_iter_key_len) is
+ * the literal lit: lengths first, then a comparison of known size. */
+#define VIEW_KEY_IS(k, len, lit) ((len) == sizeof(lit) - 1 && !memcmp((k), (lit), sizeof(lit) - 1))
+
+/* The string member key (of length len) of obj (found by one pass), or
+ * NULL. */
+static const char *view_str(const json_t *obj, const char *key, size_t len)
 {
     for (void *it = json_object_iter((json_t *)obj); it;
          it = json_object_iter_next((json_t *)obj, it)) {
-        if (!strcmp(json_object_iter_key(it), key))
+        if (json_object_iter_key_len(it) == len && !memcmp(json_object_iter_key(it), key, len))
             return json_string_value(json_object_iter_value(it));
     }
     return NULL;
@@ -474,23 +479,25 @@ static void view_metadata(const json_t *md, struct kq_wl_view *v)
     json_t *o = (json_t *)md;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
         const json_t **slot = NULL;
-        switch (k[0]) {
-        case 'n':
-            if (k[1] == 'a' && k[2] == 'm' && k[3] == 'e' && !k[4])
-                v->name = json_string_value(json_object_iter_value(it));
-            else if (!strcmp(k, "namespace"))
-                v->ns = json_string_value(json_object_iter_value(it));
-            continue;
-        case 'd': slot = !strcmp(k, "deletionTimestamp") ? &v->deletion_timestamp : NULL; break;
-        case 'o': slot = !strcmp(k, "ownerReferences") ? &v->owner_references : NULL; break;
-        case 'u': slot = !strcmp(k, "uid") ? &v->uid : NULL; break;
-        case 'c': slot = !strcmp(k, "creationTimestamp") ? &v->creation_timestamp : NULL; break;
-        case 'l': slot = !strcmp(k, "labels") ? &v->labels : NULL; break;
-        case 'a': slot = !strcmp(k, "annotations") ? &v->annotations : NULL; break;
-        default: break;
-        }
-        if (slot && !*slot)
+        if (VIEW_KEY_IS(k, len, "name"))
+            v->name = json_string_value(json_object_iter_value(it));
+        else if (VIEW_KEY_IS(k, len, "namespace"))
+            v->ns = json_string_value(json_object_iter_value(it));
+        else if (VIEW_KEY_IS(k, len, "uid"))
+            slot = &v->uid;
+        else if (VIEW_KEY_IS(k, len, "labels"))
+            slot = &v->labels;
+        else if (VIEW_KEY_IS(k, len, "annotations"))
+            slot = &v->annotations;
+        else if (VIEW_KEY_IS(k, len, "ownerReferences"))
+            slot = &v->owner_references;
+        else if (VIEW_KEY_IS(k, len, "creationTimestamp"))
+            slot = &v->creation_timestamp;
+        else if (VIEW_KEY_IS(k, len, "deletionTimestamp"))
+            slot = &v->deletion_timestamp;
+        if (slot)
             *slot = json_object_iter_value(it);
     }
     v->deleting = v->deletion_timestamp != NULL;
@@ -503,19 +510,15 @@ static void view_status(const json_t *st, struct kq_wl_view *v)
     json_t *o = (json_t *)st;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
-        const json_t **slot = NULL;
-        switch (k[0]) {
-        case 'c': slot = !strcmp(k, "conditions") ? &v->conditions : NULL; break;
-        case 'a': slot = !strcmp(k, "admission") ? &v->admission : NULL; break;
-        case 'r':
-            slot = !strcmp(k, "requeueState")      ? &v->requeue_state
-                   : !strcmp(k, "reclaimablePods") ? &v->reclaimable_pods
-                                                   : NULL;
-            break;
-        default: break;
-        }
-        if (slot && !*slot)
-            *slot = json_object_iter_value(it);
+        size_t len = json_object_iter_key_len(it);
+        if (VIEW_KEY_IS(k, len, "conditions"))
+            v->conditions = json_object_iter_value(it);
+        else if (VIEW_KEY_IS(k, len, "admission"))
+            v->admission = json_object_iter_value(it);
+        else if (VIEW_KEY_IS(k, len, "requeueState"))
+            v->requeue_state = json_object_iter_value(it);
+        else if (VIEW_KEY_IS(k, len, "reclaimablePods"))
+            v->reclaimable_pods = json_object_iter_value(it);
     }
 }
 
@@ -526,17 +529,18 @@ void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
     json_t *o = (json_t *)wl;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
-        if (k[0] == 'm' && !strcmp(k, "metadata"))
+        size_t len = json_object_iter_key_len(it);
+        if (VIEW_KEY_IS(k, len, "metadata"))
             md = json_object_iter_value(it);
-        else if (k[0] == 's' && k[1] == 'p' && !strcmp(k, "spec"))
+        else if (VIEW_KEY_IS(k, len, "spec"))
             v->spec = json_object_iter_value(it);
-        else if (k[0] == 's' && k[1] == 't' && !strcmp(k, "status"))
+        else if (VIEW_KEY_IS(k, len, "status"))
             v->status = json_object_iter_value(it);
     }
     view_metadata(md, v);
-    v->queue = view_str(v->spec, "queueName");
+    v->queue = view_str(v->spec, "queueName", 9);
     view_status(v->status, v);
-    v->cluster_queue = view_str(v->admission, "clusterQueue");
+    v->cluster_queue = view_str(v->admission, "clusterQueue", 12);
     view_conds(v->conditions, v);
 }
 
