@@ -190,12 +190,10 @@ static bool entry_is(const struct memo_entry *m, const char *ns, const char *nam
            !strcmp(m->key + nl + 1, jx_or_empty(name));
 }
 
-static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, const char *name)
+/* A new entry for ns/name (which has none). */
+static struct memo_entry *add(struct kq_memo *memo, const char *ns, const char *name)
 {
-    struct memo_entry *m = find(memo, ns, name);
-    if (m)
-        return m;
-    m = xcalloc(1, sizeof(*m));
+    struct memo_entry *m = xcalloc(1, sizeof(*m));
     size_t nl = strlen(jx_or_empty(ns)), ml = strlen(jx_or_empty(name));
     m->keylen = nl + 1 + ml;
     m->key = xmalloc(m->keylen + 1);
@@ -203,6 +201,12 @@ static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, cons
     memcpy(m->key + nl + 1, jx_or_empty(name), ml + 1);
     HASH_ADD_KEYPTR(hh, memo->entries, m->key, m->keylen, m);
     return m;
+}
+
+static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, const char *name)
+{
+    struct memo_entry *m = find(memo, ns, name);
+    return m ? m : add(memo, ns, name);
 }
 
 /* obj's view: what kq_wl_view read of it (the Workload controller's
@@ -266,7 +270,7 @@ static bool same_conds(const json_t *const *a, const json_t *const *b)
 /* obj's view in memo->last_view (read now unless the kq_memo_same just
  * before read it) and its entry (added when add; NULL when not add and
  * there is none). */
-static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bool add)
+static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bool add_missing)
 {
     struct wl_view *v = &memo->last_view;
     if (memo->last_obj != obj) {
@@ -275,8 +279,8 @@ static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bo
         memo->last_complete = false;
         memo->last_entry = find(memo, v->ns, v->name);
     }
-    if (!memo->last_entry && add)
-        memo->last_entry = find_or_add(memo, v->ns, v->name);
+    if (!memo->last_entry && add_missing) /* (found none above, or since) */
+        memo->last_entry = add(memo, v->ns, v->name);
     return memo->last_entry;
 }
 
