@@ -113,6 +113,9 @@ bool kq_has_finalizer(const json_t *obj, const char *fin);
 
 /* The controller ownerReference of obj (borrowed), or NULL. */
 const json_t *kq_controller_ref(const json_t *obj);
+/* The controller reference among refs (an object's
+ * metadata.ownerReferences array, or NULL) (borrowed), or NULL. */
+const json_t *kq_controller_ref_in(const json_t *refs);
 /* True when obj's controller ownerReference has this kind. */
 bool kq_controlled_by_kind(const json_t *obj, const char *kind);
 
@@ -155,6 +158,15 @@ struct kq_wl_view {
      * api_cond_get_all finds): 0 none, 1 its status is not "True", 2 it
      * is (api_cond_holds) */
     uint8_t cond[KQ__VC_COUNT];
+    /* per kq_view_cond, the first condition of that type, NULL none */
+    const json_t *cond_obj[KQ__VC_COUNT];
+    /* the values the scheduler's decode memo compares (kueue_memo.c):
+     * metadata uid, creationTimestamp, labels, annotations,
+     * deletionTimestamp and ownerReferences; status requeueState,
+     * reclaimablePods and conditions. NULL where absent. */
+    const json_t *uid, *creation_timestamp, *labels, *annotations, *deletion_timestamp;
+    const json_t *owner_references;
+    const json_t *requeue_state, *reclaimable_pods, *conditions;
 };
 /* Fill v from wl (a Workload document) in one pass over the members of wl
  * and of its metadata, spec, status, status.admission and conditions:
@@ -170,6 +182,12 @@ void kq_wl_view_keep(const json_t *wl, const struct kq_wl_view *v);
 /* kq_wl_view(wl, v): the kept view when it is wl's, else read now. Drops
  * the kept one either way. */
 void kq_wl_view_take(const json_t *wl, struct kq_wl_view *v);
+/* The view of wl: the kept one when it is wl's, else read now and kept
+ * (as kq_wl_view_keep), so that a later kq_wl_view_take of wl does not
+ * read it again. Borrowed: valid until the next keep, take, peek or drop
+ * on this thread. The scheduler's memo reads a Workload event this way
+ * between the Workload controller's keep and the queues' take. */
+const struct kq_wl_view *kq_wl_view_peek(const json_t *wl);
 /* Drop the kept view, if any (at shutdown). */
 void kq_wl_view_drop(void);
 

@@ -21,10 +21,12 @@
  * write) has only its status decoded again, and its pod sets give the
  * resourceRequests without decoding.
  *
- * A document is read once per event (wl_view: one pass over the members of
- * each object the memo looks at, cheaper than a hash lookup per key), and
- * the reading is kept for the memo call that follows for the same document
- * (last_obj; every other call drops it). A status write that only adds
+ * A document is not read again for the memo: the Workload controller's
+ * reading of the event (kq_wl_view, kept for the queues: kq_wl_view_peek)
+ * has every value it compares, and the reading is kept for the memo call
+ * that follows for the same document (last_obj; every other call drops
+ * it). Conditions are compared per condition, their members only where the
+ * condition objects differ. A status write that only adds
  * Finished=True is recognised without decoding (kq_memo_finished), and a
  * decode that kept the metadata and spec says so (status_only), so the
  * engine can keep its copy's pod sets.
@@ -53,67 +55,46 @@ static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished"
  * admission, requeueState, reclaimablePods */
 #define N_INPUTS 9
 
-/* The values the conditions the decoding reads hold, by identity: for each
- * of MEMO_CONDS (the first of its type) its status and lastTransitionTime,
- * and Evicted's reason; NULL where absent. A write that changes none of
- * them shares them with the previous version (api_cond_set copies a
- * condition but keeps the members it does not set), so a message-only
- * change compares equal. A condition that appears or changes status does
- * not, even when the decoded Workload comes out the same (a first Pending
- * write: QuotaReserved=False appearing): the engine's upsert of it is not a
- * no-op then, it routes the workload again and refreshes its blocker
- * status (its Pending message), and skipping it left that message stale. */
-struct cond_sum {
-    const json_t *v[2 * N_CONDS + 1];
-    bool seen[N_CONDS]; /* a condition of the type was found (not compared) */
-};
+/* The conditions are compared by the values the decoding reads of them,
+ * by identity: for each of MEMO_CONDS (the first of its type) its status
+ * and lastTransitionTime, and Evicted's reason; NULL where absent (the
+ * very same condition object holds the very same values). A write that
+ * changes none of them shares them with the previous version (api_cond_set
+ * copies a condition but keeps the members it does not set), so a
+ * message-only change compares equal. A condition that appears or changes
+ * status does not, even when the decoded Workload comes out the same (a
+ * first Pending write: QuotaReserved=False appearing): the engine's upsert
+ * of it is not a no-op then, it routes the workload again and refreshes
+ * its blocker status (its Pending message), and skipping it left that
+ * message stale. */
 
 struct memo_entry {
     char *key; /* ns NUL name */
     size_t keylen;
     json_t *doc;           /* the document last fed (reference) */
     json_t *in[N_INPUTS];  /* its values (borrowed from doc), NULL where absent */
-    struct cond_sum conds; /* its conditions (values borrowed from doc) */
+    const json_t *cobj[N_CONDS]; /* its conditions (borrowed from doc), NULL absent */
     bool admitted;
     bool has_dec;           /* dec is what doc decodes to */
     struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
     json_t *rr_spec; /* the spec rr was computed for (reference) */
     json_t *rr;      /* status.resourceRequests for it (reference) */
+    /* what the engine was last given (kq_memo_expected_changed): its
+     * expected run time and, when has_end, its expected end */
+    bool has_expected, has_end;
+    int64_t run_ms, end_ms;
     UT_hash_handle hh;
 };
-
-/* members for the metadata (most members, so dispatched on the first
- * character): out[0..6] uid, creationTimestamp, labels, annotations,
- * deletionTimestamp, namespace, name. */
-static void metadata_members(const json_t *md, json_t *out[7])
-{
-    for (int k = 0; k < 7; k++)
-        out[k] = NULL;
-    for (void *it = json_object_iter((json_t *)md); it;
-         it = json_object_iter_next((json_t *)md, it)) {
-        const char *key = json_object_iter_key(it);
-        int k = -1;
-        switch (key[0]) {
-        case 'u': k = !strcmp(key, "uid") ? 0 : -1; break;
-        case 'c': k = !strcmp(key, "creationTimestamp") ? 1 : -1; break;
-        case 'l': k = !strcmp(key, "labels") ? 2 : -1; break;
-        case 'a': k = !strcmp(key, "annotations") ? 3 : -1; break;
-        case 'd': k = !strcmp(key, "deletionTimestamp") ? 4 : -1; break;
-        case 'n': k = !strcmp(key, "namespace") ? 5 : !strcmp(key, "name") ? 6 : -1; break;
-        default: break;
-        }
-        if (k >= 0 && !out[k])
-            out[k] = json_object_iter_value(it);
-    }
-}
 
 /* What the memo reads of a Workload document (values borrowed from it):
  * its namespace and name, the values its decoding reads outside the
  * conditions, and its conditions array. */
 struct wl_view {
     const char *ns, *name;
+    bool deleting; /* metadata.deletionTimestamp is a string */
+    const json_t *owner_references;
     json_t *in[N_INPUTS];
-    const json_t *conds;
+    const json_t *cobj[N_CONDS]; /* the first condition of each of MEMO_CONDS */
 };
 
 struct kq_memo {
@@ -123,10 +104,11 @@ struct kq_memo {
      * document that follows it (every call but those clears or replaces
      * last_obj, so an address reused later never matches) */
     const json_t *last_obj;
-    struct memo_entry *last_entry; /* obj's entry, or NULL */
+    /* obj's entry, or NULL; the last entry view_entry found even after
+     * last_obj is dropped (never a freed one: entry_free clears it) */
+    struct memo_entry *last_entry;
     struct wl_view last_view;
-    struct cond_sum last_conds;
-    bool last_complete; /* last_conds is filled too */
+    bool last_complete; /* all but the conditions were found the same */
     bool last_meta; /* last_obj was read by kq_memo_meta: kq_memo_same keeps it */
 };
 
@@ -154,11 +136,13 @@ static void entry_clear_inputs(struct memo_entry *m)
     json_decref(m->doc);
     m->doc = NULL;
     memset(m->in, 0, sizeof(m->in));
-    memset(&m->conds, 0, sizeof(m->conds));
+    memset(m->cobj, 0, sizeof(m->cobj));
 }
 
-static void entry_free(struct memo_entry *m)
+static void entry_free(struct kq_memo *memo, struct memo_entry *m)
 {
+    if (memo->last_entry == m)
+        memo->last_entry = NULL;
     entry_clear_inputs(m);
     entry_drop_decoded(m);
     json_decref(m->rr_spec);
@@ -174,9 +158,10 @@ void kq_memo_free(struct kq_memo *memo)
     struct memo_entry *m, *t;
     HASH_ITER(hh, memo->entries, m, t) {
         HASH_DEL(memo->entries, m);
-        entry_free(m);
+        entry_free(memo, m);
     }
     xfree(memo);
+    kq_wl_view_drop(); /* what kq_wl_view_peek kept, if still kept */
 }
 
 /* The entry of ns/name, or NULL. */
@@ -196,12 +181,19 @@ static struct memo_entry *find(struct kq_memo *memo, const char *ns, const char 
     return m;
 }
 
-static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, const char *name)
+/* Whether m is the entry of ns/name. */
+static bool entry_is(const struct memo_entry *m, const char *ns, const char *name)
 {
-    struct memo_entry *m = find(memo, ns, name);
-    if (m)
-        return m;
-    m = xcalloc(1, sizeof(*m));
+    ns = jx_or_empty(ns);
+    size_t nl = strlen(ns);
+    return nl < m->keylen && !memcmp(m->key, ns, nl + 1) &&
+           !strcmp(m->key + nl + 1, jx_or_empty(name));
+}
+
+/* A new entry for ns/name (which has none). */
+static struct memo_entry *add(struct kq_memo *memo, const char *ns, const char *name)
+{
+    struct memo_entry *m = xcalloc(1, sizeof(*m));
     size_t nl = strlen(jx_or_empty(ns)), ml = strlen(jx_or_empty(name));
     m->keylen = nl + 1 + ml;
     m->key = xmalloc(m->keylen + 1);
@@ -211,100 +203,74 @@ static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, cons
     return m;
 }
 
-/* One pass over obj's members (jansson's iteration, cheaper than a hash
- * lookup per key when several are wanted): out[k] is the value of keys[k]
- * (n distinct keys), NULL where absent or obj is not an object. */
-static void members(const json_t *obj, const char *const *keys, size_t n, json_t **out)
+static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, const char *name)
 {
-    for (size_t k = 0; k < n; k++)
-        out[k] = NULL;
-    size_t left = n;
-    for (void *it = json_object_iter((json_t *)obj); it && left;
-         it = json_object_iter_next((json_t *)obj, it)) {
-        const char *key = json_object_iter_key(it);
-        for (size_t k = 0; k < n; k++) {
-            if (!out[k] && key[0] == keys[k][0] && !strcmp(key + 1, keys[k] + 1)) {
-                out[k] = json_object_iter_value(it);
-                left--;
-                break;
-            }
-        }
-    }
+    struct memo_entry *m = find(memo, ns, name);
+    return m ? m : add(memo, ns, name);
 }
 
+/* obj's view: what kq_wl_view read of it (the Workload controller's
+ * reading of the same event, usually: kq_wl_view_peek). */
 static void view_of(const json_t *obj, struct wl_view *v)
 {
-    static const char *const top_keys[] = {"metadata", "spec", "status"};
-    static const char *const st_keys[] = {"admission", "requeueState", "reclaimablePods",
-                                          "conditions"};
-    json_t *top[3], *md[7], *st[4];
-    members(obj, top_keys, 3, top);
-    metadata_members(top[0], md);
-    members(top[2], st_keys, 4, st);
-    memcpy(v->in, md, 5 * sizeof(*md)); /* in[0..4]: the metadata values */
-    v->in[5] = top[1];
-    memcpy(v->in + 6, st, 3 * sizeof(*st)); /* in[6..8]: the status values */
-    v->ns = json_string_value(md[5]);
-    v->name = json_string_value(md[6]);
-    v->conds = st[3];
+    /* the kq_wl_view index of each of MEMO_CONDS */
+    static const int vc[N_CONDS] = {KQ_VC_QUOTA_RESERVED, KQ_VC_ADMITTED, KQ_VC_FINISHED,
+                                    KQ_VC_EVICTED, KQ_VC_REQUEUED};
+    const struct kq_wl_view *w = kq_wl_view_peek(obj);
+    v->ns = w->ns;
+    v->name = w->name;
+    v->deleting = json_string_value(w->deletion_timestamp) != NULL;
+    v->owner_references = w->owner_references;
+    const json_t *in[N_INPUTS] = {w->uid,         w->creation_timestamp, w->labels,
+                                  w->annotations, w->deletion_timestamp, w->spec,
+                                  w->admission,   w->requeue_state,      w->reclaimable_pods};
+    memcpy(v->in, in, sizeof(in));
+    for (size_t k = 0; k < N_CONDS; k++)
+        v->cobj[k] = w->cond_obj[vc[k]];
 }
 
-/* The index in MEMO_CONDS of condition type t, or -1. */
-static int memo_cond_index(const char *t)
+/* The values the decoding reads of condition c, the k-th of MEMO_CONDS
+ * (NULL: absent): out[0] its status, out[1] its lastTransitionTime, out[2]
+ * its reason when it is Evicted; NULL where absent. One pass over its
+ * members. Borrowed from c. */
+static void cond_values(const json_t *c, size_t k, const json_t *out[3])
 {
-    int k;
-    switch (t ? t[0] : 0) {
-    case 'Q': k = 0; break;
-    case 'A': k = 1; break;
-    case 'F': k = 2; break;
-    case 'E': k = 3; break;
-    case 'R': k = 4; break;
-    default: return -1;
-    }
-    return !strcmp(t, MEMO_CONDS[k]) ? k : -1;
-}
-
-/* The values the decoding reads of the conditions (api_cond_get_all's
- * choice: the first of each type), each condition's in one pass over its
- * members. Borrowed from conds. */
-static void cond_summary(const json_t *conds, struct cond_sum *out)
-{
-    memset(out, 0, sizeof(*out));
-    size_t left = N_CONDS;
-    for (size_t i = 0, len = json_array_size(conds); i < len && left; i++) {
-        const json_t *c = json_array_get(conds, i);
-        int k = memo_cond_index(api_cond_type(c));
-        if (k < 0 || out->seen[k])
-            continue;
-        out->seen[k] = true;
-        left--;
-        const json_t **v = out->v + 2 * k;
-        int need = k == COND_EVICTED ? 3 : 2; /* members still to find */
-        for (void *it = json_object_iter((json_t *)c); it && need;
-             it = json_object_iter_next((json_t *)c, it)) {
-            const char *key = json_object_iter_key(it);
-            const json_t **slot = key[0] == 's' && !strcmp(key, "status")               ? &v[0]
-                                  : key[0] == 'l' && !strcmp(key, "lastTransitionTime") ? &v[1]
-                                  : k == COND_EVICTED && key[0] == 'r' && !strcmp(key, "reason")
-                                      ? &out->v[2 * N_CONDS]
-                                      : NULL;
-            if (slot) {
-                *slot = json_object_iter_value(it);
-                need--;
-            }
+    out[0] = out[1] = out[2] = NULL;
+    int need = k == COND_EVICTED ? 3 : 2; /* members still to find */
+    for (void *it = json_object_iter((json_t *)c); it && need;
+         it = json_object_iter_next((json_t *)c, it)) {
+        const char *key = json_object_iter_key(it);
+        int slot = key[0] == 's' && !strcmp(key, "status")                             ? 0
+                   : key[0] == 'l' && !strcmp(key, "lastTransitionTime")               ? 1
+                   : k == COND_EVICTED && key[0] == 'r' && !strcmp(key, "reason") ? 2
+                                                                                     : -1;
+        if (slot >= 0) {
+            out[slot] = json_object_iter_value(it);
+            need--;
         }
     }
 }
 
-static bool same_conds(const struct cond_sum *a, const struct cond_sum *b)
+/* Whether the conditions a and b (per MEMO_CONDS, NULL absent) hold the
+ * very same values the decoding reads. */
+static bool same_conds(const json_t *const *a, const json_t *const *b)
 {
-    return memcmp(a->v, b->v, sizeof(a->v)) == 0;
+    for (size_t k = 0; k < N_CONDS; k++) {
+        if (a[k] == b[k])
+            continue; /* the very condition: the very values */
+        const json_t *va[3], *vb[3];
+        cond_values(a[k], k, va);
+        cond_values(b[k], k, vb);
+        if (memcmp(va, vb, sizeof(va)) != 0)
+            return false;
+    }
+    return true;
 }
 
 /* obj's view in memo->last_view (read now unless the kq_memo_same just
  * before read it) and its entry (added when add; NULL when not add and
  * there is none). */
-static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bool add)
+static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bool add_missing)
 {
     struct wl_view *v = &memo->last_view;
     if (memo->last_obj != obj) {
@@ -313,8 +279,8 @@ static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bo
         memo->last_complete = false;
         memo->last_entry = find(memo, v->ns, v->name);
     }
-    if (!memo->last_entry && add)
-        memo->last_entry = find_or_add(memo, v->ns, v->name);
+    if (!memo->last_entry && add_missing) /* (found none above, or since) */
+        memo->last_entry = add(memo, v->ns, v->name);
     return memo->last_entry;
 }
 
@@ -329,9 +295,8 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     struct wl_view *v = &memo->last_view;
     if (memcmp(v->in, m->in, sizeof(m->in)) != 0) /* the cheap ones first */
         return false;
-    cond_summary(v->conds, &memo->last_conds);
     memo->last_complete = true;
-    if (!same_conds(&memo->last_conds, &m->conds))
+    if (!same_conds(v->cobj, m->cobj))
         return false;
     drop_last(memo);
     *admitted = m->admitted;
@@ -347,7 +312,8 @@ void kq_memo_meta(struct kq_memo *memo, const json_t *obj, struct kq_wl_meta *ou
     out->ns = v->ns;
     out->name = v->name;
     out->annotations = v->in[3];
-    out->deleting = json_string_value(v->in[4]) != NULL;
+    out->owner_references = v->owner_references;
+    out->deleting = v->deleting;
 }
 
 bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
@@ -355,7 +321,9 @@ bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
     if (memo->last_obj != obj || !memo->last_complete)
         return false; /* the plain inputs were not all the same */
     const struct memo_entry *m = memo->last_entry;
-    const char *st = json_string_value(memo->last_conds.v[2 * COND_FINISHED]);
+    const json_t *fin[3];
+    cond_values(memo->last_view.cobj[COND_FINISHED], COND_FINISHED, fin);
+    const char *st = json_string_value(fin[0]);
     return m->doc && m->has_dec && st && !strcmp(st, "True");
 }
 
@@ -367,10 +335,7 @@ static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json
     entry_clear_inputs(m);
     m->doc = doc;
     memcpy(m->in, memo->last_view.in, sizeof(m->in));
-    if (memo->last_complete)
-        m->conds = memo->last_conds;
-    else
-        cond_summary(memo->last_view.conds, &m->conds);
+    memcpy(m->cobj, memo->last_view.cobj, sizeof(m->cobj));
     drop_last(memo);
     m->admitted = admitted;
 }
@@ -432,7 +397,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
         *status_only = only;
     if (rc != 0) {
         HASH_DEL(memo->entries, m);
-        entry_free(m);
+        entry_free(memo, m);
         drop_last(memo);
         return NULL;
     }
@@ -449,13 +414,32 @@ const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const char
     return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
 }
 
+bool kq_memo_expected_changed(struct kq_memo *memo, const char *ns, const char *name,
+                              int64_t run_ms, bool has_end, int64_t end_ms)
+{
+    drop_last(memo);
+    struct memo_entry *m = memo->last_entry; /* the event's, usually */
+    if (!m || !entry_is(m, ns, name))
+        m = find(memo, ns, name);
+    if (!m)
+        return true;
+    if (m->has_expected && m->run_ms == run_ms && m->has_end == has_end &&
+        (!has_end || m->end_ms == end_ms))
+        return false;
+    m->has_expected = true;
+    m->run_ms = run_ms;
+    m->has_end = has_end;
+    m->end_ms = end_ms;
+    return true;
+}
+
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 {
     drop_last(memo);
     struct memo_entry *m = find(memo, ns, name);
     if (m) {
         HASH_DEL(memo->entries, m);
-        entry_free(m);
+        entry_free(memo, m);
     }
 }
 

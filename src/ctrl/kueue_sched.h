@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "ctrl/ctrl.h"
 #include "engine/engine.h"
@@ -47,11 +48,12 @@ void kq_memo_free(struct kq_memo *m);
 /* What the memo reads of a Workload document that the scheduler needs
  * too, borrowed from the document: metadata.namespace and metadata.name
  * (NULL where absent, as api_namespace/api_name), metadata.annotations
- * (NULL where absent) and whether metadata.deletionTimestamp is set
- * (api_is_deleting). */
+ * and metadata.ownerReferences (NULL where absent) and whether
+ * metadata.deletionTimestamp is set (api_is_deleting). */
 struct kq_wl_meta {
     const char *ns, *name;
     const json_t *annotations;
+    const json_t *owner_references;
     bool deleting;
 };
 /* obj's kq_wl_meta. The reading is kept for the memo call that follows at
@@ -95,6 +97,17 @@ const struct api_workload *kq_memo_decode(struct kq_memo *m, const json_t *obj,
  * Borrowed, as kq_memo_decode's. */
 const struct api_workload *kq_memo_decoded_spec(struct kq_memo *m, const char *ns,
                                                 const char *name, const json_t *obj);
+/* Whether run_ms and end_ms, the expected run time and end the scheduler
+ * is about to give the engine for the Workload ns/name
+ * (eng_set_expected_runtime, and eng_set_expected_end when has_end),
+ * differ from the ones this returned true for last: they are then
+ * remembered. True when the memo has no entry for ns/name (nothing
+ * is remembered then). The engine keeps both values across upserts of a
+ * Workload and loses them only when it is deleted, which the memo is told
+ * (kq_memo_forget, or a failed kq_memo_decode), so false means both calls
+ * would leave the engine as it is. */
+bool kq_memo_expected_changed(struct kq_memo *m, const char *ns, const char *name,
+                              int64_t run_ms, bool has_end, int64_t end_ms);
 /* Forget a Workload (deleted, finished, or to be decoded again). */
 void kq_memo_forget(struct kq_memo *m, const char *ns, const char *name);
 /* The status.resourceRequests remembered for obj's spec (the same spec

@@ -94,15 +94,20 @@ int kq_remove_finalizer(struct ctrl *c, enum api_kind_id kind, const char *ns,
     return rc;
 }
 
-const json_t *kq_controller_ref(const json_t *obj)
+const json_t *kq_controller_ref_in(const json_t *refs)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(JX_GET(obj, "metadata", "ownerReferences"), i, r) {
+    json_array_foreach(refs, i, r) {
         if (JX_BOOL(r, false, "controller"))
             return r;
     }
     return NULL;
+}
+
+const json_t *kq_controller_ref(const json_t *obj)
+{
+    return kq_controller_ref_in(JX_GET(obj, "metadata", "ownerReferences"));
 }
 
 bool kq_controlled_by_kind(const json_t *obj, const char *kind)
@@ -447,61 +452,96 @@ static void view_conds(const json_t *conds, struct kq_wl_view *v)
         if (v->cond[k] || strcmp(t, types[k]))
             continue;
         v->cond[k] = view_cond_holds(cond) ? 2 : 1;
+        v->cond_obj[k] = cond;
         left--;
     }
 }
 
-/* The string member key of obj (found by one pass), or NULL. */
-static const char *view_str(const json_t *obj, const char *key)
+/* Whether the member key k of length len (json_object_iter_key_len) is
+ * the literal lit: lengths first, then a comparison of known size. */
+#define VIEW_KEY_IS(k, len, lit) ((len) == sizeof(lit) - 1 && !memcmp((k), (lit), sizeof(lit) - 1))
+
+/* The string member key (of length len) of obj (found by one pass), or
+ * NULL. */
+static const char *view_str(const json_t *obj, const char *key, size_t len)
 {
     for (void *it = json_object_iter((json_t *)obj); it;
          it = json_object_iter_next((json_t *)obj, it)) {
-        if (!strcmp(json_object_iter_key(it), key))
+        if (json_object_iter_key_len(it) == len && !memcmp(json_object_iter_key(it), key, len))
             return json_string_value(json_object_iter_value(it));
     }
     return NULL;
 }
 
+/* metadata's members (kq_wl_view's pass over them) */
+static void view_metadata(const json_t *md, struct kq_wl_view *v)
+{
+    json_t *o = (json_t *)md;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
+        const json_t **slot = NULL;
+        if (VIEW_KEY_IS(k, len, "name"))
+            v->name = json_string_value(json_object_iter_value(it));
+        else if (VIEW_KEY_IS(k, len, "namespace"))
+            v->ns = json_string_value(json_object_iter_value(it));
+        else if (VIEW_KEY_IS(k, len, "uid"))
+            slot = &v->uid;
+        else if (VIEW_KEY_IS(k, len, "labels"))
+            slot = &v->labels;
+        else if (VIEW_KEY_IS(k, len, "annotations"))
+            slot = &v->annotations;
+        else if (VIEW_KEY_IS(k, len, "ownerReferences"))
+            slot = &v->owner_references;
+        else if (VIEW_KEY_IS(k, len, "creationTimestamp"))
+            slot = &v->creation_timestamp;
+        else if (VIEW_KEY_IS(k, len, "deletionTimestamp"))
+            slot = &v->deletion_timestamp;
+        if (slot)
+            *slot = json_object_iter_value(it);
+    }
+    v->deleting = v->deletion_timestamp != NULL;
+    v->owned = v->owner_references != NULL;
+}
+
+/* status's members (kq_wl_view's pass over them) */
+static void view_status(const json_t *st, struct kq_wl_view *v)
+{
+    json_t *o = (json_t *)st;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
+        if (VIEW_KEY_IS(k, len, "conditions"))
+            v->conditions = json_object_iter_value(it);
+        else if (VIEW_KEY_IS(k, len, "admission"))
+            v->admission = json_object_iter_value(it);
+        else if (VIEW_KEY_IS(k, len, "requeueState"))
+            v->requeue_state = json_object_iter_value(it);
+        else if (VIEW_KEY_IS(k, len, "reclaimablePods"))
+            v->reclaimable_pods = json_object_iter_value(it);
+    }
+}
+
 void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
 {
     memset(v, 0, sizeof(*v));
-    const json_t *md = NULL, *conds = NULL;
+    const json_t *md = NULL;
     json_t *o = (json_t *)wl;
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
-        if (k[0] == 'm' && !strcmp(k, "metadata"))
+        size_t len = json_object_iter_key_len(it);
+        if (VIEW_KEY_IS(k, len, "metadata"))
             md = json_object_iter_value(it);
-        else if (k[0] == 's' && k[1] == 'p' && !strcmp(k, "spec"))
+        else if (VIEW_KEY_IS(k, len, "spec"))
             v->spec = json_object_iter_value(it);
-        else if (k[0] == 's' && k[1] == 't' && !strcmp(k, "status"))
+        else if (VIEW_KEY_IS(k, len, "status"))
             v->status = json_object_iter_value(it);
     }
-    o = (json_t *)md;
-    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        if (k[0] != 'n' && k[0] != 'd' && k[0] != 'o')
-            continue;
-        if (k[0] == 'n' && k[1] == 'a' && k[2] == 'm' && k[3] == 'e' && !k[4])
-            v->name = json_string_value(json_object_iter_value(it));
-        else if (k[0] == 'n' && !strcmp(k, "namespace"))
-            v->ns = json_string_value(json_object_iter_value(it));
-        else if (k[0] == 'd' && !strcmp(k, "deletionTimestamp"))
-            v->deleting = true;
-        else if (k[0] == 'o' && !strcmp(k, "ownerReferences"))
-            v->owned = true;
-    }
-    v->queue = view_str(v->spec, "queueName");
-    o = (json_t *)v->status;
-    for (void *it = json_object_iter(o); it && !(conds && v->admission);
-         it = json_object_iter_next(o, it)) {
-        const char *k = json_object_iter_key(it);
-        if (k[0] == 'c' && !strcmp(k, "conditions"))
-            conds = json_object_iter_value(it);
-        else if (k[0] == 'a' && !strcmp(k, "admission"))
-            v->admission = json_object_iter_value(it);
-    }
-    v->cluster_queue = view_str(v->admission, "clusterQueue");
-    view_conds(conds, v);
+    view_metadata(md, v);
+    v->queue = view_str(v->spec, "queueName", 9);
+    view_status(v->status, v);
+    v->cluster_queue = view_str(v->admission, "clusterQueue", 12);
+    view_conds(v->conditions, v);
 }
 
 /* The view kq_wl_view_keep kept, with a reference to its document. */
@@ -522,6 +562,16 @@ void kq_wl_view_take(const json_t *wl, struct kq_wl_view *v)
     else
         kq_wl_view(wl, v);
     kq_wl_view_drop();
+}
+
+const struct kq_wl_view *kq_wl_view_peek(const json_t *wl)
+{
+    if (!wl || kept_doc != wl) {
+        kq_wl_view_drop();
+        kq_wl_view(wl, &kept_view);
+        kept_doc = json_incref((json_t *)wl);
+    }
+    return &kept_view;
 }
 
 void kq_wl_view_drop(void)

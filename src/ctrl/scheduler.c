@@ -127,7 +127,7 @@ static void upsert_all_cqs(struct ctrl *c, struct sched *s)
  * `cueue sim` sets it from its durations) when it is a number of seconds
  * greater than 0 and at most 100 years, else the job's
  * activeDeadlineSeconds (its longest run). */
-static int64_t expected_runtime(struct ctrl *c, const json_t *wl, const struct kq_wl_meta *meta)
+static int64_t expected_runtime(struct ctrl *c, const struct kq_wl_meta *meta)
 {
     const char *ann =
         json_string_value(json_object_get(meta->annotations, KQ_EXPECTED_RUNTIME_ANNOTATION));
@@ -138,7 +138,7 @@ static int64_t expected_runtime(struct ctrl *c, const json_t *wl, const struct k
         if (end != ann && !*end && !errno && isfinite(v) && v > 0 && v <= 3153600000.0)
             return (int64_t)(v * 1000.0);
     }
-    const json_t *ref = kq_controller_ref(wl);
+    const json_t *ref = kq_controller_ref_in(meta->owner_references);
     const char *kind = ref ? JX_STR(ref, "kind") : NULL;
     enum api_kind_id k = kind && !strcmp(kind, "Job")      ? KIND_JOB
                          : kind && !strcmp(kind, "RayJob") ? KIND_RAYJOB
@@ -217,11 +217,15 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
             admitted = upsert_workload(s, obj);
         }
         if (changed || admitted) {
-            int64_t run = expected_runtime(c, obj, &meta);
-            eng_set_expected_runtime(s->eng, meta.ns, meta.name, run);
-            if (admitted && run > 0)
-                eng_set_expected_end(s->eng, meta.ns, meta.name,
-                                     api_cond_time_ms(obj, "Admitted") + run);
+            int64_t run = expected_runtime(c, &meta);
+            bool has_end = admitted && run > 0;
+            int64_t end = has_end ? api_cond_time_ms(obj, "Admitted") + run : 0;
+            /* the engine keeps both: give them only when they change */
+            if (kq_memo_expected_changed(s->memo, meta.ns, meta.name, run, has_end, end)) {
+                eng_set_expected_runtime(s->eng, meta.ns, meta.name, run);
+                if (has_end)
+                    eng_set_expected_end(s->eng, meta.ns, meta.name, end);
+            }
         }
     }
     kq_queues_observe_workload(s->queues, c, obj, deleted);

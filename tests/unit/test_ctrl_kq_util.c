@@ -20,6 +20,7 @@
 #include "api/meta.h"
 #include "api/quantity.h"
 #include "ctrl/kueue_int.h"
+#include "util/jsonx.h"
 #include "util/xalloc.h"
 
 /* kq_quantity_value of the JSON string text, checked against the parser. */
@@ -140,6 +141,35 @@ static void view_reads_what_the_lookups_read(void **state)
     assert_int_equal(v.cond[KQ_VC_FINISHED], 0);
     assert_int_equal(v.cond[KQ_VC_EVICTED], 2);
     assert_ptr_equal(v.status, json_object_get(wl, "status"));
+    /* the condition objects: the first of each type */
+    for (int k = 0; k < KQ__VC_COUNT; k++)
+        assert_ptr_equal(v.cond_obj[k], conds[k]);
+    /* the values the decode memo compares */
+    assert_ptr_equal(v.deletion_timestamp, JX_GET(wl, "metadata", "deletionTimestamp"));
+    assert_ptr_equal(v.conditions, JX_GET(wl, "status", "conditions"));
+    assert_null(v.uid);
+    assert_null(v.labels);
+    assert_null(v.owner_references);
+    assert_null(v.requeue_state);
+    json_t *md = json_object_get(wl, "metadata");
+    json_t *st = json_object_get(wl, "status");
+    json_object_set_new(md, "uid", json_string("u"));
+    json_object_set_new(md, "creationTimestamp", json_string("2024-01-01T00:00:00Z"));
+    json_object_set_new(md, "labels", json_object());
+    json_object_set_new(md, "annotations", json_object());
+    json_object_set_new(md, "ownerReferences", json_array());
+    json_object_set_new(st, "requeueState", json_object());
+    json_object_set_new(st, "reclaimablePods", json_array());
+    kq_wl_view(wl, &v);
+    assert_ptr_equal(v.uid, json_object_get(md, "uid"));
+    assert_ptr_equal(v.creation_timestamp, json_object_get(md, "creationTimestamp"));
+    assert_ptr_equal(v.labels, json_object_get(md, "labels"));
+    assert_ptr_equal(v.annotations, json_object_get(md, "annotations"));
+    assert_ptr_equal(v.owner_references, json_object_get(md, "ownerReferences"));
+    assert_true(v.owned);
+    assert_ptr_equal(v.requeue_state, json_object_get(st, "requeueState"));
+    assert_ptr_equal(v.reclaimable_pods, json_object_get(st, "reclaimablePods"));
+    assert_ptr_equal(v.admission, json_object_get(st, "admission"));
     json_decref(wl);
 }
 
@@ -167,6 +197,37 @@ static void take_gives_the_kept_view_of_that_document_only(void **state)
     json_decref(b);
 }
 
+/* kq_wl_view_peek gives the kept view of that document, or reads and
+ * keeps another's, so that the take after it reads nothing again. */
+static void peek_keeps_what_it_reads(void **state)
+{
+    (void)state;
+    json_t *a = workload("[{\"type\":\"Finished\",\"status\":\"True\"}]", "");
+    json_t *b = workload("[]", "");
+    struct kq_wl_view v, got;
+    kq_wl_view(a, &v);
+    v.queue = "kept";
+    kq_wl_view_keep(a, &v);
+    assert_string_equal(kq_wl_view_peek(a)->queue, "kept"); /* the kept one, still kept */
+    assert_string_equal(kq_wl_view_peek(a)->queue, "kept");
+    const struct kq_wl_view *p = kq_wl_view_peek(b); /* another: read now, kept */
+    assert_string_equal(p->queue, "lq");
+    assert_int_equal(p->cond[KQ_VC_FINISHED], 0);
+    assert_false(p->owned);
+    /* (a change a new reading would see; no reading is freed by it) */
+    json_object_set_new(json_object_get(b, "metadata"), "ownerReferences", json_array());
+    kq_wl_view_take(b, &got); /* the peeked reading, not a new one */
+    assert_false(got.owned);
+    kq_wl_view_take(b, &got); /* dropped by the take: read now */
+    assert_true(got.owned);
+    /* the peeked document is held while kept */
+    kq_wl_view_peek(a);
+    json_decref(a);
+    assert_int_equal(kq_wl_view_peek(a)->cond[KQ_VC_FINISHED], 2);
+    kq_wl_view_drop();
+    json_decref(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -175,6 +236,7 @@ int main(void)
         cmocka_unit_test(json_text_matches_the_formatter),
         cmocka_unit_test(view_reads_what_the_lookups_read),
         cmocka_unit_test(take_gives_the_kept_view_of_that_document_only),
+        cmocka_unit_test(peek_keeps_what_it_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

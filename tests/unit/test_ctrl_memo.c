@@ -297,6 +297,60 @@ static void meta_then_same_or_decode(void **state)
     kq_memo_free(m);
 }
 
+/* kq_memo_expected_changed: true until the values given to the engine
+ * repeat; forgotten with the entry (the engine's copy goes with it). */
+static void expected_values_are_given_once(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = workload();
+    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
+                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
+    /* an unknown Workload: always given, nothing remembered */
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
+    assert_non_null(kq_memo_decode(m, v1, NULL));
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
+    assert_false(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
+    assert_false(kq_memo_expected_changed(m, "ns", "w", 1000, false, 7)); /* no end: unread */
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 2000, false, 0));
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 2000, true, T0));
+    assert_false(kq_memo_expected_changed(m, "ns", "w", 2000, true, T0));
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 2000, true, T0 + 1));
+    /* another Workload has its own; a status decode keeps them */
+    assert_true(kq_memo_expected_changed(m, "ns", "w2", 2000, true, T0 + 1));
+    json_t *v2 = store_status_copy(v1, NULL);
+    api_cond_set(v2, "QuotaReserved", "True", "QuotaReserved", "", T0);
+    assert_non_null(kq_memo_decode(m, v2, NULL));
+    assert_false(kq_memo_expected_changed(m, "ns", "w", 2000, true, T0 + 1));
+    /* forgotten: given again */
+    kq_memo_forget(m, "ns", "w");
+    assert_non_null(kq_memo_decode(m, v2, NULL));
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 2000, true, T0 + 1));
+    /* a document that does not decode forgets them too */
+    json_t *v3 = store_status_copy(v2, NULL);
+    JX_SET_NEW(v3, json_pack("{s:s, s:[{s:s, s:{s:s}}]}", "clusterQueue", "cq",
+                             "podSetAssignments", "name", "main", "resourceUsage", "cpu",
+                             "lots"),
+               "status", "admission");
+    assert_null(kq_memo_decode(m, v3, NULL));
+    assert_non_null(kq_memo_decode(m, v2, NULL));
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 2000, true, T0 + 1));
+    /* the owner references are read with the rest of the metadata */
+    struct kq_wl_meta meta;
+    kq_memo_meta(m, v2, &meta);
+    assert_null(meta.owner_references);
+    json_t *v4 = jx_deep_copy(v2);
+    JX_SET_NEW(v4, json_pack("[{s:s, s:b}]", "kind", "Job", "controller", 1), "metadata",
+               "ownerReferences");
+    kq_memo_meta(m, v4, &meta);
+    assert_ptr_equal(meta.owner_references, JX_GET(v4, "metadata", "ownerReferences"));
+    json_t *docs[] = {v1, v2, v3, v4};
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++)
+        json_decref(docs[i]);
+    kq_memo_free(m);
+}
+
 static void requests_are_remembered_per_spec_value(void **state)
 {
     (void)state;
@@ -329,6 +383,7 @@ int main(void)
         cmocka_unit_test(decoding_keeps_what_did_not_change),
         cmocka_unit_test(finished_recognised_without_decoding),
         cmocka_unit_test(meta_then_same_or_decode),
+        cmocka_unit_test(expected_values_are_given_once),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
