@@ -250,9 +250,7 @@ static void admission_build(struct eng *e, struct eng__wl *wl, const struct api_
                 if (!strcmp(wl->ps[i].name, pa->name))
                     pa->count = wl->ps[i].count;
         pa->n = (int)s->flavors.n;
-        pa->res = xcalloc((size_t)pa->n + 1, sizeof(int));
-        pa->flv = xcalloc((size_t)pa->n + 1, sizeof(int));
-        pa->amt = xcalloc((size_t)pa->n + 1, sizeof(int64_t));
+        eng__pa_alloc(pa, pa->n);
         for (int r = 0; r < pa->n; r++) {
             pa->res[r] = eng__res_id(e, s->flavors.items[r].key);
             pa->flv[r] = eng__flv_id(e, s->flavors.items[r].value);
@@ -328,13 +326,19 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in, co
     return wl;
 }
 
+void eng__pa_alloc(struct eng__pa *pa, int n)
+{
+    /* one zeroed allocation: amt, then res, then flv */
+    pa->amt = xcalloc((size_t)n + 1, sizeof(int64_t) + 2 * sizeof(int));
+    pa->res = (int *)(pa->amt + n + 1);
+    pa->flv = pa->res + n + 1;
+}
+
 void eng__pa_free(struct eng__pa *pa, int n)
 {
     for (int p = 0; p < n; p++) {
         xfree(pa[p].name);
-        xfree(pa[p].res);
-        xfree(pa[p].flv);
-        xfree(pa[p].amt);
+        xfree(pa[p].amt); /* res and flv live in the same allocation */
     }
     xfree(pa);
 }
