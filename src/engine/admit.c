@@ -51,9 +51,7 @@ static void assume(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const 
         struct eng__pa *pa = &wl->pa[i];
         pa->name = xstrdup(wl->ps[i].name);
         pa->count = p->count;
-        pa->res = xcalloc((size_t)p->n_ra + 1, sizeof(int));
-        pa->flv = xcalloc((size_t)p->n_ra + 1, sizeof(int));
-        pa->amt = xcalloc((size_t)p->n_ra + 1, sizeof(int64_t));
+        eng__pa_alloc(pa, p->n_ra);
         for (int k = 0; k < p->n_ra; k++) {
             if (p->ra[k].flv < 0)
                 continue;

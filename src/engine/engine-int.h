@@ -530,6 +530,9 @@ struct eng__node *eng__node_root(struct eng__node *n);
 void eng__wl_free(struct eng *e, struct eng__wl *wl);
 /* Recompute the charged usage from status.admission and reclaimablePods. */
 void eng__wl_recompute_usage(struct eng *e, struct eng__wl *wl);
+/* Give pa zeroed res, flv (int) and amt arrays of n (+1) items, one
+ * allocation that eng__pa_free releases. */
+void eng__pa_alloc(struct eng__pa *pa, int n);
 /* Free n pod set assignments and the array. */
 void eng__pa_free(struct eng__pa *pa, int n);
 /* True when one of cq's admission checks applies to the flavors the

@@ -250,9 +250,7 @@ static void admission_build(struct eng *e, struct eng__wl *wl, const struct api_
                 if (!strcmp(wl->ps[i].name, pa->name))
                     pa->count = wl->ps[i].count;
         pa->n = (int)s->flavors.n;
-        pa->res = xcalloc((size_t)pa->n + 1, sizeof(int));
-        pa->flv = xcalloc((size_t)pa->n + 1, sizeof(int));
-        pa->amt = xcalloc((size_t)pa->n + 1, sizeof(int64_t));
+        eng__pa_alloc(pa, pa->n);
         for (int r = 0; r < pa->n; r++) {
             pa->res[r] = eng__res_id(e, s->flavors.items[r].key);
             pa->flv[r] = eng__flv_id(e, s->flavors.items[r].value);
@@ -262,8 +260,8 @@ static void admission_build(struct eng *e, struct eng__wl *wl, const struct api_
     eng__wl_recompute_usage(e, wl);
 }
 
-/* The status parts of wl from in (wl's spec parts are in place). */
-static void wl_build_status(struct eng *e, struct eng__wl *wl, const struct api_workload *in)
+/* The status's single-valued fields the engine keeps. */
+static void status_scalars(struct eng__wl *wl, const struct api_workload *in)
 {
     wl->qo_ts_ms = queue_order_ts(in);
     wl->requeue_at_ms = in->requeue_at_ms;
@@ -272,6 +270,12 @@ static void wl_build_status(struct eng *e, struct eng__wl *wl, const struct api_
     wl->evicted = in->evicted;
     wl->requeued_false = in->requeued_false;
     wl->admitted = in->admitted;
+}
+
+/* The status parts of wl from in (wl's spec parts are in place). */
+static void wl_build_status(struct eng *e, struct eng__wl *wl, const struct api_workload *in)
+{
+    status_scalars(wl, in);
     for (int i = 0; i < wl->n_ps && (size_t)i < in->n_podsets; i++)
         wl->ps[i].reclaim = reclaimable_of(in, in->podsets[i].name);
     wl->state_hash = state_hash(wl);
@@ -322,13 +326,19 @@ static struct eng__wl *wl_build(struct eng *e, const struct api_workload *in, co
     return wl;
 }
 
+void eng__pa_alloc(struct eng__pa *pa, int n)
+{
+    /* one zeroed allocation: amt, then res, then flv */
+    pa->amt = xcalloc((size_t)n + 1, sizeof(int64_t) + 2 * sizeof(int));
+    pa->res = (int *)(pa->amt + n + 1);
+    pa->flv = pa->res + n + 1;
+}
+
 void eng__pa_free(struct eng__pa *pa, int n)
 {
     for (int p = 0; p < n; p++) {
         xfree(pa[p].name);
-        xfree(pa[p].res);
-        xfree(pa[p].flv);
-        xfree(pa[p].amt);
+        xfree(pa[p].amt); /* res and flv live in the same allocation */
     }
     xfree(pa);
 }
@@ -534,8 +544,69 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *in)
  * placed), so nothing observable differs. The new status is built first
  * into a copy (the release compares old and new usage), which then
  * becomes wl. */
+/* True when in holds the reservation wl holds already: same ClusterQueue
+ * (found), same pod set assignments (names, counts, flavors, usage), same
+ * reclaimable pods, so admission_build would rebuild wl's very usage; the
+ * status write that follows an admission (the control plane writing back
+ * what eng__admit assumed) or a condition change of a reserved workload. */
+static bool same_reservation(const struct eng *e, const struct eng__wl *wl, const struct api_workload *in)
+{
+    const struct api_admission *a = &in->admission;
+    if (!wl->reserved || !wl->rcq || !in->has_admission || in->finished ||
+        strcmp(wl->rcq_name, a->cluster_queue ? a->cluster_queue : "") || (size_t)wl->n_pa != a->n_podsets)
+        return false;
+    for (int i = 0; i < wl->n_ps && (size_t)i < in->n_podsets; i++)
+        if (wl->ps[i].reclaim != reclaimable_of(in, in->podsets[i].name))
+            return false;
+    for (int p = 0; p < wl->n_pa; p++) {
+        const struct api_podset_assignment *s = &a->podsets[p];
+        const struct eng__pa *pa = &wl->pa[p];
+        const char *name = s->name ? s->name : "main";
+        int32_t count = s->count;
+        if (count <= 0) /* as admission_build */
+            for (int i = 0; i < wl->n_ps; i++)
+                if (!strcmp(wl->ps[i].name, name))
+                    count = wl->ps[i].count;
+        if (strcmp(pa->name, name) || pa->count != count || (size_t)pa->n != s->flavors.n)
+            return false;
+        for (int r = 0; r < pa->n; r++) {
+            const char *res = s->flavors.items[r].key, *flv = s->flavors.items[r].value;
+            if (pa->res[r] < 0 || pa->flv[r] < 0 || !res || !flv || strcmp(e->res_names[pa->res[r]], res) ||
+                strcmp(e->flavors[pa->flv[r]].name, flv) ||
+                pa->amt[r] != api_reslist_get(&s->resource_usage, res))
+                return false;
+        }
+    }
+    return true;
+}
+
+/* update_status when same_reservation holds: the same steps as the
+ * general path (the reservation released and charged again, last in the
+ * ClusterQueue's holders and in e->wls, unqueued, unsent status dropped)
+ * without rebuilding the assignments and usage, which stay as they are. */
+static void keep_reservation(struct eng *e, struct eng__wl *wl, const struct api_workload *in)
+{
+    struct eng__cq *cq = wl->rcq; /* the one rcq_name names */
+    eng__holder_remove(e, wl, false);
+    eng__wl_unqueue(e, wl);
+    eng__unsent_forget(e, wl);
+    HASH_DEL(e->wls, wl);
+    status_scalars(wl, in); /* finished stays false */
+    wl->state_hash = state_hash(wl); /* the reclaim counts are unchanged */
+    wl->q = ENG__Q_NONE;
+    wl->qcq = NULL;
+    wl->time_parked = wl->bypassed = wl->unsent = false;
+    wl->victim_cycle = 0;
+    HASH_ADD_KEYPTR(hh, e->wls, wl->key, strlen(wl->key), wl);
+    eng__holder_add(e, wl, cq);
+}
+
 static void update_status(struct eng *e, struct eng__wl *wl, const struct api_workload *in)
 {
+    if (same_reservation(e, wl, in)) {
+        keep_reservation(e, wl, in);
+        return;
+    }
     struct eng__wl nw = *wl;
     nw.reserved = false;
     nw.rcq_name = NULL;

@@ -390,6 +390,50 @@ static void status_only_upserts_park_charge_and_release(void **state)
     fx_free(f);
 }
 
+static void assert_cq_counts(struct fx *f, int32_t reserving, int32_t admitted)
+{
+    struct eng_cq_status st;
+    assert_int_equal(eng_cq_status(f->e, "cq", &st), 0);
+    assert_int_equal(st.reserving, reserving);
+    assert_int_equal(st.admitted, admitted);
+    eng_cq_status_release(&st);
+}
+
+/* Status-only upserts of a reserved workload that repeat its reservation
+ * (the write-back of what the engine assumed, Admitted flipping) keep it
+ * charged exactly once; one that changes the reservation's usage is
+ * charged the new usage and frees the difference. */
+static void status_upserts_of_the_same_reservation_charge_it_once(void **state)
+{
+    (void)state;
+    struct fx *f = one_cq(QS_BEST_EFFORT_FIFO, "f1:cpu=4");
+    f->status_upserts = true;
+    struct api_workload *a = job(f, "a", 0, 1, "2");
+    fx_schedule(f);
+    fx_apply_reserve(f, a, fx_find(f, ENG_RESERVE, "a"), false);
+    assert_cq_counts(f, 1, 0);
+    a->admitted = true;
+    fx_upsert_status(f, a);
+    fx_upsert_status(f, a);
+    assert_cq_counts(f, 1, 1);
+    struct api_workload *b = job(f, "b", 0, 2, "2");
+    struct api_workload *c = job(f, "c", 0, 3, "2");
+    fx_schedule(f); /* 2 + 2 of 4: b fits, c does not */
+    assert_int_equal(fx_count(f, ENG_RESERVE), 1);
+    assert_non_null(fx_find(f, ENG_RESERVE, "b"));
+    fx_apply_reserve(f, b, fx_find(f, ENG_RESERVE, "b"), true);
+    fx_schedule(f);
+    assert_int_equal(fx_count(f, ENG_RESERVE), 0);
+    assert_cq_counts(f, 2, 2);
+    /* a's reservation now says it uses nothing: c fits */
+    a->admission.podsets[0].resource_usage.items[0].value = 0;
+    fx_upsert_status(f, a);
+    fx_schedule(f);
+    assert_non_null(fx_find(f, ENG_RESERVE, "c"));
+    (void)c;
+    fx_free(f);
+}
+
 /* A key ("ns/name") longer than eng__wl_find's stack buffer: found too. */
 static void long_names_are_found(void **state)
 {
@@ -430,6 +474,7 @@ int main(void)
         cmocka_unit_test(max_decisions_bounds_a_call),
         cmocka_unit_test(status_only_upserts_decide_the_same),
         cmocka_unit_test(status_only_upserts_park_charge_and_release),
+        cmocka_unit_test(status_upserts_of_the_same_reservation_charge_it_once),
         cmocka_unit_test(long_names_are_found),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
