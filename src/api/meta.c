@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "util/hash.h"
 #include "util/jsonx.h"
 #include "util/timefmt.h"
 
@@ -347,35 +348,18 @@ static json_t *shared_ltt(int64_t now_ms)
     return g_share.ltt;
 }
 
-/* h mixed with the text s, eight bytes at a time. */
-static uint64_t hash_text(uint64_t h, const char *s)
-{
-    size_t n = strlen(s);
-    uint64_t w;
-    for (; n >= 8; n -= 8, s += 8) {
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 29;
-    }
-    w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w ^ ((uint64_t)n << 56)) * 0x9e3779b97f4a7c15ULL;
-    return h ^ (h >> 29);
-}
-
 static uint64_t cond_want_hash(const struct cond_want *w)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    h = hash_text(hash_text(hash_text(h, w->type), w->reason), w->message);
-    h ^= (uint64_t)(uintptr_t)w->status * 0x9e3779b97f4a7c15ULL;
-    h ^= (uint64_t)(uintptr_t)w->ltt * 0xc2b2ae3d27d4eb4fULL;
-    h ^= (uint64_t)(w->has_gen ? w->gen + 1 : 0) * 0x165667b19e3779f9ULL;
-    return h ^ (h >> 29);
+    uint64_t h = cu_hash_str(cu_hash_str(cu_hash_str(CU_HASH_SEED, w->type), w->reason), w->message);
+    h = cu_hash_word(h, (uint64_t)(uintptr_t)w->status);
+    h = cu_hash_word(h, (uint64_t)(uintptr_t)w->ltt);
+    h = cu_hash_word(h, (uint64_t)(w->has_gen ? w->gen + 1 : 0));
+    return cu_hash_final(h);
 }
 
 static struct cond_entry *cond_slot(uint64_t hash)
 {
-    return &g_share.e[(hash ^ (hash >> 17)) & (COND_SLOTS - 1)];
+    return &g_share.e[hash & (COND_SLOTS - 1)];
 }
 
 /* The table's condition equal to w, or NULL. Borrowed. */

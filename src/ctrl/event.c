@@ -20,8 +20,9 @@
 #include <string.h>
 
 /* Event keys carry a whole message (~200 bytes): hashed a word at a time
- * (kq_hash_bytes) rather than by uthash's byte-wise default. */
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
+ * (cu_hash_bytes, util/hash.h) rather than by uthash's byte-wise default. */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #define HASH_BLOOM 21 /* 2^21 bits = 256 KiB per table */
 #include <uthash.h>
 

@@ -27,36 +27,7 @@
 #include "api/types.h"
 #include "ctrl/ctrl.h"
 #include "store/store.h"
-
-/* ---- hashing ---- */
-
-/* A hash of len bytes at key for uthash tables (the files that use it
- * define HASH_FUNCTION(keyptr, keylen, hashv) as
- * ((hashv) = kq_hash_bytes((keyptr), (keylen))) before including
- * <uthash.h>). uthash's default (Jenkins) reads keys byte by byte; this
- * one takes 8 bytes per step (FNV-1a style xor and multiply), then
- * MurmurHash3's 64-bit finalizer, so the low bits (bucket and Bloom bits)
- * depend on every input bit. Only a table's bucket layout follows the
- * hash, not its iteration (insertion) order. */
-static inline unsigned kq_hash_bytes(const void *key, size_t len)
-{
-    const unsigned char *p = key;
-    uint64_t h = 0xcbf29ce484222325ULL ^ (uint64_t)len;
-    for (; len >= 8; len -= 8, p += 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0x100000001b3ULL;
-    }
-    uint64_t t = 0;
-    memcpy(&t, p, len);
-    h = (h ^ t) * 0x100000001b3ULL;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return (unsigned)h;
-}
+#include "util/hash.h"
 
 /* ---- label, annotation and name constants (kueue.md §1.10) ---- */
 #define KQ_QUEUE_NAME_LABEL "kueue.x-k8s.io/queue-name"

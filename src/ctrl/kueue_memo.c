@@ -33,8 +33,9 @@
  */
 #include <string.h>
 
-/* keys "ns NUL name", hashed a word at a time (kq_hash_bytes) */
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
+/* keys "ns NUL name", hashed a word at a time (cu_hash_bytes, util/hash.h) */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"

@@ -22,8 +22,9 @@
 #include <string.h>
 
 /* Workload, LocalQueue and ClusterQueue keys hashed a word at a time
- * (kq_hash_bytes) rather than by uthash's byte-wise default. */
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = kq_hash_bytes((keyptr), (keylen)))
+ * (cu_hash_bytes, util/hash.h) rather than by uthash's byte-wise default. */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"

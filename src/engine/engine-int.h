@@ -30,31 +30,12 @@
 #include <stdint.h>
 #include <string.h>
 
-/* The bucket hash of every engine hash table (uthash's HASH_FUNCTION, so
- * it must be defined before <uthash.h>): 64-bit multiply/xor-shift over
- * 8-byte words, cheaper than uthash's default byte-wise Jenkins hash for
- * the short keys and interned messages the engine looks up. Only the
- * bucket a key lands in depends on it: uthash iterates in insertion order,
- * so nothing the engine decides or emits does. */
-static inline unsigned eng__uthash(const void *key, size_t len)
-{
-    const unsigned char *p = key;
-    uint64_t h = 0xcbf29ce484222325ULL ^ len, w;
-    for (; len >= 8; p += 8, len -= 8) {
-        memcpy(&w, p, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 29;
-    }
-    if (len) {
-        w = 0;
-        memcpy(&w, p, len);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
-        h ^= h >> 29;
-    }
-    h *= 0xbf58476d1ce4e5b9ULL;
-    return (unsigned)(h ^ (h >> 32));
-}
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = eng__uthash((keyptr), (size_t)(keylen)))
+/* Every engine hash table uses cueue's word-at-a-time bucket hash
+ * (util/hash.h) instead of uthash's byte-wise default; only the bucket a
+ * key lands in depends on it (uthash iterates in insertion order), so
+ * nothing the engine decides or emits does. */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "engine/engine.h"

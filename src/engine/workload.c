@@ -25,31 +25,10 @@
  * The hashes only ever decide equality (equivalence classes, "nothing
  * placement-relevant changed"), so any well-mixed 64-bit hash will do. */
 
-static uint64_t mix64(uint64_t h, uint64_t v)
-{
-    h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
-    return h ^ (h >> 29);
-}
-
 /* NULL hashes as "" (as before); the length separates adjacent strings. */
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        h = mix64(h, w);
-    }
-    if (i < n) {
-        uint64_t w = 0;
-        memcpy(&w, s + i, n - i);
-        h = mix64(h, w);
-    }
-    return mix64(h, (uint64_t)n);
-}
+static uint64_t hash_str(uint64_t h, const char *s) { return cu_hash_str(h, s); }
 
-static uint64_t hash_i64(uint64_t h, int64_t v) { return mix64(h, (uint64_t)v); }
+static uint64_t hash_i64(uint64_t h, int64_t v) { return cu_hash_word(h, (uint64_t)v); }
 
 /* ---- shapes ---- */
 

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "util/err.h"
+#include "util/hash.h"
 #include "util/xalloc.h"
 
 /* uthash doubles a table's buckets when an insert meets a chain of
@@ -61,52 +62,14 @@ static int split_key_cmp(const char *stored, const struct split_key *k, size_t n
 #undef HASH_KEYCMP
 #define HASH_KEYCMP(a, b, n) split_key_cmp((const char *)(a), (const struct split_key *)(b), (n))
 
-/* Mix len bytes of p into h, eight at a time (a multiplicative hash over
- * 64-bit words; key_hash's final avalanche brings the high bits, which
- * the multiplications fill, down to the low ones the buckets use). */
-static uint64_t hash_bytes(uint64_t h, const char *p, size_t len)
-{
-    const uint64_t mul = 0x9E3779B97F4A7C15ULL;
-    for (; len >= 8; p += 8, len -= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = (h ^ w) * mul;
-        h ^= h >> 29;
-    }
-    if (len) {
-        /* the last 1 to 7 bytes: two overlapping 4-byte reads, or the
-         * first, middle and last byte (every byte is read either way) */
-        uint64_t w;
-        if (len >= 4) {
-            uint32_t lo, hi;
-            memcpy(&lo, p, 4);
-            memcpy(&hi, p + len - 4, 4);
-            w = lo | (uint64_t)hi << 32;
-        } else {
-            w = (uint64_t)(unsigned char)p[0] | (uint64_t)(unsigned char)p[len / 2] << 8 |
-                (uint64_t)(unsigned char)p[len - 1] << 16;
-        }
-        h = (h ^ w ^ ((uint64_t)len << 56)) * mul;
-        h ^= h >> 29;
-    }
-    return h;
-}
-
 /* The bucket hash of (ns, name) with nl = strlen(ns), ml = strlen(name):
  * the same whether the key is contiguous (an entry's) or split (a lookup's). */
 static unsigned key_hash(const char *ns, size_t nl, const char *name, size_t ml)
 {
-    uint64_t h = hash_bytes(0x243F6A8885A308D3ULL ^ nl, ns, nl);
-    h = hash_bytes(h * 0x9E3779B97F4A7C15ULL, name, ml);
-    /* a final avalanche (MurmurHash3's 64-bit finaliser), so that keys
-     * differing only in a few bytes (queue-0001, queue-0002) still spread
-     * over the low bits */
-    h ^= h >> 33;
-    h *= 0xFF51AFD7ED558CCDULL;
-    h ^= h >> 33;
-    h *= 0xC4CEB9FE1A85EC53ULL;
-    h ^= h >> 33;
-    return (unsigned)h;
+    uint64_t h = cu_hash_mem(CU_HASH_SEED ^ nl, ns, nl);
+    /* the final avalanche spreads keys differing only in a few bytes
+     * (queue-0001, queue-0002) over the low bits */
+    return (unsigned)cu_hash_final(cu_hash_mem(h * CU_HASH_MUL, name, ml));
 }
 
 struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const char *ns,
