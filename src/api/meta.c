@@ -596,8 +596,9 @@ static int64_t transition_ms(const char *ts)
     int64_t ms = 0;
     if (timefmt_parse(ts, &ms) < 0)
         return 0;
-    if (strlen(ts) < sizeof(last.ts)) {
-        strcpy(last.ts, ts);
+    size_t n = strlen(ts);
+    if (n < sizeof(last.ts)) {
+        memcpy(last.ts, ts, n + 1);
         last.ms = ms;
         last.set = true;
     }
