@@ -404,10 +404,10 @@ void ctrl_set_threaded(struct ctrl *c)
     c->in_loop_thread = true;
 }
 
-void ctrl_run(struct ctrl *c, volatile int *stop)
+void ctrl_run(struct ctrl *c, atomic_int *stop)
 {
     c->in_loop_thread = true;
-    while (!*stop) {
+    while (!atomic_load(stop)) {
         /* read the wakeup count before looking for work, so a ctrl_call or
          * executor notification arriving meanwhile is never lost */
         uint64_t seen = store_wakeup_seq(c->store);

@@ -27,6 +27,7 @@
 #define CUEUE_CTRL_CTRL_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -92,8 +93,9 @@ int64_t ctrl_next_deadline(struct ctrl *c);
  * (0 before the first step): events up to it are behind it. */
 uint64_t ctrl_events_consumed(struct ctrl *c);
 /* Server loop: step, then wait for a store change, an executor report or
- * the next deadline; until *stop becomes non-zero. */
-void ctrl_run(struct ctrl *c, volatile int *stop);
+ * the next deadline; until *stop becomes non-zero (set from another thread,
+ * hence atomic). */
+void ctrl_run(struct ctrl *c, atomic_int *stop);
 /* Declare, before the loop thread starts, that ctrl_run will own the
  * control plane on its own thread: from here on ctrl_call queues work for
  * that thread instead of running it inline (no race with a request that

@@ -253,7 +253,7 @@ static void seed_first_start(struct store *st, struct rng *rng, bool pool)
 
 struct loop {
     struct ctrl *ctrl;
-    volatile int stop;
+    atomic_int stop; /* set by the main thread at shutdown */
 };
 
 static void *loop_main(void *arg)
@@ -347,7 +347,7 @@ static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
 {
     srv_stop(rn->srv);
     if (rn->loop_started) {
-        rn->loop.stop = 1;
+        atomic_store(&rn->loop.stop, 1);
         store_wakeup(rn->store);
         pthread_join(rn->loop_thread, NULL);
     }

@@ -7,7 +7,8 @@
 #include <string.h>
 #include <time.h>
 
-static int cur_level = -1;
+/* read and set by every thread (set lazily from CUEUE_LOG): atomic */
+static _Atomic int cur_level = -1;
 
 static void init_level(void)
 {
