@@ -148,21 +148,13 @@ struct cond_view {
 
 static void cond_view_of(const json_t *c, struct cond_view *v)
 {
-    v->status = v->reason = v->message = v->gen = NULL;
-    int left = 4; /* members are unique: done once the four are seen */
-    for (void *it = json_object_iter((json_t *)c); it && left;
-         it = json_object_iter_next((json_t *)c, it)) {
-        const char *key = json_object_iter_key(it);
-        const json_t **slot = str_eq(key, "status")               ? &v->status
-                              : str_eq(key, "reason")             ? &v->reason
-                              : str_eq(key, "message")            ? &v->message
-                              : str_eq(key, "observedGeneration") ? &v->gen
-                                                                  : NULL;
-        if (slot) {
-            *slot = json_object_iter_value(it);
-            left--;
-        }
-    }
+    static const char *const keys[] = {"status", "reason", "message", "observedGeneration"};
+    json_t *m[4];
+    jx_members(c, keys, 4, m);
+    v->status = m[0];
+    v->reason = m[1];
+    v->message = m[2];
+    v->gen = m[3];
 }
 
 /* True when api_cond_set would change the condition viewed by v. */

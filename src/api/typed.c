@@ -331,21 +331,14 @@ struct wl_status_view {
 
 static void wl_status_view_of(const json_t *st, struct wl_status_view *v)
 {
-    memset(v, 0, sizeof(*v));
-    int left = 4; /* members are unique: done once the four are seen */
-    for (void *it = json_object_iter((json_t *)st); it && left;
-         it = json_object_iter_next((json_t *)st, it)) {
-        const char *key = json_object_iter_key(it);
-        const json_t **slot = key[0] == 'a' && !strcmp(key, "admission")         ? &v->admission
-                              : key[0] == 'c' && !strcmp(key, "conditions")      ? &v->conditions
-                              : key[0] == 'r' && !strcmp(key, "requeueState")    ? &v->requeue_state
-                              : key[0] == 'r' && !strcmp(key, "reclaimablePods") ? &v->reclaimable
-                                                                                 : NULL;
-        if (slot) {
-            *slot = json_object_iter_value(it);
-            left--;
-        }
-    }
+    static const char *const keys[] = {"admission", "conditions", "requeueState",
+                                       "reclaimablePods"};
+    json_t *m[4];
+    jx_members(st, keys, 4, m);
+    v->admission = m[0];
+    v->conditions = m[1];
+    v->requeue_state = m[2];
+    v->reclaimable = m[3];
 }
 
 static int wl_admission(const json_t *adm, struct api_workload *wl)

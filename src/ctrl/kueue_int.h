@@ -144,22 +144,15 @@ struct kq_wl_view {
  * documents have few members there, and comparing keys costs less than
  * hashing each one looked up. */
 void kq_wl_view(const json_t *wl, struct kq_wl_view *v);
-/* Keep v, the kq_wl_view of wl, for the next kq_wl_view_take (a
- * reference to wl is held meanwhile, so no other document can have its
- * address): the Workload controller reads a Workload event before the
- * scheduler's queue controller reads the same one. One per thread; a
- * later keep replaces it. */
-void kq_wl_view_keep(const json_t *wl, const struct kq_wl_view *v);
-/* kq_wl_view(wl, v): the kept view when it is wl's, else read now. Drops
- * the kept one either way. */
-void kq_wl_view_take(const json_t *wl, struct kq_wl_view *v);
-/* The view of wl: the kept one when it is wl's, else read now and kept
- * (as kq_wl_view_keep), so that a later kq_wl_view_take of wl does not
- * read it again. Borrowed: valid until the next keep, take, peek or drop
- * on this thread. The scheduler's memo reads a Workload event this way
- * between the Workload controller's keep and the queues' take. */
+/* The kq_wl_view of wl, read once per document: the last one read (per
+ * thread) is kept, with a reference to wl held so that no other document
+ * can have its address, and given again while wl is the document asked
+ * for. The Workload controller, the scheduler's memo and the queue
+ * controller read each Workload event this way, in any order. Borrowed:
+ * valid until the thread's next peek of another document or drop. wl may
+ * be NULL (an empty view). */
 const struct kq_wl_view *kq_wl_view_peek(const json_t *wl);
-/* Drop the kept view, if any (at shutdown). */
+/* Drop the kept view and its reference, if any (at shutdown). */
 void kq_wl_view_drop(void);
 
 /* ---- an index from an owner (uid) to the names of what it owns ---- */

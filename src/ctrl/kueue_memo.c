@@ -22,7 +22,7 @@
  * resourceRequests without decoding.
  *
  * A document is not read again for the memo: the Workload controller's
- * reading of the event (kq_wl_view, kept for the queues: kq_wl_view_peek)
+ * reading of the event (kq_wl_view_peek, which the queue controller reads too)
  * has every value it compares, and the reading is kept for the memo call
  * that follows for the same document (last_obj; every other call drops
  * it). Conditions are compared per condition, their members only where the
@@ -236,20 +236,11 @@ static void view_of(const json_t *obj, struct wl_view *v)
  * members. Borrowed from c. */
 static void cond_values(const json_t *c, size_t k, const json_t *out[3])
 {
-    out[0] = out[1] = out[2] = NULL;
-    int need = k == COND_EVICTED ? 3 : 2; /* members still to find */
-    for (void *it = json_object_iter((json_t *)c); it && need;
-         it = json_object_iter_next((json_t *)c, it)) {
-        const char *key = json_object_iter_key(it);
-        int slot = key[0] == 's' && !strcmp(key, "status")                             ? 0
-                   : key[0] == 'l' && !strcmp(key, "lastTransitionTime")               ? 1
-                   : k == COND_EVICTED && key[0] == 'r' && !strcmp(key, "reason") ? 2
-                                                                                     : -1;
-        if (slot >= 0) {
-            out[slot] = json_object_iter_value(it);
-            need--;
-        }
-    }
+    static const char *const keys[] = {"status", "lastTransitionTime", "reason"};
+    json_t *m[3] = {NULL, NULL, NULL};
+    jx_members(c, keys, k == COND_EVICTED ? 3 : 2, m);
+    for (int i = 0; i < 3; i++)
+        out[i] = m[i];
 }
 
 /* Whether the conditions a and b (per MEMO_CONDS, NULL absent) hold the

@@ -497,8 +497,8 @@ static bool contrib_same(const struct wl_contrib *w, const struct kq_wl_view *v,
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
                                 bool deleted)
 {
-    struct kq_wl_view v; /* read once: by the Workload controller, usually */
-    kq_wl_view_take(wl, &v);
+    /* read once: by the Workload controller, usually */
+    struct kq_wl_view v = *kq_wl_view_peek(wl);
     const char *ns = v.ns;
     char buf[320], *heap = NULL;
     const char *key = ns_key(buf, sizeof(buf), ns, v.name, &heap);
@@ -633,30 +633,12 @@ static json_t *status_map(const json_t *cur_st, struct st_member *set, size_t n,
     return out;
 }
 
-/* A queue document to rewrite the status of: a new top-level map whose
- * values are cur's (in cur's order; metadata shared: the store gives the
- * new version a map of its own, store_update_take), and status
- * (taken) in place of cur's (appended when cur has none). New reference. */
+/* A queue document to rewrite the status of: cur's members shared (its
+ * metadata too: the store gives the new version a map of its own,
+ * store_update_take), status (taken) in place of cur's. New reference. */
 static json_t *status_doc(const json_t *cur, json_t *status)
 {
-    json_t *cp = json_object();
-    bool had_status = false;
-    const char *key;
-    size_t klen;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)cur, key, klen, v) {
-        json_t *nv;
-        if (klen == 6 && !memcmp(key, "status", 6)) {
-            nv = status;
-            had_status = true;
-        } else {
-            nv = json_incref(v);
-        }
-        json_object_setn_new_nocheck(cp, key, klen, nv);
-    }
-    if (!had_status)
-        json_object_set_new(cp, "status", status);
-    return cp;
+    return jx_shallow_with(cur, "status", 6, status);
 }
 
 /* Write cp's status over cur's (cp from status_doc; taken; ns: cur's

@@ -417,19 +417,6 @@ void kq_set_each(const struct kq_set *s, void (*fn)(const char *key, void *arg),
 
 /* ---- a Workload event's document, read once ---- */
 
-/* Whether condition cond holds (api_cond_holds): its status is its second
- * member as api_cond_set writes it, looked up otherwise. */
-static bool view_cond_holds(const json_t *cond)
-{
-    void *it = json_object_iter((json_t *)cond);
-    if (it)
-        it = json_object_iter_next((json_t *)cond, it);
-    const char *k = it ? json_object_iter_key(it) : NULL;
-    const char *st = k && k[0] == 's' && !strcmp(k, "status")
-                         ? json_string_value(json_object_iter_value(it))
-                         : JX_STR(cond, "status");
-    return st && st[0] == 'T' && !strcmp(st, "True");
-}
 
 static void view_conds(const json_t *conds, struct kq_wl_view *v)
 {
@@ -451,7 +438,7 @@ static void view_conds(const json_t *conds, struct kq_wl_view *v)
         }
         if (v->cond[k] || strcmp(t, types[k]))
             continue;
-        v->cond[k] = view_cond_holds(cond) ? 2 : 1;
+        v->cond[k] = api_cond_holds(cond) ? 2 : 1;
         v->cond_obj[k] = cond;
         left--;
     }
@@ -544,25 +531,9 @@ void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
     view_conds(v->conditions, v);
 }
 
-/* The view kq_wl_view_keep kept, with a reference to its document. */
+/* The view kq_wl_view_peek keeps, with a reference to its document. */
 static _Thread_local json_t *kept_doc;
 static _Thread_local struct kq_wl_view kept_view;
-
-void kq_wl_view_keep(const json_t *wl, const struct kq_wl_view *v)
-{
-    kq_wl_view_drop();
-    kept_doc = json_incref((json_t *)wl);
-    kept_view = *v;
-}
-
-void kq_wl_view_take(const json_t *wl, struct kq_wl_view *v)
-{
-    if (wl && kept_doc == wl)
-        *v = kept_view;
-    else
-        kq_wl_view(wl, v);
-    kq_wl_view_drop();
-}
 
 const struct kq_wl_view *kq_wl_view_peek(const json_t *wl)
 {

@@ -849,9 +849,10 @@ static bool flush_when_settled(struct ctrl *c, struct sched *s)
     return kq_queues_flush(s->queues, c, s->eng);
 }
 
-static bool sched_after_round(struct ctrl *c, void *self)
+/* One scheduling pass: decisions applied, queue statuses flushed when
+ * settled. True when it wrote anything. */
+static bool sched_round(struct ctrl *c, struct sched *s)
 {
-    struct sched *s = self;
     if (s->checks_changed) {
         s->checks_changed = false;
         upsert_all_cqs(c, s);
@@ -878,6 +879,18 @@ static bool sched_after_round(struct ctrl *c, void *self)
     }
     eng_result_release(&res);
     return n > 0 || flush_when_settled(c, s);
+}
+
+/* The round's end for the scheduler. It is the last reader of Workload
+ * documents through kq_wl_view_peek in a round (the Workload controller's
+ * and its own event handlers, its decisions' re-observations), so the
+ * reading kept per thread is let go here, on the loop's own thread: no
+ * document is held past the round, nor at shutdown. */
+static bool sched_after_round(struct ctrl *c, void *self)
+{
+    bool did = sched_round(c, self);
+    kq_wl_view_drop();
+    return did;
 }
 
 /* ---- explain ---- */

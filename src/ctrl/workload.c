@@ -694,11 +694,10 @@ static void wl_on_event(struct ctrl *c, void *self, const struct store_event *ev
 {
     struct wl_rec *r = self;
     if (ev->kind == KIND_WORKLOAD && ev->type != STORE_DELETED) {
-        struct kq_wl_view v;
-        kq_wl_view(ev->obj, &v);
-        kq_wl_view_keep(ev->obj, &v); /* for kq_queues_observe_workload */
-        if (!wl_quiet(c, r, &v))
-            ctrl_enqueue(c, r->rid, v.ns, v.name);
+        /* read once for the queue controller and the memo too */
+        const struct kq_wl_view *v = kq_wl_view_peek(ev->obj);
+        if (!wl_quiet(c, r, v))
+            ctrl_enqueue(c, r->rid, v->ns, v->name);
     }
     else if (ev->kind == KIND_CLUSTERQUEUE || ev->kind == KIND_LOCALQUEUE)
         stop_changed(c, r, ev);

@@ -705,23 +705,8 @@ static json_t *occurrence_meta(const json_t *tmd, const char *name, const char *
  * only one to it and to its metadata map. */
 static json_t *occurrence_of(const json_t *tmpl, const char *name, const char *uid)
 {
-    json_t *o = json_object();
-    bool has_md = false;
-    const char *key;
-    size_t klen;
-    json_t *v;
-    json_object_keylen_foreach((json_t *)tmpl, key, klen, v) {
-        if (klen == 8 && !memcmp(key, "metadata", 8)) {
-            v = occurrence_meta(v, name, uid);
-            has_md = true;
-        } else {
-            v = json_incref(v);
-        }
-        json_object_setn_new_nocheck(o, key, klen, v);
-    }
-    if (!has_md)
-        JX_SET_LIT(o, "metadata", occurrence_meta(NULL, name, uid));
-    return o;
+    return jx_shallow_with(tmpl, "metadata", 8,
+                           occurrence_meta(JX_GET(tmpl, "metadata"), name, uid));
 }
 
 /* Occurrence occ of a, created from e->obj when it can be (see above):

@@ -236,29 +236,6 @@ struct wl_conds {
     bool unchanged[WC_N];
 };
 
-/* The members of o named keys[0..n) (NULL when absent) in one pass over
- * o's members, which stops once all are found: a Workload document and its
- * status have a handful of members, fewer steps than a hash lookup each. */
-static void members_of(const json_t *o, const char *const *keys, size_t n, json_t **out)
-{
-    memset(out, 0, n * sizeof(*out));
-    if (!json_is_object(o))
-        return;
-    size_t left = n;
-    /* the iterator itself: json_object_foreach also converts each key back
-     * to an iterator and reads every value */
-    for (void *it = json_object_iter((json_t *)o); it && left;
-         it = json_object_iter_next((json_t *)o, it)) {
-        const char *key = json_object_iter_key(it);
-        for (size_t i = 0; i < n; i++) {
-            if (!out[i] && key[0] == keys[i][0] && !strcmp(key, keys[i])) {
-                out[i] = json_object_iter_value(it);
-                left--;
-                break;
-            }
-        }
-    }
-}
 
 /* Which of the transition types cond is (-1 another), and into *is_true
  * whether its status is "True" when it is one of them (api_cond_type,
@@ -274,13 +251,7 @@ static int8_t cond_read(const json_t *cond, bool *is_true)
         k++;
     if (!t || k == WC_N)
         return -1;
-    void *it = json_object_iter_next((json_t *)cond, json_object_iter((json_t *)cond));
-    if (it && !strcmp(json_object_iter_key(it), "status")) {
-        const char *st = json_string_value(json_object_iter_value(it));
-        *is_true = st && !strcmp(st, "True");
-    } else {
-        *is_true = api_cond_holds(cond);
-    }
+    *is_true = api_cond_holds(cond);
     return k;
 }
 
@@ -636,7 +607,7 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     const json_t *obj = ev->obj;
     static const char *const top_keys[] = {"metadata", "spec", "status"};
     json_t *top[3];
-    members_of(obj, top_keys, 3, top);
+    jx_members(obj, top_keys, 3, top);
     const json_t *md = top[0]; /* read once for uid, ns, name */
     json_t *uidj = json_object_get(md, "uid");
     const char *uid = jx_or_empty(json_string_value(uidj));
@@ -675,7 +646,7 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
         bool spec_same = spec && spec == w->seen_spec;
         static const char *const status_keys[] = {"conditions", "admissionChecks", "admission"};
         json_t *st[3];
-        members_of(status, status_keys, 3, st);
+        jx_members(status, status_keys, 3, st);
         w->cur_conds = st[0];
         w->cur_checks = st[1];
         w->cur_adm = st[2];

@@ -31,13 +31,6 @@ static const char *const SYSTEM_META[] = {
     "generation", "resourceVersion", NULL,
 };
 
-/* Visit the members of the object m in order with the iterator it (the
- * iterator walk alone: jansson's foreach macros look each key up again
- * at every step). */
-#define MEMBERS_FOREACH(m, it) \
-    for (void *it = json_object_iter((json_t *)(m)); it; \
-         it = json_object_iter_next((json_t *)(m), it))
-
 static bool kind_ok(int kind) { return kind >= 0 && kind < KIND__COUNT; }
 
 /* The namespace key for obj: "" for cluster-scoped kinds, else ns or the
@@ -95,7 +88,7 @@ static json_t *copy_map(const json_t *m)
     if (!json_is_object(m))
         return json_copy((json_t *)m);
     json_t *c = json_object();
-    MEMBERS_FOREACH(m, it)
+    JX_MEMBERS_FOREACH(m, it)
         json_object_setn_new_nocheck(c, json_object_iter_key(it), json_object_iter_key_len(it),
                                      json_incref(json_object_iter_value(it)));
     return c;
@@ -116,7 +109,7 @@ static json_t *next_meta(const json_t *m, uint64_t rv, bool *deleting)
     json_t *c = json_object();
     bool had_rv = false;
     *deleting = false;
-    MEMBERS_FOREACH(m, it) {
+    JX_MEMBERS_FOREACH(m, it) {
         const char *key = json_object_iter_key(it);
         size_t klen = json_object_iter_key_len(it);
         json_t *v = json_object_iter_value(it), *nv;
@@ -147,7 +140,7 @@ static json_t *copy_with(const json_t *old, bool with_status, json_t *status, bo
 {
     json_t *c = json_object();
     bool had_meta = false, had_status = false;
-    MEMBERS_FOREACH(old, it) {
+    JX_MEMBERS_FOREACH(old, it) {
         const char *key = json_object_iter_key(it);
         size_t klen = json_object_iter_key_len(it);
         json_t *v = json_object_iter_value(it), *nv;
@@ -757,7 +750,7 @@ static json_t *status_copy(json_t *st, const char *const *shared)
     /* conditions change through api_cond_set, which copies a shared
      * condition before changing it: the array is new, its objects shared */
     json_t *out = json_object();
-    MEMBERS_FOREACH(st, it) {
+    JX_MEMBERS_FOREACH(st, it) {
         const char *key = json_object_iter_key(it);
         size_t klen = json_object_iter_key_len(it);
         json_t *v = json_object_iter_value(it), *c;

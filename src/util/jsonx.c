@@ -127,6 +127,44 @@ bool jx_equal(const json_t *a, const json_t *b)
     return json_equal(a, b);
 }
 
+void jx_members(const json_t *o, const char *const *keys, size_t n, json_t **out)
+{
+    memset(out, 0, n * sizeof(*out));
+    size_t left = n;
+    for (void *it = json_object_iter((json_t *)o); it && left;
+         it = json_object_iter_next((json_t *)o, it)) {
+        const char *key = json_object_iter_key(it);
+        for (size_t i = 0; i < n; i++) {
+            if (!out[i] && key[0] == keys[i][0] && !strcmp(key, keys[i])) {
+                out[i] = json_object_iter_value(it);
+                left--;
+                break;
+            }
+        }
+    }
+}
+
+json_t *jx_shallow_with(const json_t *obj, const char *key, size_t klen, json_t *val)
+{
+    json_t *out = json_object();
+    bool had = false;
+    JX_MEMBERS_FOREACH(obj, it) {
+        size_t kl = json_object_iter_key_len(it);
+        const char *k = json_object_iter_key(it);
+        json_t *v;
+        if (kl == klen && !memcmp(k, key, klen)) {
+            v = val;
+            had = true;
+        } else {
+            v = json_incref(json_object_iter_value(it));
+        }
+        json_object_setn_new_nocheck(out, k, kl, v);
+    }
+    if (!had)
+        json_object_setn_new_nocheck(out, key, klen, val);
+    return out;
+}
+
 json_t *jx_deep_copy(const json_t *v)
 {
     if (json_is_object(v)) {

@@ -106,6 +106,29 @@ static inline bool jx_bool_of_(const json_t *v, bool def)
  * New reference. */
 json_t *jx_deep_copy(const json_t *v);
 
+/* Visit the members of the object m in order with the jansson iterator
+ * it (json_object_iter_key/_key_len/_value): the iterator walk alone, as
+ * jansson's foreach macros look each key up again at every step. m NULL
+ * or not an object visits nothing. */
+#define JX_MEMBERS_FOREACH(m, it) \
+    for (void *it = json_object_iter((json_t *)(m)); it; \
+         it = json_object_iter_next((json_t *)(m), it))
+
+/* The members of o named keys[0..n) into out[0..n) (NULL where absent, or
+ * all NULL when o is not an object), found in one pass over o's members
+ * that stops once all are found: for the handful of members of a
+ * Kubernetes object, its metadata, its status or a condition, fewer steps
+ * than one hash lookup per key. keys must be distinct. Borrowed from o. */
+void jx_members(const json_t *o, const char *const *keys, size_t n, json_t **out);
+
+/* A new object with the members of obj in obj's order, each value shared
+ * (a new reference to it), except the member key (klen bytes), whose value
+ * is val (taken), appended last when obj has no such member (obj NULL or
+ * not an object: {key: val}). For a new version of a document that
+ * replaces one member and shares the rest; stored values are never
+ * changed in place. New reference. */
+json_t *jx_shallow_with(const json_t *obj, const char *key, size_t klen, json_t *val);
+
 /* json_string(s) (a new JSON string, or NULL when s is NULL or not valid
  * UTF-8), faster for the usual ASCII text: jansson checks UTF-8 one
  * character at a time, this checks for bytes >= 0x80 first and lets

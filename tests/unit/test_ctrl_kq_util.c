@@ -6,7 +6,7 @@
  * api_quantity_format writes. kq_wl_view reads what the lookups it
  * replaces read (api_cond_get_all's first condition of each type,
  * api_cond_holds, spec.queueName, status.admission.clusterQueue), and
- * kq_wl_view_take gives the kept view only for the very document kept.
+ * kq_wl_view_peek reads each document once and holds the one it keeps.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -173,53 +173,27 @@ static void view_reads_what_the_lookups_read(void **state)
     json_decref(wl);
 }
 
-static void take_gives_the_kept_view_of_that_document_only(void **state)
-{
-    (void)state;
-    json_t *a = workload("[{\"type\":\"Finished\",\"status\":\"True\"}]", "");
-    json_t *b = workload("[]", ",\"ownerReferences\":[]");
-    struct kq_wl_view v, got;
-    kq_wl_view(a, &v);
-    v.queue = "kept"; /* tells the kept view from a new reading */
-    kq_wl_view_keep(a, &v);
-    kq_wl_view_take(b, &got); /* another document: read now */
-    assert_string_equal(got.queue, "lq");
-    assert_true(got.owned);
-    assert_int_equal(got.cond[KQ_VC_FINISHED], 0);
-    kq_wl_view_take(a, &got); /* the kept one was dropped by the take */
-    assert_string_equal(got.queue, "lq");
-    kq_wl_view_keep(a, &v);
-    json_decref(a); /* the kept reference keeps it alive */
-    kq_wl_view_take(a, &got);
-    assert_string_equal(got.queue, "kept");
-    assert_int_equal(got.cond[KQ_VC_FINISHED], 2);
-    kq_wl_view_drop();
-    json_decref(b);
-}
-
-/* kq_wl_view_peek gives the kept view of that document, or reads and
- * keeps another's, so that the take after it reads nothing again. */
-static void peek_keeps_what_it_reads(void **state)
+/* kq_wl_view_peek reads a document once: asked again for the very same
+ * document it gives the kept reading (not a new one); asked for another it
+ * reads that one and keeps it instead; the kept document is held. */
+static void peek_reads_each_document_once(void **state)
 {
     (void)state;
     json_t *a = workload("[{\"type\":\"Finished\",\"status\":\"True\"}]", "");
     json_t *b = workload("[]", "");
-    struct kq_wl_view v, got;
-    kq_wl_view(a, &v);
-    v.queue = "kept";
-    kq_wl_view_keep(a, &v);
-    assert_string_equal(kq_wl_view_peek(a)->queue, "kept"); /* the kept one, still kept */
-    assert_string_equal(kq_wl_view_peek(a)->queue, "kept");
-    const struct kq_wl_view *p = kq_wl_view_peek(b); /* another: read now, kept */
+    const struct kq_wl_view *p = kq_wl_view_peek(a);
+    assert_string_equal(p->queue, "lq");
+    assert_int_equal(p->cond[KQ_VC_FINISHED], 2);
+    assert_ptr_equal(kq_wl_view_peek(a), p); /* the kept one */
+    p = kq_wl_view_peek(b); /* another: read now, kept */
     assert_string_equal(p->queue, "lq");
     assert_int_equal(p->cond[KQ_VC_FINISHED], 0);
     assert_false(p->owned);
-    /* (a change a new reading would see; no reading is freed by it) */
+    /* a change a new reading would see: the kept reading is given */
     json_object_set_new(json_object_get(b, "metadata"), "ownerReferences", json_array());
-    kq_wl_view_take(b, &got); /* the peeked reading, not a new one */
-    assert_false(got.owned);
-    kq_wl_view_take(b, &got); /* dropped by the take: read now */
-    assert_true(got.owned);
+    assert_false(kq_wl_view_peek(b)->owned);
+    kq_wl_view_drop(); /* dropped: read now */
+    assert_true(kq_wl_view_peek(b)->owned);
     /* the peeked document is held while kept */
     kq_wl_view_peek(a);
     json_decref(a);
@@ -235,8 +209,7 @@ int main(void)
         cmocka_unit_test(other_forms_go_through_the_parser),
         cmocka_unit_test(json_text_matches_the_formatter),
         cmocka_unit_test(view_reads_what_the_lookups_read),
-        cmocka_unit_test(take_gives_the_kept_view_of_that_document_only),
-        cmocka_unit_test(peek_keeps_what_it_reads),
+        cmocka_unit_test(peek_reads_each_document_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

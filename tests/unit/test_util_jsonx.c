@@ -142,12 +142,69 @@ static void string_matches_json_string(void **state)
     assert_null(jx_string(NULL));
 }
 
+/* jx_members finds what json_object_get finds, absent keys as NULL, in
+ * one pass whatever the order; a non-object gives all NULL. */
+static void members_match_lookups(void **state)
+{
+    (void)state;
+    json_t *o = json_pack("{s:i, s:s, s:[], s:{}}", "b", 1, "status", "True", "a", "c");
+    static const char *const keys[] = {"c", "status", "missing", "b", "st"};
+    json_t *out[5];
+    jx_members(o, keys, 5, out);
+    for (size_t i = 0; i < 5; i++)
+        assert_ptr_equal(out[i], json_object_get(o, keys[i]));
+    assert_null(out[2]);
+    assert_null(out[4]); /* a prefix of "status" is another key */
+    json_t *arr = json_array();
+    out[0] = o; /* overwritten */
+    jx_members(arr, keys, 2, out);
+    assert_null(out[0]);
+    assert_null(out[1]);
+    jx_members(NULL, keys, 1, out);
+    assert_null(out[0]);
+    json_decref(arr);
+    json_decref(o);
+}
+
+/* jx_shallow_with keeps the order, shares every other value, replaces the
+ * member in place, appends it when absent, and leaves obj alone. */
+static void shallow_with_replaces_one_member(void **state)
+{
+    (void)state;
+    json_t *spec = json_object();
+    json_t *o = json_pack("{s:s, s:O, s:s}", "kind", "Workload", "spec", spec, "status", "old");
+    json_t *st = json_string("new");
+    json_t *c = jx_shallow_with(o, "status", 6, st);
+    char *text = jx_dumps(c);
+    assert_string_equal(text, "{\"kind\":\"Workload\",\"spec\":{},\"status\":\"new\"}");
+    xfree(text);
+    assert_ptr_equal(json_object_get(c, "spec"), spec); /* shared */
+    assert_ptr_equal(json_object_get(c, "status"), st); /* taken */
+    assert_string_equal(json_string_value(json_object_get(o, "status")), "old");
+    json_decref(c);
+    json_object_del(o, "status");
+    c = jx_shallow_with(o, "status", 6, json_string("added"));
+    text = jx_dumps(c);
+    assert_string_equal(text, "{\"kind\":\"Workload\",\"spec\":{},\"status\":\"added\"}");
+    xfree(text);
+    json_decref(c);
+    c = jx_shallow_with(NULL, "metadata", 8, json_object());
+    text = jx_dumps(c);
+    assert_string_equal(text, "{\"metadata\":{}}");
+    xfree(text);
+    json_decref(c);
+    json_decref(spec);
+    json_decref(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(deep_copy_copies_containers_and_shares_scalars),
         cmocka_unit_test(path_macros_match_the_functions),
         cmocka_unit_test(string_matches_json_string),
+        cmocka_unit_test(members_match_lookups),
+        cmocka_unit_test(shallow_with_replaces_one_member),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
