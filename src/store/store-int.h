@@ -41,6 +41,7 @@ RB_HEAD(store_tree, store_obj);
 struct store_index {
     struct store_tree tree;
     struct store_obj *hash; /* uthash head */
+    struct store_obj *last; /* the entry store__idx_find found last, or NULL */
     size_t n;
 };
 

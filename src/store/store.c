@@ -72,15 +72,23 @@ static unsigned key_hash(const char *ns, size_t nl, const char *name, size_t ml)
     return (unsigned)cu_hash_final(cu_hash_mem(h * CU_HASH_MUL, name, ml));
 }
 
+/* Lookups come in pairs: a controller reads an object (store_get,
+ * store_get_status_copy), then writes it back, so the entry found last is
+ * compared first (its key is in the entry, a cache line the lookup reads
+ * anyway) before the key is hashed and its bucket read. */
 struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const char *ns,
                                   const char *name)
 {
-    struct split_key k = {ns_key(kind, ns), 0, name};
-    k.nl = strlen(k.ns);
+    struct store_index *ix = &s->idx[kind];
+    const char *nsk = ns_key(kind, ns);
+    struct store_obj *o = ix->last;
+    if (o && !strcmp(o->name, name) && !strcmp(o->ns, nsk))
+        return o;
+    struct split_key k = {nsk, strlen(nsk), name};
     size_t ml = strlen(name);
-    struct store_obj *o;
-    HASH_FIND_BYHASHVALUE(hh, s->idx[kind].hash, &k, k.nl + 1 + ml,
-                          key_hash(k.ns, k.nl, name, ml), o);
+    HASH_FIND_BYHASHVALUE(hh, ix->hash, &k, k.nl + 1 + ml, key_hash(k.ns, k.nl, name, ml), o);
+    if (o)
+        ix->last = o;
     return o;
 }
 
@@ -113,6 +121,8 @@ void store__idx_remove(struct store *s, enum api_kind_id kind, struct store_obj 
 {
     RB_REMOVE(store_tree, &s->idx[kind].tree, o);
     HASH_DELETE(hh, s->idx[kind].hash, o);
+    if (s->idx[kind].last == o)
+        s->idx[kind].last = NULL;
     s->idx[kind].n--;
     obj_free(o);
 }

@@ -694,6 +694,58 @@ static void similar_keys_spread_over_buckets(void **state)
     }
 }
 
+/* The index compares the entry it found last before hashing: a key that
+ * matches it only in part (same name in another namespace, a name that is
+ * its prefix or extension) is still looked up, and a deleted entry (the
+ * last found) is never found again, nor taken for a successor of the same
+ * name. */
+static void last_found_entry_is_checked_and_forgotten_on_delete(void **state)
+{
+    struct fx *f = *state;
+    json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("a", "q", "cq-a")));
+    json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("b", "q", "cq-b")));
+    json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("a", "q1", "cq-a1")));
+    const char *const order[][3] = {{"a", "q", "cq-a"},   {"a", "q", "cq-a"},
+                                    {"b", "q", "cq-b"},   {"a", "q1", "cq-a1"},
+                                    {"a", "q", "cq-a"},   {"b", "q", "cq-b"}};
+    for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+        json_t *got = store_get(f->s, KIND_LOCALQUEUE, order[i][0], order[i][1]);
+        assert_non_null(got);
+        assert_string_equal(JX_STR(got, "spec", "clusterQueue"), order[i][2]);
+        json_decref(got);
+    }
+    json_t *none = store_get(f->s, KIND_LOCALQUEUE, "b", "q1");
+    assert_null(none);
+    none = store_get(f->s, KIND_LOCALQUEUE, "a", "");
+    assert_null(none);
+
+    /* b/q was found last: delete it, then look for it and recreate it */
+    json_t *got = store_get(f->s, KIND_LOCALQUEUE, "b", "q");
+    const char *old_uid = api_uid(got);
+    assert_non_null(old_uid);
+    char uid[64];
+    snprintf(uid, sizeof(uid), "%s", old_uid);
+    json_decref(got);
+    assert_int_equal(store_delete(f->s, KIND_LOCALQUEUE, "b", "q", NULL, NULL), 0);
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "b", "q"));
+    json_decref(fx_create(f->s, KIND_LOCALQUEUE, NULL, fx_lq("b", "q", "cq-new")));
+    got = store_get(f->s, KIND_LOCALQUEUE, "b", "q");
+    assert_string_equal(JX_STR(got, "spec", "clusterQueue"), "cq-new");
+    assert_string_not_equal(api_uid(got), uid);
+    json_decref(got);
+    /* a status write to an entry found last, then its deletion */
+    json_t *st = store_get_status_copy(f->s, KIND_LOCALQUEUE, "a", "q1", NULL);
+    json_object_set_new(st, "status", json_pack("{s:i}", "pendingWorkloads", 3));
+    assert_int_equal(store_update_status_take(f->s, KIND_LOCALQUEUE, NULL, &st), 0);
+    json_decref(st);
+    assert_int_equal(store_delete(f->s, KIND_LOCALQUEUE, "a", "q1", NULL, NULL), 0);
+    assert_null(store_get(f->s, KIND_LOCALQUEUE, "a", "q1"));
+    got = store_get(f->s, KIND_LOCALQUEUE, "a", "q");
+    assert_string_equal(JX_STR(got, "spec", "clusterQueue"), "cq-a");
+    json_decref(got);
+    assert_int_equal(store_count(f->s, KIND_LOCALQUEUE), 2);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
 int main(void)
@@ -712,6 +764,7 @@ int main(void)
         T(many_objects_stay_findable),
         T(keys_split_differently_are_distinct),
         T(similar_keys_spread_over_buckets),
+        T(last_found_entry_is_checked_and_forgotten_on_delete),
         T(update_main_keeps_status),
         T(update_status_keeps_everything_else),
         T(update_all_replaces_whole_object),
