@@ -25,6 +25,14 @@
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #define HASH_BLOOM 21 /* 2^21 bits = 256 KiB per table */
 #include <uthash.h>
+/* The table starts with 2^16 buckets (1 MiB, zero pages until touched)
+ * instead of uthash's 32: a run records about four keys per Workload, and
+ * each doubling on the way there rehashes every entry, one cache miss per
+ * cold entry (read where HASH_ADD expands, below). */
+#undef HASH_INITIAL_NUM_BUCKETS
+#undef HASH_INITIAL_NUM_BUCKETS_LOG2
+#define HASH_INITIAL_NUM_BUCKETS (1U << 16)
+#define HASH_INITIAL_NUM_BUCKETS_LOG2 16U
 
 #include "api/kinds.h"
 #include "api/meta.h"
@@ -109,10 +117,11 @@ static struct event_agg *event_start(struct ctrl *c, const json_t *obj, const ch
     /* drawn whether or not the Event is written (record_events) */
     uint64_t draw = rng_next(ctrl_rng(c));
     char *name = NULL;
-    const char *ns = api_namespace(obj);
-    if (!ns || !ns[0])
-        ns = "default";
+    const char *ns = NULL;
     if (ctrl_cfg(c)->record_events) {
+        ns = api_namespace(obj);
+        if (!ns || !ns[0])
+            ns = "default";
         char suffix[17];
         snprintf(suffix, sizeof(suffix), "%016llx", (unsigned long long)draw);
         name = xasprintf("%s.%s", jx_or_empty(api_name(obj)), suffix);
@@ -126,7 +135,8 @@ static struct event_agg *event_start(struct ctrl *c, const json_t *obj, const ch
          * the aggregate keeps no name */
         rng_uuid_skip(ctrl_rng(c));
     }
-    struct event_agg *agg = xcalloc(1, sizeof(*agg) + klen + 1);
+    /* xmalloc: the key fills the rest, uthash sets the handle */
+    struct event_agg *agg = xmalloc(sizeof(*agg) + klen + 1);
     memcpy(agg->key, key, klen + 1);
     agg->ns = name ? xstrdup(ns) : NULL;
     agg->name = name;
