@@ -282,7 +282,12 @@ static json_t *cond_changed_copy(const json_t *c, const struct cond_view *view,
  * the one it would have built (what kueue_memo compares), and for Evicted
  * the same reason (kueue_memo compares that too). A caller on another
  * thread while one uses the table builds its condition as before. */
-#define COND_SLOTS 256
+#define COND_SLOTS 1024
+/* The table's conditions are also found by address (a condition a
+ * document holds is often one the table handed out): COND_PTR_SLOTS
+ * direct-mapped slots, each an entry's index + 1 (0: none), checked
+ * against the entry's condition. */
+#define COND_PTR_SLOTS 4096
 
 /* A condition as api_cond_set would write it: the values by identity where
  * they would be kept or shared, the texts by content. */
@@ -302,6 +307,7 @@ struct cond_entry {
     const json_t *status, *ltt, *reason_v;
     bool has_gen;
     json_int_t gen;
+    json_t *v[6]; /* cond's member values (cond_is_canonical's), borrowed */
 };
 
 static struct {
@@ -311,7 +317,22 @@ static struct {
     int64_t ltt_ms;
     json_t *ltt; /* lastTransitionTime of ltt_ms (reference) */
     struct cond_entry e[COND_SLOTS];
+    uint16_t by_ptr[COND_PTR_SLOTS];
 } g_share = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static unsigned cond_ptr_slot(const json_t *c)
+{
+    return (unsigned)cu_hash_final((uint64_t)(uintptr_t)c) & (COND_PTR_SLOTS - 1);
+}
+
+/* The table's entry whose condition is c itself, or NULL. Lock held. */
+static const struct cond_entry *cond_known(const json_t *c)
+{
+    unsigned i = g_share.by_ptr[cond_ptr_slot(c)];
+    if (!i || g_share.e[i - 1].cond != c)
+        return NULL;
+    return &g_share.e[i - 1];
+}
 
 /* The shared "True"/"False" string, or NULL for any other status. */
 static json_t *shared_status(const char *status)
@@ -414,7 +435,8 @@ static void cond_remember(const struct cond_want *w, json_t *cond, json_t *const
     json_decref(e->cond);
     *e = (struct cond_entry){json_incref(cond), w->hash, json_string_value(v[0]),
                              json_string_value(v[3]), json_string_value(v[4]), v[1], v[2],
-                             v[3], w->has_gen, w->gen};
+                             v[3], w->has_gen, w->gen, {v[0], v[1], v[2], v[3], v[4], v[5]}};
+    g_share.by_ptr[cond_ptr_slot(cond)] = (uint16_t)(e - g_share.e + 1);
 }
 
 /* The condition w describes, built in api_cond_set's order; old holds the
@@ -478,28 +500,63 @@ static json_t *cond_shared(json_t *const old[6], const char *type, const char *s
     return out;
 }
 
-/* api_cond_set's new condition for a Workload, from the shared table when
- * it applies (see above), else NULL. old: the values of the condition it
- * replaces, in api_cond_set's order (cond_is_canonical), or NULLs. */
-static json_t *cond_for_workload(const json_t *obj, json_t *const old[6], const char *type,
-                                 const char *status, const char *reason, const char *message,
-                                 json_int_t gen, int64_t now_ms)
+/* Whether the table applies to obj (a Workload) and this thread holds its
+ * lock (unlocked by the caller). */
+static bool cond_table_lock(const json_t *obj)
 {
     const char *kind = json_string_value(member_near_front(obj, "kind", 4, 2));
-    if (!kind || strcmp(kind, "Workload"))
-        return NULL;
-    if (pthread_mutex_trylock(&g_share.lock))
-        return NULL;
-    json_t *out = cond_shared(old, type, status, reason, message, gen, now_ms);
-    pthread_mutex_unlock(&g_share.lock);
-    return out;
+    return kind && !strcmp(kind, "Workload") && !pthread_mutex_trylock(&g_share.lock);
 }
+
+/* cond_find, with the types of the table's own conditions read from the
+ * table. Lock held. */
+static json_t *cond_find_known(const json_t *conds, const char *type, size_t *at)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c) {
+        const struct cond_entry *e = cond_known(c);
+        const char *t = e ? e->type : api_cond_type(c);
+        if (t && str_eq(t, type)) {
+            *at = i;
+            return c;
+        }
+    }
+    return NULL;
+}
+
+/* c's values in api_cond_set's order (see cond_is_canonical), from the
+ * table when c is one of its conditions (table: the lock is held). */
+static bool cond_values(const json_t *c, bool table, json_t *v[6])
+{
+    const struct cond_entry *e = table ? cond_known(c) : NULL;
+    if (!e)
+        return cond_is_canonical(c, v);
+    memcpy(v, e->v, sizeof(e->v));
+    return true;
+}
+
+static bool cond_set(json_t *obj, const char *type, const char *status, const char *reason,
+                     const char *message, int64_t now_ms, bool table);
 
 bool api_cond_set(json_t *obj, const char *type, const char *status, const char *reason,
                   const char *message, int64_t now_ms)
 {
-    reason = reason ? reason : "";
-    message = message ? message : "";
+    /* a Workload's conditions come from the shared table (see above) when
+     * this thread has it; the document written is the same either way */
+    bool table = cond_table_lock(obj);
+    bool changed = cond_set(obj, type, status, reason ? reason : "", message ? message : "",
+                            now_ms, table);
+    if (table)
+        pthread_mutex_unlock(&g_share.lock);
+    return changed;
+}
+
+/* api_cond_set with reason and message not NULL; table: obj is a Workload
+ * and the table's lock is held. */
+static bool cond_set(json_t *obj, const char *type, const char *status, const char *reason,
+                     const char *message, int64_t now_ms, bool table)
+{
     json_t *st = JX_GET(obj, "status");
     if (!json_is_object(st))
         st = JX_OBJ(obj, "status");
@@ -510,12 +567,12 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
     }
     json_int_t gen = generation_of(obj);
     size_t at = 0;
-    json_t *c = cond_find(conds, type, &at);
+    json_t *c = table ? cond_find_known(conds, type, &at) : cond_find(conds, type, &at);
     struct cond_view view;
     json_t *old[6] = {NULL}; /* c's values when in api_cond_set's order */
     bool canonical = !c;
     if (c) { /* one pass over c, two when it is not in that order */
-        canonical = cond_is_canonical(c, old);
+        canonical = cond_values(c, table, old);
         if (canonical)
             view = (struct cond_view){old[1], old[3], old[4], old[5]};
         else
@@ -529,9 +586,8 @@ bool api_cond_set(json_t *obj, const char *type, const char *status, const char 
         JX_SET_LIT(st, "conditions", conds);
         c = c ? json_array_get(conds, at) : NULL;
     }
-    json_t *shared = canonical ? cond_for_workload(obj, old, type, status, reason, message,
-                                                   gen, now_ms)
-                               : NULL;
+    json_t *shared =
+        canonical && table ? cond_shared(old, type, status, reason, message, gen, now_ms) : NULL;
     if (shared) {
         if (c)
             json_array_set_new(conds, at, shared);

@@ -259,6 +259,48 @@ static void workload_conditions_are_shared_and_read_as_built(void **state)
         json_decref(docs[d]);
 }
 
+/* api_cond_set reads the table's own conditions from the table (found by
+ * address): a Workload holding them, or holding one the table has since let
+ * go (thousands of other conditions set meanwhile), reads and changes as a
+ * document of another kind does. */
+static void table_conditions_read_the_same_after_the_table_moved_on(void **state)
+{
+    (void)state;
+    json_t *w = doc_of_kind("Workload"), *plain = doc_of_kind("Other");
+    json_t *docs[] = {w, plain};
+    for (size_t d = 0; d < 2; d++) {
+        assert_true(api_cond_set(docs[d], "A", "True", "RA", "ma", T0));
+        assert_true(api_cond_set(docs[d], "B", "False", "RB", "mb", T0));
+        assert_true(api_cond_set(docs[d], "C", "True", "RC", "mc", T0));
+    }
+    json_t *held = json_incref(api_cond_get(w, "B")); /* the table's */
+    for (size_t d = 0; d < 2; d++) { /* unchanged: found by address */
+        assert_false(api_cond_set(docs[d], "B", "False", "RB", "mb", T0 + 1000));
+        assert_false(api_cond_set(docs[d], "C", "True", "RC", "mc", T0 + 1000));
+    }
+    /* the table moves on: its entries now hold other conditions */
+    json_t *scratch = doc_of_kind("Workload");
+    char msg[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(msg, sizeof(msg), "m%d", i);
+        assert_true(api_cond_set(scratch, "Fill", i % 2 ? "True" : "False", "R", msg, T0 + i));
+    }
+    json_decref(scratch);
+    assert_ptr_equal(api_cond_get(w, "B"), held);
+    for (size_t d = 0; d < 2; d++) {
+        assert_false(api_cond_set(docs[d], "B", "False", "RB", "mb", T0 + 2000));
+        assert_false(api_cond_set(docs[d], "A", "True", "RA", "ma", T0 + 2000));
+        assert_true(api_cond_set(docs[d], "B", "False", "RB", "changed", T0 + 3000));
+        assert_true(api_cond_set(docs[d], "C", "False", "RC", "mc", T0 + 3000));
+        assert_true(api_cond_set(docs[d], "A", "True", "RA", "ma", T0 + 4000) == false);
+    }
+    assert_same_json(JX_GET(w, "status", "conditions"), JX_GET(plain, "status", "conditions"));
+    assert_string_equal(JX_STR(held, "message"), "mb"); /* never changed in place */
+    json_decref(held);
+    for (size_t d = 0; d < 2; d++)
+        json_decref(docs[d]);
+}
+
 /* The transition time formatted for one instant is reused for the next
  * condition set at that instant, and reformatted for another instant. */
 static void transition_times_follow_each_call(void **state)
@@ -434,6 +476,7 @@ int main(void)
         cmocka_unit_test(shared_conditions_are_copied_before_a_change),
         cmocka_unit_test(changed_condition_is_rebuilt_in_order),
         cmocka_unit_test(workload_conditions_are_shared_and_read_as_built),
+        cmocka_unit_test(table_conditions_read_the_same_after_the_table_moved_on),
         cmocka_unit_test(found_condition_holds_only_when_true),
         cmocka_unit_test(transition_times_follow_each_call),
         cmocka_unit_test(get_all_finds_the_first_of_each_type_in_one_pass),
