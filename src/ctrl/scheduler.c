@@ -26,6 +26,10 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
+
+/* keys hashed a word at a time (cu_hash_bytes, util/hash.h) */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"
@@ -51,6 +55,18 @@ struct spec_seen {
     UT_hash_handle hh;
 };
 
+/* A status.admission built once and given to every Workload admitted with
+ * the same assignment (admission_shared). */
+struct adm_shared {
+    char *key; /* the assignment, adm_key's encoding */
+    size_t len;
+    json_t *json; /* reference */
+    UT_hash_handle hh;
+};
+
+/* Most distinct assignments kept; past it the table starts again. */
+#define ADM_SHARED_MAX 4096
+
 struct sched {
     int rid;
     struct eng *eng;
@@ -61,6 +77,8 @@ struct sched {
     struct kq_set *queued;    /* waiting for a reservation ("ns/name") */
     bool checks_changed; /* an AdmissionCheck changed: re-upsert ClusterQueues */
     int64_t wake_at;     /* last wakeup requested */
+    struct adm_shared *adms; /* status.admission values by assignment */
+    struct sbuf adm_key;     /* the key being looked up (reused) */
 };
 
 /* ---- inputs ---- */
@@ -583,6 +601,78 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
     return out;
 }
 
+/* adm_key's encoding of a string: its length, then its bytes (NULL: a
+ * length no string has), so that no two assignments share a key. */
+static void adm_key_str(struct sbuf *sb, const char *str)
+{
+    size_t n = str ? strlen(str) : SIZE_MAX;
+    sbuf_add(sb, &n, sizeof(n));
+    if (str)
+        sbuf_add(sb, str, n);
+}
+
+static void adm_key_int(struct sbuf *sb, int64_t v) { sbuf_add(sb, &v, sizeof(v)); }
+
+/* sb = every value admission_json(a, cq) reads, each encoded with its
+ * length or count: equal keys, equal documents. */
+static void adm_key(struct sbuf *sb, const struct api_admission *a, const char *cq)
+{
+    sbuf_reset(sb);
+    adm_key_str(sb, a->cluster_queue ? a->cluster_queue : cq);
+    adm_key_int(sb, (int64_t)a->n_podsets);
+    for (size_t i = 0; i < a->n_podsets; i++) {
+        const struct api_podset_assignment *p = &a->podsets[i];
+        adm_key_str(sb, p->name);
+        adm_key_int(sb, p->count);
+        adm_key_int(sb, (int64_t)p->flavors.n);
+        for (size_t j = 0; j < p->flavors.n; j++) {
+            adm_key_str(sb, p->flavors.items[j].key);
+            adm_key_str(sb, p->flavors.items[j].value);
+        }
+        adm_key_int(sb, (int64_t)p->resource_usage.n);
+        for (size_t j = 0; j < p->resource_usage.n; j++) {
+            adm_key_str(sb, p->resource_usage.items[j].name);
+            adm_key_int(sb, p->resource_usage.items[j].value);
+        }
+    }
+}
+
+static void adm_shared_clear(struct sched *s)
+{
+    struct adm_shared *x, *t;
+    HASH_ITER(hh, s->adms, x, t) {
+        HASH_DEL(s->adms, x);
+        json_decref(x->json);
+        xfree(x->key);
+        xfree(x);
+    }
+}
+
+/* admission_json(a, cq) as a new reference to a value shared by every
+ * Workload admitted with the same assignment (many are, in every
+ * ClusterQueue): built once, not per reservation, and freed once. Sharing
+ * is safe as for api_cond_set's shared conditions: stored documents are
+ * immutable, and a status.admission is only ever replaced or removed
+ * whole (REPLACED_OR_KEPT, kq_wl_clear_reservation), never changed in
+ * place. */
+static json_t *admission_shared(struct sched *s, const struct api_admission *a, const char *cq)
+{
+    adm_key(&s->adm_key, a, cq);
+    struct adm_shared *x;
+    HASH_FIND(hh, s->adms, s->adm_key.buf, s->adm_key.len, x);
+    if (!x) {
+        if (HASH_COUNT(s->adms) >= ADM_SHARED_MAX)
+            adm_shared_clear(s);
+        x = xcalloc(1, sizeof(*x));
+        x->len = s->adm_key.len;
+        x->key = xmalloc(x->len);
+        memcpy(x->key, s->adm_key.buf, x->len);
+        x->json = admission_json(a, cq);
+        HASH_ADD_KEYPTR(hh, s->adms, x->key, x->len, x);
+    }
+    return json_incref(x->json);
+}
+
 /* JX_SET_NEW(wl, v, "status", key) (v taken), without walking the path
  * or checking key's UTF-8 (an ASCII literal) when wl has a status. */
 static void set_status_member(json_t *wl, const char *key, json_t *v)
@@ -643,7 +733,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
         return;
     }
     int64_t now = ctrl_now(c);
-    set_status_member(wl, "admission", admission_json(&d->admission, d->cluster_queue));
+    set_status_member(wl, "admission", admission_shared(s, &d->admission, d->cluster_queue));
     /* "Quota reserved in ClusterQueue <cq>", without printf */
     static const char prefix[] = "Quota reserved in ClusterQueue ";
     const char *cqn = d->cluster_queue ? d->cluster_queue : "(null)"; /* as printf did */
@@ -970,6 +1060,8 @@ static void sched_free(void *self)
     kq_memo_free(s->memo);
     kq_set_free(s->not_ready);
     kq_set_free(s->queued);
+    adm_shared_clear(s);
+    sbuf_release(&s->adm_key);
     xfree(s);
 }
 
@@ -989,5 +1081,6 @@ void ctrl__scheduler_register(struct ctrl *c)
     s->memo = kq_memo_new();
     s->not_ready = kq_set_new();
     s->queued = kq_set_new();
+    sbuf_init(&s->adm_key, 0);
     s->rid = ctrl_register(c, &sched_ops, s);
 }
