@@ -26,10 +26,6 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-
-/* keys hashed a word at a time (cu_hash_bytes, util/hash.h) */
-#include "util/hash.h"
-#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"
@@ -46,6 +42,8 @@
 
 #define WPC_KEY_PREFIX "wpc:"
 #define AC_KEY_PREFIX "ac:" /* reconcile keys of deleting AdmissionChecks */
+/* Most distinct values kept per table of shared status values */
+#define SHARED_MAX 4096
 
 /* The spec version of a queue object last fed to the engine. */
 struct spec_seen {
@@ -54,18 +52,6 @@ struct spec_seen {
     bool deleting;
     UT_hash_handle hh;
 };
-
-/* A status.admission built once and given to every Workload admitted with
- * the same assignment (admission_shared). */
-struct adm_shared {
-    char *key; /* the assignment, adm_key's encoding */
-    size_t len;
-    json_t *json; /* reference */
-    UT_hash_handle hh;
-};
-
-/* Most distinct assignments kept; past it the table starts again. */
-#define ADM_SHARED_MAX 4096
 
 struct sched {
     int rid;
@@ -77,8 +63,8 @@ struct sched {
     struct kq_set *queued;    /* waiting for a reservation ("ns/name") */
     bool checks_changed; /* an AdmissionCheck changed: re-upsert ClusterQueues */
     int64_t wake_at;     /* last wakeup requested */
-    struct adm_shared *adms; /* status.admission values by assignment */
-    struct sbuf adm_key;     /* the key being looked up (reused) */
+    struct kq_shared *adms; /* status.admission values by assignment */
+    struct kq_shared *rrs;  /* status.resourceRequests values by pod sets */
 };
 
 /* ---- inputs ---- */
@@ -601,50 +587,26 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
     return out;
 }
 
-/* adm_key's encoding of a string: its length, then its bytes (NULL: a
- * length no string has), so that no two assignments share a key. */
-static void adm_key_str(struct sbuf *sb, const char *str)
+/* The key of admission_json(a, cq) in t: every value it reads. */
+static void adm_key(struct kq_shared *t, const struct api_admission *a, const char *cq)
 {
-    size_t n = str ? strlen(str) : SIZE_MAX;
-    sbuf_add(sb, &n, sizeof(n));
-    if (str)
-        sbuf_add(sb, str, n);
-}
-
-static void adm_key_int(struct sbuf *sb, int64_t v) { sbuf_add(sb, &v, sizeof(v)); }
-
-/* sb = every value admission_json(a, cq) reads, each encoded with its
- * length or count: equal keys, equal documents. */
-static void adm_key(struct sbuf *sb, const struct api_admission *a, const char *cq)
-{
-    sbuf_reset(sb);
-    adm_key_str(sb, a->cluster_queue ? a->cluster_queue : cq);
-    adm_key_int(sb, (int64_t)a->n_podsets);
+    kq_shared_key_reset(t);
+    kq_shared_key_str(t, a->cluster_queue ? a->cluster_queue : cq);
+    kq_shared_key_int(t, (int64_t)a->n_podsets);
     for (size_t i = 0; i < a->n_podsets; i++) {
         const struct api_podset_assignment *p = &a->podsets[i];
-        adm_key_str(sb, p->name);
-        adm_key_int(sb, p->count);
-        adm_key_int(sb, (int64_t)p->flavors.n);
+        kq_shared_key_str(t, p->name);
+        kq_shared_key_int(t, p->count);
+        kq_shared_key_int(t, (int64_t)p->flavors.n);
         for (size_t j = 0; j < p->flavors.n; j++) {
-            adm_key_str(sb, p->flavors.items[j].key);
-            adm_key_str(sb, p->flavors.items[j].value);
+            kq_shared_key_str(t, p->flavors.items[j].key);
+            kq_shared_key_str(t, p->flavors.items[j].value);
         }
-        adm_key_int(sb, (int64_t)p->resource_usage.n);
+        kq_shared_key_int(t, (int64_t)p->resource_usage.n);
         for (size_t j = 0; j < p->resource_usage.n; j++) {
-            adm_key_str(sb, p->resource_usage.items[j].name);
-            adm_key_int(sb, p->resource_usage.items[j].value);
+            kq_shared_key_str(t, p->resource_usage.items[j].name);
+            kq_shared_key_int(t, p->resource_usage.items[j].value);
         }
-    }
-}
-
-static void adm_shared_clear(struct sched *s)
-{
-    struct adm_shared *x, *t;
-    HASH_ITER(hh, s->adms, x, t) {
-        HASH_DEL(s->adms, x);
-        json_decref(x->json);
-        xfree(x->key);
-        xfree(x);
     }
 }
 
@@ -657,20 +619,9 @@ static void adm_shared_clear(struct sched *s)
  * place. */
 static json_t *admission_shared(struct sched *s, const struct api_admission *a, const char *cq)
 {
-    adm_key(&s->adm_key, a, cq);
-    struct adm_shared *x;
-    HASH_FIND(hh, s->adms, s->adm_key.buf, s->adm_key.len, x);
-    if (!x) {
-        if (HASH_COUNT(s->adms) >= ADM_SHARED_MAX)
-            adm_shared_clear(s);
-        x = xcalloc(1, sizeof(*x));
-        x->len = s->adm_key.len;
-        x->key = xmalloc(x->len);
-        memcpy(x->key, s->adm_key.buf, x->len);
-        x->json = admission_json(a, cq);
-        HASH_ADD_KEYPTR(hh, s->adms, x->key, x->len, x);
-    }
-    return json_incref(x->json);
+    adm_key(s->adms, a, cq);
+    json_t *v = kq_shared_find(s->adms);
+    return v ? v : kq_shared_keep(s->adms, admission_json(a, cq));
 }
 
 /* JX_SET_NEW(wl, v, "status", key) (v taken), without walking the path
@@ -829,6 +780,28 @@ static json_t *resource_requests(const struct api_workload *wl)
     return out;
 }
 
+/* resource_requests(wl) as a new reference to a value shared by every
+ * Workload with the same pod sets (names, counts, requests), as
+ * admission_shared: a status.resourceRequests is only ever replaced whole. */
+static json_t *resource_requests_shared(struct sched *s, const struct api_workload *wl)
+{
+    struct kq_shared *t = s->rrs;
+    kq_shared_key_reset(t);
+    kq_shared_key_int(t, (int64_t)wl->n_podsets);
+    for (size_t i = 0; i < wl->n_podsets; i++) {
+        const struct api_podset *ps = &wl->podsets[i];
+        kq_shared_key_str(t, ps->name);
+        kq_shared_key_int(t, ps->count);
+        kq_shared_key_int(t, (int64_t)ps->requests.n);
+        for (size_t j = 0; j < ps->requests.n; j++) {
+            kq_shared_key_str(t, ps->requests.items[j].name);
+            kq_shared_key_int(t, ps->requests.items[j].value);
+        }
+    }
+    json_t *v = kq_shared_find(t);
+    return v ? v : kq_shared_keep(t, resource_requests(wl));
+}
+
 /* resource_requests of obj's spec, from the Workload the memo decoded from
  * it when there is one. */
 static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *ref,
@@ -836,7 +809,7 @@ static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *re
 {
     const struct api_workload *known = kq_memo_decoded_spec(s->memo, ref->ns, ref->name, obj);
     if (known)
-        return resource_requests(known);
+        return resource_requests_shared(s, known);
     struct api_workload wl;
     memset(&wl, 0, sizeof(wl));
     json_t *out = api_workload_from_json(obj, &wl) == 0 ? resource_requests(&wl) : json_array();
@@ -1060,8 +1033,8 @@ static void sched_free(void *self)
     kq_memo_free(s->memo);
     kq_set_free(s->not_ready);
     kq_set_free(s->queued);
-    adm_shared_clear(s);
-    sbuf_release(&s->adm_key);
+    kq_shared_free(s->adms);
+    kq_shared_free(s->rrs);
     xfree(s);
 }
 
@@ -1081,6 +1054,7 @@ void ctrl__scheduler_register(struct ctrl *c)
     s->memo = kq_memo_new();
     s->not_ready = kq_set_new();
     s->queued = kq_set_new();
-    sbuf_init(&s->adm_key, 0);
+    s->adms = kq_shared_new(SHARED_MAX);
+    s->rrs = kq_shared_new(SHARED_MAX);
     s->rid = ctrl_register(c, &sched_ops, s);
 }

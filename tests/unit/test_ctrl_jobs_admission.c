@@ -156,7 +156,8 @@ static void block_admission_waits_for_ready_pods(void **state)
 
 /* Workloads admitted with the same assignment (ClusterQueue, pod sets,
  * counts, flavors, usage) share one status.admission value; another
- * assignment gets its own, with its own figures. */
+ * assignment gets its own, with its own figures. Pending ones with the same
+ * pod sets share one status.resourceRequests. */
 static void equal_admissions_are_one_value(void **state)
 {
     (void)state;
@@ -181,6 +182,17 @@ static void equal_admissions_are_one_value(void **state)
     psa = json_array_get(JX_GET(ca, "podSetAssignments"), 0);
     assert_int_equal(JX_INT(psa, 0, "count"), 2);
     assert_string_equal(JX_STR(psa, "resourceUsage", "cpu"), "2");
+    /* pending ones with the same pod sets share their resourceRequests */
+    job(f, "big1", "", "", 9, 9, "1");
+    job(f, "big2", "", "", 9, 9, "1");
+    json_t *b1 = fx_workload_of(f, "Job", "big1"), *b2 = fx_workload_of(f, "Job", "big2");
+    assert_false(api_cond_is_true(b1, "QuotaReserved"));
+    const json_t *rr = JX_GET(b1, "status", "resourceRequests");
+    assert_non_null(rr);
+    assert_ptr_equal(rr, JX_GET(b2, "status", "resourceRequests"));
+    assert_string_equal(JX_STR(json_array_get(rr, 0), "resources", "cpu"), "9");
+    json_decref(b1);
+    json_decref(b2);
     json_decref(a);
     json_decref(b);
     json_decref(c);
