@@ -465,15 +465,30 @@ void kq_shared_free(struct kq_shared *t)
 
 void kq_shared_key_reset(struct kq_shared *t) { sbuf_reset(&t->key); }
 
+/* sbuf_add(&t->key, p, n), copied in place while it fits (a key is built
+ * from many small parts; sbuf's invariants kept: buf[len] is '\0', len <
+ * cap). */
+static void key_add(struct kq_shared *t, const void *p, size_t n)
+{
+    struct sbuf *k = &t->key;
+    if (n < k->cap - k->len) {
+        memcpy(k->buf + k->len, p, n);
+        k->len += n;
+        k->buf[k->len] = '\0';
+    } else {
+        sbuf_add(k, p, n);
+    }
+}
+
 void kq_shared_key_str(struct kq_shared *t, const char *str)
 {
     size_t n = str ? strlen(str) : SIZE_MAX;
-    sbuf_add(&t->key, &n, sizeof(n));
+    key_add(t, &n, sizeof(n));
     if (str)
-        sbuf_add(&t->key, str, n);
+        key_add(t, str, n);
 }
 
-void kq_shared_key_int(struct kq_shared *t, int64_t v) { sbuf_add(&t->key, &v, sizeof(v)); }
+void kq_shared_key_int(struct kq_shared *t, int64_t v) { key_add(t, &v, sizeof(v)); }
 
 json_t *kq_shared_find(struct kq_shared *t)
 {
