@@ -182,6 +182,29 @@ size_t kq_set_count(const struct kq_set *s);
 /* Call fn(key, arg) for every member, in insertion order. */
 void kq_set_each(const struct kq_set *s, void (*fn)(const char *key, void *arg), void *arg);
 
+/* ---- JSON values shared by content (kueue_util.c) ---- */
+
+/* A table of immutable JSON values by a key that determines their content
+ * (the inputs they are built from), so that equal values written into many
+ * documents are built once and are one value (as api_cond_set's shared
+ * conditions). Only for values that every document holding them replaces
+ * or removes whole, never changes in place. Holds at most `max` values:
+ * past it, it starts again empty. Single-threaded (one reconciler's). */
+struct kq_shared;
+struct kq_shared *kq_shared_new(size_t max);
+void kq_shared_free(struct kq_shared *t); /* NULL-safe */
+/* Start the key of the next lookup; then append its parts, in an order
+ * and number the caller fixes per kind of value (a string is encoded with
+ * its length, NULL apart from every string, so parts never run together). */
+void kq_shared_key_reset(struct kq_shared *t);
+void kq_shared_key_str(struct kq_shared *t, const char *str);
+void kq_shared_key_int(struct kq_shared *t, int64_t v);
+/* The value kept for the key built, as a new reference, or NULL. */
+json_t *kq_shared_find(struct kq_shared *t);
+/* Keep v (a reference taken) for the key built (which has none); returns a
+ * new reference to v. */
+json_t *kq_shared_keep(struct kq_shared *t, json_t *v);
+
 /* ---- Workload status (kueue_wl.c) ---- */
 
 /* True when the Workload holds a quota reservation (QuotaReserved=True and

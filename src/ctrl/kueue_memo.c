@@ -13,8 +13,11 @@
  * documents are immutable and share every value a write leaves alone
  * (store_status_copy, api_cond_set), so the same values mean the same
  * decoded Workload, and an upsert of it would be the no-op engine.h says it
- * is. The memo holds a reference to the document the values came from,
- * which keeps them alive: an address is never reused while it is compared.
+ * is. The memo holds a reference to each value it compares (not to the
+ * document they came from, so that the store's next version of a Workload
+ * may take the metadata map of the last in place: the memo is not one more
+ * holder of the stored document), which keeps them alive: an address is
+ * never reused while it is compared.
  *
  * It also keeps the Workload that document decoded to (kq_memo_decode):
  * a later document with the very same metadata and spec values (a status
@@ -72,9 +75,9 @@ static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished"
 struct memo_entry {
     char *key; /* ns NUL name */
     size_t keylen;
-    json_t *doc;           /* the document last fed (reference) */
-    json_t *in[N_INPUTS];  /* its values (borrowed from doc), NULL where absent */
-    const json_t *cobj[N_CONDS]; /* its conditions (borrowed from doc), NULL absent */
+    bool has_doc;          /* in and cobj are a document's (the last fed) */
+    json_t *in[N_INPUTS];  /* its values (references), NULL where absent */
+    json_t *cobj[N_CONDS]; /* its conditions (references), NULL absent */
     bool admitted;
     bool has_dec;           /* dec is what doc decodes to */
     struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
@@ -134,8 +137,11 @@ static void entry_drop_decoded(struct memo_entry *m)
 
 static void entry_clear_inputs(struct memo_entry *m)
 {
-    json_decref(m->doc);
-    m->doc = NULL;
+    for (size_t i = 0; i < N_INPUTS; i++)
+        json_decref(m->in[i]);
+    for (size_t k = 0; k < N_CONDS; k++)
+        json_decref(m->cobj[k]);
+    m->has_doc = false;
     memset(m->in, 0, sizeof(m->in));
     memset(m->cobj, 0, sizeof(m->cobj));
 }
@@ -288,7 +294,7 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     if (memcmp(v->in, m->in, sizeof(m->in)) != 0) /* the cheap ones first */
         return false;
     memo->last_complete = true;
-    if (!same_conds(v->cobj, m->cobj))
+    if (!same_conds(v->cobj, (const json_t *const *)m->cobj))
         return false;
     drop_last(memo);
     *admitted = m->admitted;
@@ -316,18 +322,21 @@ bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
     const json_t *fin[3];
     cond_values(memo->last_view.cobj[COND_FINISHED], COND_FINISHED, fin);
     const char *st = json_string_value(fin[0]);
-    return m->doc && m->has_dec && st && !strcmp(st, "True");
+    return m->has_doc && m->has_dec && st && !strcmp(st, "True");
 }
 
 /* Remember obj as m's document (memo->last_view is obj's: view_entry). */
-static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
-                          bool admitted)
+static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, bool admitted)
 {
-    json_t *doc = json_incref((json_t *)obj); /* before letting the old one go */
+    json_t *in[N_INPUTS], *cobj[N_CONDS]; /* taken before letting the old ones go */
+    for (size_t i = 0; i < N_INPUTS; i++)
+        in[i] = json_incref(memo->last_view.in[i]);
+    for (size_t k = 0; k < N_CONDS; k++)
+        cobj[k] = json_incref((json_t *)memo->last_view.cobj[k]);
     entry_clear_inputs(m);
-    m->doc = doc;
-    memcpy(m->in, memo->last_view.in, sizeof(m->in));
-    memcpy(m->cobj, memo->last_view.cobj, sizeof(m->cobj));
+    m->has_doc = true;
+    memcpy(m->in, in, sizeof(in));
+    memcpy(m->cobj, cobj, sizeof(cobj));
     drop_last(memo);
     m->admitted = admitted;
 }
@@ -336,7 +345,7 @@ void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
 {
     struct memo_entry *m = view_entry(memo, obj, true);
     entry_drop_decoded(m); /* decoded from another document */
-    entry_set_doc(memo, m, obj, admitted);
+    entry_set_doc(memo, m, admitted);
 }
 
 /* Whether obj's metadata and spec (every value api_workload_from_json
@@ -344,7 +353,7 @@ void kq_memo_store(struct kq_memo *memo, const json_t *obj, bool admitted)
  * reads) are the very values of m's document. */
 static bool same_source(const struct memo_entry *m, json_t *const *in)
 {
-    return m->doc && in[0] == m->in[0] && in[1] == m->in[1] && in[2] == m->in[2] &&
+    return m->has_doc && in[0] == m->in[0] && in[1] == m->in[1] && in[2] == m->in[2] &&
            in[3] == m->in[3] && in[5] == m->in[5];
 }
 
@@ -393,7 +402,7 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
         drop_last(memo);
         return NULL;
     }
-    entry_set_doc(memo, m, obj, m->dec.admitted);
+    entry_set_doc(memo, m, m->dec.admitted);
     return &m->dec;
 }
 

@@ -6,6 +6,10 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* keys hashed a word at a time (cu_hash_bytes, util/hash.h) */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "api/meta.h"
@@ -13,6 +17,7 @@
 #include "ctrl/kueue_int.h"
 #include "util/err.h"
 #include "util/jsonx.h"
+#include "util/sbuf.h"
 #include "util/sha1.h"
 #include "util/xalloc.h"
 
@@ -413,6 +418,96 @@ void kq_set_each(const struct kq_set *s, void (*fn)(const char *key, void *arg),
     HASH_ITER(hh, s->members, m, t) {
         fn(m->key, arg);
     }
+}
+
+/* ---- JSON values shared by content ---- */
+
+struct kq_shared_value {
+    char *key;
+    size_t len;
+    json_t *v; /* reference */
+    UT_hash_handle hh;
+};
+
+struct kq_shared {
+    struct kq_shared_value *values;
+    size_t max;
+    struct sbuf key; /* the key being built */
+};
+
+struct kq_shared *kq_shared_new(size_t max)
+{
+    struct kq_shared *t = xcalloc(1, sizeof(*t));
+    t->max = max;
+    sbuf_init(&t->key, 0);
+    return t;
+}
+
+static void shared_clear(struct kq_shared *t)
+{
+    struct kq_shared_value *x, *tmp;
+    HASH_ITER(hh, t->values, x, tmp) {
+        HASH_DEL(t->values, x);
+        json_decref(x->v);
+        xfree(x->key);
+        xfree(x);
+    }
+}
+
+void kq_shared_free(struct kq_shared *t)
+{
+    if (!t)
+        return;
+    shared_clear(t);
+    sbuf_release(&t->key);
+    xfree(t);
+}
+
+void kq_shared_key_reset(struct kq_shared *t) { sbuf_reset(&t->key); }
+
+/* sbuf_add(&t->key, p, n), copied in place while it fits (a key is built
+ * from many small parts; sbuf's invariants kept: buf[len] is '\0', len <
+ * cap). */
+static void key_add(struct kq_shared *t, const void *p, size_t n)
+{
+    struct sbuf *k = &t->key;
+    if (n < k->cap - k->len) {
+        memcpy(k->buf + k->len, p, n);
+        k->len += n;
+        k->buf[k->len] = '\0';
+    } else {
+        sbuf_add(k, p, n);
+    }
+}
+
+void kq_shared_key_str(struct kq_shared *t, const char *str)
+{
+    size_t n = str ? strlen(str) : SIZE_MAX;
+    key_add(t, &n, sizeof(n));
+    if (str)
+        key_add(t, str, n);
+}
+
+void kq_shared_key_int(struct kq_shared *t, int64_t v) { key_add(t, &v, sizeof(v)); }
+
+json_t *kq_shared_find(struct kq_shared *t)
+{
+    struct kq_shared_value *x;
+    HASH_FIND(hh, t->values, t->key.buf, t->key.len, x);
+    return x ? json_incref(x->v) : NULL;
+}
+
+json_t *kq_shared_keep(struct kq_shared *t, json_t *v)
+{
+    if (HASH_COUNT(t->values) >= t->max)
+        shared_clear(t);
+    struct kq_shared_value *x = xcalloc(1, sizeof(*x));
+    x->len = t->key.len;
+    x->key = xmalloc(x->len ? x->len : 1);
+    memcpy(x->key, t->key.buf, x->len);
+    x->v = v;
+    HASH_ADD_KEYPTR(hh, t->values, x->key, x->len, x);
+    return json_incref(v);
 }
 
 /* ---- a Workload event's document, read once ---- */

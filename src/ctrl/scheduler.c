@@ -42,6 +42,8 @@
 
 #define WPC_KEY_PREFIX "wpc:"
 #define AC_KEY_PREFIX "ac:" /* reconcile keys of deleting AdmissionChecks */
+/* Most distinct values kept per table of shared status values */
+#define SHARED_MAX 4096
 
 /* The spec version of a queue object last fed to the engine. */
 struct spec_seen {
@@ -61,6 +63,8 @@ struct sched {
     struct kq_set *queued;    /* waiting for a reservation ("ns/name") */
     bool checks_changed; /* an AdmissionCheck changed: re-upsert ClusterQueues */
     int64_t wake_at;     /* last wakeup requested */
+    struct kq_shared *adms; /* status.admission values by assignment */
+    struct kq_shared *rrs;  /* status.resourceRequests values by pod sets */
 };
 
 /* ---- inputs ---- */
@@ -583,6 +587,43 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
     return out;
 }
 
+/* The key of admission_json(a, cq) in t: every value it reads. */
+static void adm_key(struct kq_shared *t, const struct api_admission *a, const char *cq)
+{
+    kq_shared_key_reset(t);
+    kq_shared_key_str(t, a->cluster_queue ? a->cluster_queue : cq);
+    kq_shared_key_int(t, (int64_t)a->n_podsets);
+    for (size_t i = 0; i < a->n_podsets; i++) {
+        const struct api_podset_assignment *p = &a->podsets[i];
+        kq_shared_key_str(t, p->name);
+        kq_shared_key_int(t, p->count);
+        kq_shared_key_int(t, (int64_t)p->flavors.n);
+        for (size_t j = 0; j < p->flavors.n; j++) {
+            kq_shared_key_str(t, p->flavors.items[j].key);
+            kq_shared_key_str(t, p->flavors.items[j].value);
+        }
+        kq_shared_key_int(t, (int64_t)p->resource_usage.n);
+        for (size_t j = 0; j < p->resource_usage.n; j++) {
+            kq_shared_key_str(t, p->resource_usage.items[j].name);
+            kq_shared_key_int(t, p->resource_usage.items[j].value);
+        }
+    }
+}
+
+/* admission_json(a, cq) as a new reference to a value shared by every
+ * Workload admitted with the same assignment (many are, in every
+ * ClusterQueue): built once, not per reservation, and freed once. Sharing
+ * is safe as for api_cond_set's shared conditions: stored documents are
+ * immutable, and a status.admission is only ever replaced or removed
+ * whole (REPLACED_OR_KEPT, kq_wl_clear_reservation), never changed in
+ * place. */
+static json_t *admission_shared(struct sched *s, const struct api_admission *a, const char *cq)
+{
+    adm_key(s->adms, a, cq);
+    json_t *v = kq_shared_find(s->adms);
+    return v ? v : kq_shared_keep(s->adms, admission_json(a, cq));
+}
+
 /* JX_SET_NEW(wl, v, "status", key) (v taken), without walking the path
  * or checking key's UTF-8 (an ASCII literal) when wl has a status. */
 static void set_status_member(json_t *wl, const char *key, json_t *v)
@@ -643,7 +684,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
         return;
     }
     int64_t now = ctrl_now(c);
-    set_status_member(wl, "admission", admission_json(&d->admission, d->cluster_queue));
+    set_status_member(wl, "admission", admission_shared(s, &d->admission, d->cluster_queue));
     /* "Quota reserved in ClusterQueue <cq>", without printf */
     static const char prefix[] = "Quota reserved in ClusterQueue ";
     const char *cqn = d->cluster_queue ? d->cluster_queue : "(null)"; /* as printf did */
@@ -739,6 +780,28 @@ static json_t *resource_requests(const struct api_workload *wl)
     return out;
 }
 
+/* resource_requests(wl) as a new reference to a value shared by every
+ * Workload with the same pod sets (names, counts, requests), as
+ * admission_shared: a status.resourceRequests is only ever replaced whole. */
+static json_t *resource_requests_shared(struct sched *s, const struct api_workload *wl)
+{
+    struct kq_shared *t = s->rrs;
+    kq_shared_key_reset(t);
+    kq_shared_key_int(t, (int64_t)wl->n_podsets);
+    for (size_t i = 0; i < wl->n_podsets; i++) {
+        const struct api_podset *ps = &wl->podsets[i];
+        kq_shared_key_str(t, ps->name);
+        kq_shared_key_int(t, ps->count);
+        kq_shared_key_int(t, (int64_t)ps->requests.n);
+        for (size_t j = 0; j < ps->requests.n; j++) {
+            kq_shared_key_str(t, ps->requests.items[j].name);
+            kq_shared_key_int(t, ps->requests.items[j].value);
+        }
+    }
+    json_t *v = kq_shared_find(t);
+    return v ? v : kq_shared_keep(t, resource_requests(wl));
+}
+
 /* resource_requests of obj's spec, from the Workload the memo decoded from
  * it when there is one. */
 static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *ref,
@@ -746,7 +809,7 @@ static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *re
 {
     const struct api_workload *known = kq_memo_decoded_spec(s->memo, ref->ns, ref->name, obj);
     if (known)
-        return resource_requests(known);
+        return resource_requests_shared(s, known);
     struct api_workload wl;
     memset(&wl, 0, sizeof(wl));
     json_t *out = api_workload_from_json(obj, &wl) == 0 ? resource_requests(&wl) : json_array();
@@ -970,6 +1033,8 @@ static void sched_free(void *self)
     kq_memo_free(s->memo);
     kq_set_free(s->not_ready);
     kq_set_free(s->queued);
+    kq_shared_free(s->adms);
+    kq_shared_free(s->rrs);
     xfree(s);
 }
 
@@ -989,5 +1054,7 @@ void ctrl__scheduler_register(struct ctrl *c)
     s->memo = kq_memo_new();
     s->not_ready = kq_set_new();
     s->queued = kq_set_new();
+    s->adms = kq_shared_new(SHARED_MAX);
+    s->rrs = kq_shared_new(SHARED_MAX);
     s->rid = ctrl_register(c, &sched_ops, s);
 }

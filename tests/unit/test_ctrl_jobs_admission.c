@@ -154,12 +154,58 @@ static void block_admission_waits_for_ready_pods(void **state)
     fx_free(f);
 }
 
+/* Workloads admitted with the same assignment (ClusterQueue, pod sets,
+ * counts, flavors, usage) share one status.admission value; another
+ * assignment gets its own, with its own figures. Pending ones with the same
+ * pod sets share one status.resourceRequests. */
+static void equal_admissions_are_one_value(void **state)
+{
+    (void)state;
+    struct fx *f = with_queues(NULL);
+    job(f, "a", "", "", 1, 1, "1");
+    job(f, "b", "", "", 1, 1, "1");
+    job(f, "c", "", "", 2, 2, "1");
+    json_t *a = fx_workload_of(f, "Job", "a"), *b = fx_workload_of(f, "Job", "b");
+    json_t *c = fx_workload_of(f, "Job", "c");
+    assert_true(api_cond_is_true(a, "Admitted") && api_cond_is_true(b, "Admitted") &&
+                api_cond_is_true(c, "Admitted"));
+    const json_t *aa = JX_GET(a, "status", "admission");
+    assert_non_null(aa);
+    assert_ptr_equal(aa, JX_GET(b, "status", "admission"));
+    assert_string_equal(JX_STR(aa, "clusterQueue"), "cluster-queue");
+    const json_t *psa = json_array_get(JX_GET(aa, "podSetAssignments"), 0);
+    assert_int_equal(JX_INT(psa, 0, "count"), 1);
+    assert_string_equal(JX_STR(psa, "flavors", "cpu"), "rf");
+    assert_string_equal(JX_STR(psa, "resourceUsage", "cpu"), "1");
+    const json_t *ca = JX_GET(c, "status", "admission");
+    assert_ptr_not_equal(ca, aa);
+    psa = json_array_get(JX_GET(ca, "podSetAssignments"), 0);
+    assert_int_equal(JX_INT(psa, 0, "count"), 2);
+    assert_string_equal(JX_STR(psa, "resourceUsage", "cpu"), "2");
+    /* pending ones with the same pod sets share their resourceRequests */
+    job(f, "big1", "", "", 9, 9, "1");
+    job(f, "big2", "", "", 9, 9, "1");
+    json_t *b1 = fx_workload_of(f, "Job", "big1"), *b2 = fx_workload_of(f, "Job", "big2");
+    assert_false(api_cond_is_true(b1, "QuotaReserved"));
+    const json_t *rr = JX_GET(b1, "status", "resourceRequests");
+    assert_non_null(rr);
+    assert_ptr_equal(rr, JX_GET(b2, "status", "resourceRequests"));
+    assert_string_equal(JX_STR(json_array_get(rr, 0), "resources", "cpu"), "9");
+    json_decref(b1);
+    json_decref(b2);
+    json_decref(a);
+    json_decref(b);
+    json_decref(c);
+    fx_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(job_without_queue_goes_to_the_default_localqueue),
         cmocka_unit_test(elastic_scale_up_gets_a_new_slice),
         cmocka_unit_test(block_admission_waits_for_ready_pods),
+        cmocka_unit_test(equal_admissions_are_one_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,8 @@
  * replaces read (api_cond_get_all's first condition of each type,
  * api_cond_holds, spec.queueName, status.admission.clusterQueue), and
  * kq_wl_view_peek reads each document once and holds the one it keeps.
+ * kq_shared gives the value kept for a key back for that key only (parts
+ * never run together), and starts again past its bound.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -202,6 +204,63 @@ static void peek_reads_each_document_once(void **state)
     json_decref(b);
 }
 
+/* The key "a" "bc" for kq_shared. */
+static void key_a_bc(struct kq_shared *t)
+{
+    kq_shared_key_reset(t);
+    kq_shared_key_str(t, "a");
+    kq_shared_key_str(t, "bc");
+}
+
+static void shared_values_by_key(void **state)
+{
+    (void)state;
+    struct kq_shared *t = kq_shared_new(2);
+    key_a_bc(t);
+    assert_null(kq_shared_find(t));
+    json_t *v = json_pack("{s:i}", "x", 1);
+    json_t *got = kq_shared_keep(t, json_incref(v)); /* v: ours, kept */
+    assert_ptr_equal(got, v);
+    assert_int_equal(v->refcount, 3); /* ours, the table's, got */
+    json_decref(got);
+    key_a_bc(t);
+    got = kq_shared_find(t);
+    assert_ptr_equal(got, v);
+    json_decref(got);
+    /* the same bytes cut otherwise, NULL, an int, an extra part: other keys */
+    kq_shared_key_reset(t);
+    kq_shared_key_str(t, "ab");
+    kq_shared_key_str(t, "c");
+    assert_null(kq_shared_find(t));
+    kq_shared_key_reset(t);
+    kq_shared_key_str(t, "a");
+    kq_shared_key_str(t, NULL);
+    assert_null(kq_shared_find(t));
+    kq_shared_key_reset(t);
+    kq_shared_key_str(t, "");
+    assert_null(kq_shared_find(t));
+    key_a_bc(t);
+    kq_shared_key_int(t, 7);
+    assert_null(kq_shared_find(t));
+    json_decref(kq_shared_keep(t, json_string("seven")));
+    key_a_bc(t);
+    kq_shared_key_int(t, 8);
+    assert_null(kq_shared_find(t));
+    /* a third value passes the bound of 2: only it is kept */
+    json_decref(kq_shared_keep(t, json_string("eight")));
+    assert_int_equal(v->refcount, 1); /* let go */
+    key_a_bc(t);
+    assert_null(kq_shared_find(t));
+    key_a_bc(t);
+    kq_shared_key_int(t, 8);
+    got = kq_shared_find(t);
+    assert_string_equal(json_string_value(got), "eight");
+    json_decref(got);
+    json_decref(v);
+    kq_shared_free(t);
+    kq_shared_free(NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +269,7 @@ int main(void)
         cmocka_unit_test(json_text_matches_the_formatter),
         cmocka_unit_test(view_reads_what_the_lookups_read),
         cmocka_unit_test(peek_reads_each_document_once),
+        cmocka_unit_test(shared_values_by_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

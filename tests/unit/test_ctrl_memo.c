@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "api/meta.h"
+#include "ctrl/kueue_int.h"
 #include "ctrl/kueue_sched.h"
 #include "store/store.h"
 #include "util/jsonx.h"
@@ -26,6 +27,15 @@ static json_t *workload(void)
                            "a", "b", "spec", "queueName", "q", "priority", 1, "podSets", "name",
                            "main");
     api_cond_set(wl, "QuotaReserved", "False", "Pending", "waiting", T0);
+    return wl;
+}
+
+/* workload() with a pod template, so that it decodes. */
+static json_t *decodable_workload(void)
+{
+    json_t *wl = workload();
+    json_object_set_new(json_array_get(JX_GET(wl, "spec", "podSets"), 0), "template",
+                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
     return wl;
 }
 
@@ -216,9 +226,7 @@ static void finished_recognised_without_decoding(void **state)
 {
     (void)state;
     struct kq_memo *m = kq_memo_new();
-    json_t *v1 = workload();
-    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
-                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
+    json_t *v1 = decodable_workload();
     assert_non_null(kq_memo_decode(m, v1, NULL));
     bool admitted = true;
     json_t *f1 = store_status_copy(v1, NULL);
@@ -256,9 +264,7 @@ static void meta_then_same_or_decode(void **state)
 {
     (void)state;
     struct kq_memo *m = kq_memo_new();
-    json_t *v1 = workload();
-    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
-                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
+    json_t *v1 = decodable_workload();
     JX_SET_NEW(v1, json_string("7"), "metadata", "annotations", "a");
     struct kq_wl_meta meta;
     kq_memo_meta(m, v1, &meta);
@@ -303,9 +309,7 @@ static void expected_values_are_given_once(void **state)
 {
     (void)state;
     struct kq_memo *m = kq_memo_new();
-    json_t *v1 = workload();
-    json_object_set_new(json_array_get(JX_GET(v1, "spec", "podSets"), 0), "template",
-                        json_pack("{s:{s:[{s:s}]}}", "spec", "containers", "name", "c"));
+    json_t *v1 = decodable_workload();
     /* an unknown Workload: always given, nothing remembered */
     assert_true(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
     assert_true(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
@@ -375,6 +379,43 @@ static void requests_are_remembered_per_spec_value(void **state)
     kq_memo_free(m);
 }
 
+/* The memo holds the values it compares, not the document they came from
+ * (the store can then give a Workload's next version the metadata map in
+ * place): the document it was fed is freed once its other holders let it
+ * go, and a later version sharing its values still compares the same and
+ * decodes its status only. */
+static void values_outlive_the_document(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = decodable_workload();
+    assert_non_null(kq_memo_decode(m, v1, NULL));
+    kq_wl_view_drop(); /* the reading kept of v1 */
+    assert_int_equal(v1->refcount, 1); /* ours only */
+    json_t *v2 = store_status_copy(v1, NULL);
+    api_cond_set(v2, "QuotaReserved", "False", "Pending", "still waiting", T0 + 1000);
+    json_decref(v1); /* gone: its values live on in v2 and the memo */
+    bool admitted = true;
+    assert_true(kq_memo_same(m, v2, &admitted));
+    assert_false(admitted);
+    json_t *v3 = store_status_copy(v2, NULL);
+    api_cond_set(v3, "Admitted", "True", "Admitted", "", T0 + 2000);
+    bool status_only = false;
+    const struct api_workload *d = kq_memo_decode(m, v3, &status_only);
+    assert_non_null(d);
+    assert_true(status_only);
+    assert_true(d->admitted);
+    kq_wl_view_drop();
+    assert_int_equal(v3->refcount, 1);
+    /* an equal document built anew: other values, not the same */
+    json_t *v4 = workload();
+    assert_false(kq_memo_same(m, v4, &admitted));
+    json_decref(v2);
+    json_decref(v3);
+    json_decref(v4);
+    kq_memo_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -385,6 +426,7 @@ int main(void)
         cmocka_unit_test(meta_then_same_or_decode),
         cmocka_unit_test(expected_values_are_given_once),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
+        cmocka_unit_test(values_outlive_the_document),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
