@@ -63,6 +63,11 @@ struct ctrl_config {
      * they describe. Off, ctrl_event still draws the same random names, so
      * UIDs and generated names (and the trace) do not change. */
     bool record_events;
+    /* Kueue's UpdatesBatchPeriod for ClusterQueue and LocalQueue status:
+     * a status write that only moves the counts and flavor usage (not the
+     * Active condition) waits this long, the writes of the period made
+     * one (kueue_queues.c). 0 (the default here) = written at once. */
+    int64_t queue_status_batch_ms;
     struct eng_config engine;
 };
 

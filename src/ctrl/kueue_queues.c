@@ -18,6 +18,18 @@
  * without building the status. A ClusterQueue knows its LocalQueues
  * (cq_state.lqs, from the LocalQueues' spec.clusterQueue as last flushed)
  * and marks them when its Active state changes.
+ *
+ * With ctrl_config.queue_status_batch_ms > 0, a write that would change
+ * only figures (the counts, flavor usage and fair share; not the Active
+ * condition, on a document that is still our last write) is deferred:
+ * the queue waits in kq_queues.deferred_cq/_lq until the batch period that the
+ * first such deferral started has passed (a ctrl_wake_at then), and is
+ * written once with the figures of that time. This is Kueue's
+ * UpdatesBatchPeriod: its ClusterQueue and LocalQueue controllers queue
+ * the reconcile a Workload event asks for one second later
+ * (workqueue AddAfter), so the events of that second make one status
+ * update. Spec changes, other writers' status writes and Active changes
+ * are written at once, as Kueue reconciles those events without delay.
  */
 #include <string.h>
 
@@ -71,6 +83,7 @@ struct lq_agg {
     struct last_write written;
     struct lq_figures written_figs;
     bool dirty;                /* in kq_queues.dirty_lq */
+    bool deferred;             /* in kq_queues.deferred_lq */
     json_t *spec;              /* the spec mark_wl_cq last read (status writes share it) */
     struct cq_state *spec_cs;  /* the ClusterQueue its spec names, or NULL */
     UT_hash_handle hh;
@@ -85,6 +98,7 @@ struct cq_state {
     uint64_t figs_pass;        /* the flush pass in which figs were the engine's */
     struct kq_set *lqs;        /* LocalQueue keys whose spec.clusterQueue is name */
     bool dirty;                /* in kq_queues.dirty_cq */
+    bool deferred;             /* in kq_queues.deferred_cq */
     UT_hash_handle hh;
 };
 
@@ -116,6 +130,12 @@ struct kq_queues {
     struct dirty_list echo;
     size_t echo_at;
     uint64_t pass; /* kq_queues_flush calls so far */
+    /* the queues whose figures-only write waits for due_ms (0: none wait;
+     * listed once while their deferred flag is set, in the order deferred) */
+    struct dirty_list deferred_cq;
+    struct dirty_list deferred_lq;
+    int64_t due_ms;
+    bool defer_off; /* in a flush at or after due_ms: nothing is deferred */
 };
 
 static void dirty_push(struct dirty_list *d, void *item)
@@ -235,11 +255,17 @@ static bool flavor_usage_equal(const struct eng_flavor_usage *a, size_t na,
     return true;
 }
 
+/* Whether a and b give the same Active condition. */
+static bool cq_active_equal(const struct eng_cq_status *a, const struct eng_cq_status *b)
+{
+    return a->active == b->active && str_equal(a->inactive_reason, b->inactive_reason) &&
+           str_equal(a->inactive_message, b->inactive_message);
+}
+
 /* Every field of struct eng_cq_status (engine.h) that the status shows. */
 static bool cq_figures_equal(const struct eng_cq_status *a, const struct eng_cq_status *b)
 {
-    return a->active == b->active && str_equal(a->inactive_reason, b->inactive_reason) &&
-           str_equal(a->inactive_message, b->inactive_message) && a->pending == b->pending &&
+    return cq_active_equal(a, b) && a->pending == b->pending &&
            a->reserving == b->reserving && a->admitted == b->admitted &&
            a->weighted_share == b->weighted_share &&
            flavor_usage_equal(a->reservation, a->n_reservation, b->reservation,
@@ -293,6 +319,8 @@ void kq_queues_free(struct kq_queues *q)
     xfree(q->dirty_cq.items);
     xfree(q->dirty_lq.items);
     xfree(q->echo.items);
+    xfree(q->deferred_cq.items);
+    xfree(q->deferred_lq.items);
     xfree(q);
 }
 
@@ -760,9 +788,7 @@ static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng
     bool had_conds;
     parts->status = status_map(cur_st, set, n, &had_conds);
     json_t *cp = status_doc(cur, parts->status);
-    bool same_active = had_conds && cur == cs->written.doc && st->active == cs->figs.active &&
-                       str_equal(st->inactive_reason, cs->figs.inactive_reason) &&
-                       str_equal(st->inactive_message, cs->figs.inactive_message);
+    bool same_active = had_conds && cur == cs->written.doc && cq_active_equal(st, &cs->figs);
     if (same_active)
         return cp;
     int64_t now = ctrl_now(c);
@@ -774,19 +800,64 @@ static json_t *cq_status_doc(struct ctrl *c, const json_t *cur, const struct eng
     return cp;
 }
 
+/* Whether the status write of a queue, about to change only its figures,
+ * waits for the batch period (see the file comment): then the queue (item,
+ * whose deferred flag is *deferred) is listed in list and the period is
+ * started when none runs. */
+static bool defer_write(struct kq_queues *q, struct ctrl *c, bool *deferred,
+                        struct dirty_list *list, void *item)
+{
+    int64_t batch_ms = ctrl_cfg(c)->queue_status_batch_ms;
+    if (batch_ms <= 0 || q->defer_off)
+        return false;
+    if (!*deferred) {
+        *deferred = true;
+        dirty_push(list, item);
+    }
+    if (q->due_ms == 0) {
+        q->due_ms = ctrl_now(c) + batch_ms;
+        ctrl_wake_at(c, q->due_ms);
+    }
+    return true;
+}
+
+/* Whether the engine's Active state of cs is the one its last write
+ * showed (eng_cq_active, without the figures). */
+static bool cq_active_unchanged(struct eng *e, const struct cq_state *cs)
+{
+    bool active;
+    const char *reason, *message;
+    return eng_cq_active(e, cs->name, &active, &reason, &message) == 0 &&
+           active == cs->figs.active && str_equal(reason, cs->figs.inactive_reason) &&
+           str_equal(message, cs->figs.inactive_message);
+}
+
 static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct cq_state *cs)
 {
     const char *name = cs->name;
     json_t *cur = store_get(ctrl_store(c), KIND_CLUSTERQUEUE, NULL, name);
-    struct eng_cq_status st;
-    memset(&st, 0, sizeof(st));
-    if (!cur || eng_cq_status(e, name, &st) != 0) {
+    if (!cur)
+        return false;
+    bool deleting = api_is_deleting(cur);
+    if (cs->deferred && !q->defer_off && cur == cs->written.doc && !deleting &&
+        cq_active_unchanged(e, cs)) {
+        /* waits still: its figures are read when it is written */
+        cs->figs_pass = q->pass;
         json_decref(cur);
         return false;
     }
-    bool deleting = api_is_deleting(cur);
+    struct eng_cq_status st;
+    if (eng_cq_status(e, name, &st) != 0) {
+        json_decref(cur);
+        return false;
+    }
     bool wrote = false;
-    if (cur != cs->written.doc || deleting || !cq_figures_equal(&st, &cs->figs)) {
+    bool figures_only = cur == cs->written.doc && !deleting && cq_active_equal(&st, &cs->figs);
+    if (figures_only && cq_figures_equal(&st, &cs->figs)) {
+        cs->deferred = false; /* what is stored is up to date */
+    } else if (!figures_only ||
+               !defer_write(q, c, &cs->deferred, &q->deferred_cq, cs)) {
+        cs->deferred = false;
         struct doc_parts parts;
         json_t *cp = cq_status_doc(c, cur, &st, cs, &parts);
         wrote = write_and_record(c, KIND_CLUSTERQUEUE, NULL, cur, cp, &parts, CQ_LISTS,
@@ -852,12 +923,10 @@ static enum lq_act lq_active_state(struct kq_queues *q, struct eng *e, const jso
         HASH_FIND_STR(q->cqs, cqn, cs);
     if (cs && cs->figs_pass == q->pass)
         return cs->figs.active ? LQ_ACT_READY : LQ_ACT_CQ_INACTIVE;
-    struct eng_cq_status st;
-    memset(&st, 0, sizeof(st));
-    if (!cqn || eng_cq_status(e, cqn, &st) != 0)
+    bool active;
+    const char *reason, *message;
+    if (!cqn || eng_cq_active(e, cqn, &active, &reason, &message) != 0)
         return LQ_ACT_NO_CQ;
-    bool active = st.active;
-    eng_cq_status_release(&st);
     return active ? LQ_ACT_READY : LQ_ACT_CQ_INACTIVE;
 }
 
@@ -910,7 +979,12 @@ static bool flush_lq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
     lq_set_cq(q, a, cqn);
     a->now.act = lq_active_state(q, e, spec, cqn);
     bool wrote = false;
-    if (cur != a->written.doc || !lq_figures_equal(&a->now, &a->written_figs)) {
+    bool figures_only = cur == a->written.doc && a->now.act == a->written_figs.act;
+    if (figures_only && lq_figures_equal(&a->now, &a->written_figs)) {
+        a->deferred = false; /* what is stored is up to date */
+    } else if (!figures_only ||
+               !defer_write(q, c, &a->deferred, &q->deferred_lq, a)) {
+        a->deferred = false;
         struct doc_parts parts;
         json_t *cp = lq_status_doc(c, cur, a, &parts);
         wrote = write_and_record(c, KIND_LOCALQUEUE, a->ns, cur, cp, &parts, LQ_LISTS,
@@ -931,9 +1005,36 @@ static struct dirty_list dirty_take(struct dirty_list *d)
     return out;
 }
 
+/* The batch period is over: the deferred queues are marked (each once) and
+ * this flush writes them, deferring nothing. */
+static void batch_due(struct kq_queues *q)
+{
+    q->due_ms = 0;
+    q->defer_off = true;
+    struct dirty_list cqs = dirty_take(&q->deferred_cq), lqs = dirty_take(&q->deferred_lq);
+    for (size_t i = 0; i < cqs.n; i++) {
+        struct cq_state *cs = cqs.items[i];
+        if (cs->deferred) {
+            cs->deferred = false;
+            mark_cq_state(q, cs);
+        }
+    }
+    for (size_t i = 0; i < lqs.n; i++) {
+        struct lq_agg *a = lqs.items[i];
+        if (a->deferred) {
+            a->deferred = false;
+            mark_lq_agg(q, a);
+        }
+    }
+    xfree(cqs.items);
+    xfree(lqs.items);
+}
+
 bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e)
 {
     bool wrote = false;
+    if (q->due_ms && ctrl_now(c) >= q->due_ms)
+        batch_due(q);
     q->pass++;
     q->echo.n = 0; /* the writes of this flush only */
     q->echo_at = 0;
@@ -949,5 +1050,6 @@ bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e)
     for (size_t i = 0; i < lqs.n; i++)
         wrote |= flush_lq(q, c, e, lqs.items[i]);
     xfree(lqs.items);
+    q->defer_off = false;
     return wrote;
 }

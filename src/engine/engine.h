@@ -202,6 +202,12 @@ struct eng_cq_status {
  * pending = queued + parked. Fills *out (release with
  * eng_cq_status_release). Returns 0 or CU_ENOTFOUND. */
 int eng_cq_status(struct eng *e, const char *name, struct eng_cq_status *out);
+/* The Active part of eng_cq_status alone (active, inactive_reason and
+ * inactive_message, borrowed: valid until the engine's next change), for a
+ * caller that needs the figures only when it changed. Returns 0 or
+ * CU_ENOTFOUND. */
+int eng_cq_active(struct eng *e, const char *name, bool *active, const char **reason,
+                  const char **message);
 /* Free what eng_cq_status filled in. NULL-safe. */
 void eng_cq_status_release(struct eng_cq_status *s);
 

@@ -96,6 +96,19 @@ int eng_cq_status(struct eng *e, const char *name, struct eng_cq_status *out)
     return 0;
 }
 
+int eng_cq_active(struct eng *e, const char *name, bool *active, const char **reason,
+                  const char **message)
+{
+    struct eng__cq *cq = eng__cq_find(e, name);
+    if (!cq)
+        return CU_ENOTFOUND;
+    eng__tree_rebuild(e);
+    *active = cq->active;
+    *reason = cq->inactive_reason;
+    *message = cq->inactive_msg;
+    return 0;
+}
+
 static void flavor_usage_free(struct eng_flavor_usage *u, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
