@@ -32,9 +32,12 @@ struct series {
     int64_t last_ms;   /* last change */
 };
 
+struct flavor_state;
+
 struct cq_res {
     char *flavor;
     char *resource;
+    struct flavor_state *total; /* the (flavor, resource) total, once looked up */
     int64_t nominal;
     bool declared; /* in the ClusterQueue's spec */
     struct series s;
@@ -63,6 +66,7 @@ struct flavor_state {
 struct sim_usage {
     struct cq_state *cqs;
     struct flavor_state *flavors;
+    struct cq_state *last_cq; /* the one sim_usage_cell found last (never freed before u) */
 };
 
 struct sim_usage *sim_usage_new(void) { return xcalloc(1, sizeof(struct sim_usage)); }
@@ -202,7 +206,7 @@ void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *clas
                 struct cq_res *cr = res_get(c, flavor, res, now_ms);
                 cr->nominal = nominal;
                 cr->declared = true;
-                flavor_get(u, flavor, res, now_ms);
+                cr->total = flavor_get(u, flavor, res, now_ms);
             }
         }
     }
@@ -211,9 +215,14 @@ void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *clas
 struct sim_usage_cell sim_usage_cell(struct sim_usage *u, const char *cq, const char *flavor,
                                      const char *resource, int64_t now_ms)
 {
-    struct cq_state *c = cq_get(u, cq, now_ms);
-    size_t res = (size_t)(res_get(c, flavor, resource, now_ms) - c->res);
-    return (struct sim_usage_cell){c, res, flavor_get(u, flavor, resource, now_ms)};
+    /* a run's admissions name few queues, often the same one in a row */
+    struct cq_state *c = u->last_cq;
+    if (!c || strcmp(c->name, cq))
+        c = u->last_cq = cq_get(u, cq, now_ms);
+    struct cq_res *r = res_get(c, flavor, resource, now_ms);
+    if (!r->total)
+        r->total = flavor_get(u, flavor, resource, now_ms);
+    return (struct sim_usage_cell){c, (size_t)(r - c->res), r->total};
 }
 
 void sim_usage_cell_add(struct sim_usage_cell cell, int64_t delta, int64_t now_ms)
