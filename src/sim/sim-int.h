@@ -158,6 +158,14 @@ struct sim_options {
     bool quiet_warnings; /* no warnings on stderr */
 };
 
+#define SIM_EVENT_MEMO 16 /* a power of two */
+
+/* A counter of sim.event_counts (see there). */
+struct sim_event_memo {
+    const char *event, *name;
+    json_t *count;
+};
+
 struct sim {
     const struct sim_scenario *sc;
     struct sim_options opt;
@@ -175,6 +183,11 @@ struct sim {
     json_t *records;       /* kept records (opt.keep_records) */
     size_t n_records;
     json_t *event_counts;  /* event -> count (object) */
+    /* counters of event_counts by the address of the name last counted
+     * there (trace.c): slot i holds (event, its key in event_counts, its
+     * counter), all borrowed; a hit also compares the names, so an
+     * address reused for another name only misses */
+    struct sim_event_memo event_memo[SIM_EVENT_MEMO];
     /* progress */
     int64_t end_ms;        /* when the run stopped: the last instant something
                               happened, or the --until / 30-day limit */
