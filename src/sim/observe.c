@@ -112,18 +112,7 @@ void sim_observer_free(struct sim_observer *o)
 
 /* ---- reading a document's members ---- */
 
-/* A member name and its length. */
-struct member_key {
-    const char *name;
-    size_t len;
-};
-#define MEMBER_KEY(lit) {lit, sizeof(lit) - 1}
-
-/* The members of o named keys[0..n) into out[0..n) (NULL where absent),
- * in one pass over o's members that stops once all are found (as
- * jx_members): a name's length is compared before its bytes, so most
- * members cost no string comparison. keys must be distinct. Borrowed. */
-static void members_of(const json_t *o, const struct member_key *keys, size_t n, json_t **out)
+void sim_members(const json_t *o, const struct sim_key *keys, size_t n, json_t **out)
 {
     memset(out, 0, n * sizeof(*out));
     size_t left = n;
@@ -514,10 +503,9 @@ static void update_usage(struct sim *s, struct wl_state *w)
     /* (the foreach macros evaluate their container once per step) */
     const json_t *psas = w->cur_psas;
     json_array_foreach(psas, i, ps) {
-        static const struct member_key ps_keys[] = {MEMBER_KEY("flavors"),
-                                                    MEMBER_KEY("resourceUsage")};
+        static const struct sim_key ps_keys[] = {SIM_KEY("flavors"), SIM_KEY("resourceUsage")};
         json_t *m[2];
-        members_of(ps, ps_keys, 2, m);
+        sim_members(ps, ps_keys, 2, m);
         json_t *flavors = m[0], *usage = m[1];
         const char *res;
         json_t *q;
@@ -662,10 +650,10 @@ static void wl_forget(struct sim *s, struct wl_state *w)
 void sim_obs_workload(struct sim *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
-    static const struct member_key top_keys[] = {MEMBER_KEY("metadata"), MEMBER_KEY("spec"),
-                                                 MEMBER_KEY("status")};
+    static const struct sim_key top_keys[] = {SIM_KEY("metadata"), SIM_KEY("spec"),
+                                              SIM_KEY("status")};
     json_t *top[3];
-    members_of(obj, top_keys, 3, top);
+    sim_members(obj, top_keys, 3, top);
     const json_t *md = top[0]; /* read once for uid, ns, name */
     json_t *uidj = json_object_get(md, "uid");
     const char *uid = jx_or_empty(json_string_value(uidj));
@@ -675,9 +663,9 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     char *key = NULL;
     const char *ns = NULL, *name = NULL;
     if (!w) {
-        static const struct member_key id_keys[] = {MEMBER_KEY("namespace"), MEMBER_KEY("name")};
+        static const struct sim_key id_keys[] = {SIM_KEY("namespace"), SIM_KEY("name")};
         json_t *id[2];
-        members_of(md, id_keys, 2, id);
+        sim_members(md, id_keys, 2, id);
         ns = json_string_value(id[0]);
         name = json_string_value(id[1]);
         key = xjoin(ns, '/', name);
@@ -708,17 +696,17 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     json_t *spec = top[1], *status = top[2];
     if (!status || spec != w->seen_spec || status != w->seen_status) {
         bool spec_same = spec && spec == w->seen_spec;
-        static const struct member_key status_keys[] = {
-            MEMBER_KEY("conditions"), MEMBER_KEY("admissionChecks"), MEMBER_KEY("admission")};
+        static const struct sim_key status_keys[] = {
+            SIM_KEY("conditions"), SIM_KEY("admissionChecks"), SIM_KEY("admission")};
         json_t *st[3];
-        members_of(status, status_keys, 3, st);
+        sim_members(status, status_keys, 3, st);
         w->cur_conds = st[0];
         w->cur_checks = st[1];
         w->cur_adm = st[2];
-        static const struct member_key adm_keys[] = {MEMBER_KEY("clusterQueue"),
-                                                     MEMBER_KEY("podSetAssignments")};
+        static const struct sim_key adm_keys[] = {SIM_KEY("clusterQueue"),
+                                                  SIM_KEY("podSetAssignments")};
         json_t *adm[2];
-        members_of(w->cur_adm, adm_keys, 2, adm);
+        sim_members(w->cur_adm, adm_keys, 2, adm);
         w->cur_adm_cq = json_string_value(adm[0]);
         w->cur_psas = adm[1];
         diff_workload(s, w, obj, spec, spec_same);

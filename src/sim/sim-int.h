@@ -200,6 +200,23 @@ struct sim {
     size_t n_steps;   /* ctrl_step calls */
 };
 
+/* ---- observe.c ---- */
+
+/* A member name and its length (SIM_KEY("name") for a literal). */
+struct sim_key {
+    const char *name;
+    size_t len;
+};
+#define SIM_KEY(lit) {lit, sizeof(lit) - 1}
+
+/* The members of o named keys[0..n) into out[0..n) (NULL where absent, all
+ * NULL when o is not an object), in one pass over o's members that stops
+ * once all are found (as jx_members, for the few members of an object's
+ * top level, metadata or status): a name's length is compared before its
+ * bytes, so most members cost no string comparison. keys must be
+ * distinct. Borrowed from o. */
+void sim_members(const json_t *o, const struct sim_key *keys, size_t n, json_t **out);
+
 /* ---- apply.c ---- */
 
 /* Apply (create or update) a manifest the way `kubectl apply` would reach

@@ -28,7 +28,7 @@ static const char *const derived_events[] = {
 bool sim_trace_is_derived(const char *event)
 {
     for (size_t i = 0; event && derived_events[i]; i++)
-        if (!strcmp(derived_events[i], event))
+        if (derived_events[i][0] == event[0] && !strcmp(derived_events[i], event))
             return true;
     return false;
 }

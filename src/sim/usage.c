@@ -15,6 +15,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+/* This file's tables (queues, flavor totals) hash with cueue's
+ * word-at-a-time hash: only buckets follow it, never the iteration order. */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "api/quantity.h"
@@ -172,12 +176,17 @@ static struct flavor_state *flavor_get(struct sim_usage *u, const char *flavor,
 void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *class_label,
                          int64_t now_ms)
 {
-    const char *name = JX_STR(cq, "metadata", "name");
+    static const struct sim_key top_keys[] = {SIM_KEY("metadata"), SIM_KEY("spec")};
+    static const struct sim_key md_keys[] = {SIM_KEY("name"), SIM_KEY("labels")};
+    json_t *top[2], *md[2];
+    sim_members(cq, top_keys, 2, top);
+    sim_members(top[0], md_keys, 2, md);
+    const char *name = json_string_value(md[0]);
     if (!name)
         return;
     struct cq_state *c = cq_get(u, name, now_ms);
-    json_t *spec = json_object_get(cq, "spec");
-    json_t *labels = JX_GET(cq, "metadata", "labels");
+    json_t *spec = top[1];
+    json_t *labels = md[1];
     if (c->seen_spec && spec == c->seen_spec && labels == c->seen_labels)
         return; /* a status write: the quotas and the class are those seen */
     json_decref(c->seen_spec);
