@@ -74,17 +74,17 @@ static void test_event_counts_follow_names_not_addresses(void **state)
     clk_virtual_init(&s->clock, 0);
     s->event_counts = json_object();
     char buf[32];
-    strcpy(buf, "Pending");
+    snprintf(buf, sizeof(buf), "%s", "Pending");
     sim_trace_emit(s, buf, NULL);
     sim_trace_emit(s, buf, NULL);
-    strcpy(buf, "Admitted"); /* same address, another event */
+    snprintf(buf, sizeof(buf), "%s", "Admitted"); /* same address, another event */
     sim_trace_emit(s, buf, NULL);
     sim_trace_emit(s, "Pending", NULL); /* another address, a counted event */
-    strcpy(buf, "Pending");
+    snprintf(buf, sizeof(buf), "%s", "Pending");
     sim_trace_emit(s, buf, NULL);
     for (int i = 0; i < 40; i++) /* many events: slots replaced */
         sim_trace_emit(s, i % 2 ? "Finished" : "Evicted", NULL);
-    strcpy(buf, "Admitted");
+    snprintf(buf, sizeof(buf), "%s", "Admitted");
     sim_trace_emit(s, buf, NULL);
     assert_int_equal(json_integer_value(json_object_get(s->event_counts, "Pending")), 4);
     assert_int_equal(json_integer_value(json_object_get(s->event_counts, "Admitted")), 2);
