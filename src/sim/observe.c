@@ -287,10 +287,27 @@ static int8_t cond_kind(const char *t)
  * those are read from the first two members, other orders by name. */
 static int8_t cond_read(const json_t *cond, bool *is_true)
 {
-    const char *t = api_cond_type(cond);
+    /* type then status, as api_cond_set writes them: one walk of two
+     * members; anything else is read as api_cond_type/api_cond_holds do */
+    void *it = json_object_iter((json_t *)cond);
+    const char *t = NULL;
+    if (it && json_object_iter_key_len(it) == 4 && !memcmp(json_object_iter_key(it), "type", 4)) {
+        t = json_string_value(json_object_iter_value(it));
+        it = json_object_iter_next((json_t *)cond, it);
+    } else {
+        t = api_cond_type(cond);
+        it = NULL;
+    }
     int8_t k = t ? cond_kind(t) : -1;
-    if (k >= 0)
+    if (k < 0)
+        return -1;
+    if (it && json_object_iter_key_len(it) == 6 &&
+        !memcmp(json_object_iter_key(it), "status", 6)) {
+        const char *st = json_string_value(json_object_iter_value(it));
+        *is_true = st && !strcmp(st, "True");
+    } else {
         *is_true = api_cond_holds(cond);
+    }
     return k;
 }
 
