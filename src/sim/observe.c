@@ -110,26 +110,6 @@ void sim_observer_free(struct sim_observer *o)
     xfree(o);
 }
 
-/* ---- reading a document's members ---- */
-
-void sim_members(const json_t *o, const struct sim_key *keys, size_t n, json_t **out)
-{
-    memset(out, 0, n * sizeof(*out));
-    size_t left = n;
-    for (void *it = json_object_iter((json_t *)o); it && left;
-         it = json_object_iter_next((json_t *)o, it)) {
-        size_t len = json_object_iter_key_len(it);
-        for (size_t i = 0; i < n; i++) {
-            if (keys[i].len == len && !out[i] &&
-                !memcmp(json_object_iter_key(it), keys[i].name, len)) {
-                out[i] = json_object_iter_value(it);
-                left--;
-                break;
-            }
-        }
-    }
-}
-
 /* ---- emission ---- */
 
 void sim_obs_emit(struct sim *s, const char *event, json_t *fields)

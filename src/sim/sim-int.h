@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "api/kinds.h"
 #include "ctrl/ctrl.h"
@@ -200,7 +201,7 @@ struct sim {
     size_t n_steps;   /* ctrl_step calls */
 };
 
-/* ---- observe.c ---- */
+/* ---- reading an object's members ---- */
 
 /* A member name and its length (SIM_KEY("name") for a literal). */
 struct sim_key {
@@ -215,7 +216,27 @@ struct sim_key {
  * top level, metadata or status): a name's length is compared before its
  * bytes, so most members cost no string comparison. keys must be
  * distinct. Borrowed from o. */
-void sim_members(const json_t *o, const struct sim_key *keys, size_t n, json_t **out);
+static inline void sim_members(const json_t *o, const struct sim_key *keys, size_t n,
+                               json_t **out)
+{
+    /* inline: with keys and n known where it is called, the loops unroll
+     * and each comparison is of a known length */
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    size_t left = n;
+    for (void *it = json_object_iter((json_t *)o); it && left;
+         it = json_object_iter_next((json_t *)o, it)) {
+        size_t len = json_object_iter_key_len(it);
+        for (size_t i = 0; i < n; i++) {
+            if (keys[i].len == len && !out[i] &&
+                !memcmp(json_object_iter_key(it), keys[i].name, keys[i].len)) {
+                out[i] = json_object_iter_value(it);
+                left--;
+                break;
+            }
+        }
+    }
+}
 
 /* ---- apply.c ---- */
 
