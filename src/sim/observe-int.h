@@ -63,6 +63,7 @@ struct wl_state {
     const json_t *cur_conds, *cur_checks;
     json_t *cur_adm;
     const char *cur_adm_cq;
+    const json_t *cur_psas; /* the admission's podSetAssignments */
     int64_t created_ms;
     int64_t admitted_ms; /* first Admitted=True, -1 */
     int64_t finished_ms; /* -1 */

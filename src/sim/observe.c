@@ -26,6 +26,11 @@
  * filter. Only this file creates, changes or frees those tables (the
  * filter's fields come after the others in UT_hash_table). */
 #define HASH_BLOOM 20 /* 2^20 bits = 128 KiB per table */
+/* and they hash with cueue's word-at-a-time hash (util/hash.h), not
+ * uthash's byte-wise default: only buckets follow the hash, never the
+ * iteration (insertion) order */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #ifndef __unused
@@ -237,21 +242,52 @@ struct wl_conds {
 };
 
 
+/* Which of the transition types t is (-1 another): one comparison, chosen
+ * by the first letter (each type's is distinct). */
+static int8_t cond_kind(const char *t)
+{
+    static const char *const types[WC_N] = {"Preempted", "Evicted", "Requeued",
+                                            "QuotaReserved", "Admitted", "Finished"};
+    int8_t k;
+    switch (t[0]) {
+    case 'P': k = WC_PREEMPTED; break;
+    case 'E': k = WC_EVICTED; break;
+    case 'R': k = WC_REQUEUED; break;
+    case 'Q': k = WC_QUOTA_RESERVED; break;
+    case 'A': k = WC_ADMITTED; break;
+    case 'F': k = WC_FINISHED; break;
+    default: return -1;
+    }
+    return strcmp(t, types[k]) ? -1 : k;
+}
+
 /* Which of the transition types cond is (-1 another), and into *is_true
  * whether its status is "True" when it is one of them (api_cond_type,
  * api_cond_holds). Conditions are written with type then status first:
  * those are read from the first two members, other orders by name. */
 static int8_t cond_read(const json_t *cond, bool *is_true)
 {
-    static const char *const types[WC_N] = {"Preempted", "Evicted", "Requeued",
-                                            "QuotaReserved", "Admitted", "Finished"};
-    const char *t = api_cond_type(cond);
-    int8_t k = 0;
-    while (t && k < WC_N && strcmp(t, types[k]))
-        k++;
-    if (!t || k == WC_N)
+    /* type then status, as api_cond_set writes them: one walk of two
+     * members; anything else is read as api_cond_type/api_cond_holds do */
+    void *it = json_object_iter((json_t *)cond);
+    const char *t = NULL;
+    if (it && json_object_iter_key_len(it) == 4 && !memcmp(json_object_iter_key(it), "type", 4)) {
+        t = json_string_value(json_object_iter_value(it));
+        it = json_object_iter_next((json_t *)cond, it);
+    } else {
+        t = api_cond_type(cond);
+        it = NULL;
+    }
+    int8_t k = t ? cond_kind(t) : -1;
+    if (k < 0)
         return -1;
-    *is_true = api_cond_holds(cond);
+    if (it && json_object_iter_key_len(it) == 6 &&
+        !memcmp(json_object_iter_key(it), "status", 6)) {
+        const char *st = json_string_value(json_object_iter_value(it));
+        *is_true = st && !strcmp(st, "True");
+    } else {
+        *is_true = api_cond_holds(cond);
+    }
     return k;
 }
 
@@ -380,12 +416,13 @@ static void emit_checks(struct sim *s, struct wl_state *w, const json_t *obj)
     w->checks = seen;
 }
 
-/* spec_same: obj's spec is the one the previous diff read (then
+/* spec: obj's spec; spec_same: it is the one the previous diff read (then
  * spec.active is what it was). */
-static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj, bool spec_same)
+static void diff_workload(struct sim *s, struct wl_state *w, const json_t *obj,
+                          const json_t *spec, bool spec_same)
 {
     int64_t now = clk_now(&s->clock.clk);
-    bool active = spec_same ? w->active : JX_BOOL(obj, true, "spec", "active");
+    bool active = spec_same ? w->active : JX_BOOL(spec, true, "active");
     if (!active && w->active)
         sim_obs_emit(s, "Deactivated", wl_fields(s, w, obj));
     w->active = active;
@@ -461,10 +498,12 @@ static void update_usage(struct sim *s, struct wl_state *w)
     size_t i;
     json_t *ps;
     /* (the foreach macros evaluate their container once per step) */
-    const json_t *psas = json_object_get(adm, "podSetAssignments");
+    const json_t *psas = w->cur_psas;
     json_array_foreach(psas, i, ps) {
-        json_t *flavors = json_object_get(ps, "flavors");
-        json_t *usage = json_object_get(ps, "resourceUsage");
+        static const struct sim_key ps_keys[] = {SIM_KEY("flavors"), SIM_KEY("resourceUsage")};
+        json_t *m[2];
+        sim_members(ps, ps_keys, 2, m);
+        json_t *flavors = m[0], *usage = m[1];
         const char *res;
         json_t *q;
         json_object_foreach(usage, res, q) {
@@ -514,14 +553,17 @@ static void play_bare(struct sim *s, struct wl_state *w, const json_t *obj)
     }
 }
 
-static struct wl_state *wl_new(struct sim *s, const json_t *obj, const char *key)
+/* The state of a new Workload obj: key ns/name, ns, name and uid (not
+ * NULL) read from its metadata. */
+static struct wl_state *wl_new(struct sim *s, const json_t *obj, const char *key,
+                               const char *ns, const char *name, const char *uid)
 {
     struct sim_observer *o = s->obs;
     struct wl_state *w = xcalloc(1, sizeof(*w));
     w->key = xstrdup(key);
-    w->ns = xstrdup(api_namespace(obj));
-    w->name = xstrdup(api_name(obj));
-    w->uid = xstrdup(jx_or_empty(api_uid(obj)));
+    w->ns = xstrdup(ns);
+    w->name = xstrdup(name);
+    w->uid = xstrdup(uid);
     w->created_ms = clk_now(&s->clock.clk);
     w->admitted_ms = w->finished_ms = -1;
     w->active = true;
@@ -605,9 +647,10 @@ static void wl_forget(struct sim *s, struct wl_state *w)
 void sim_obs_workload(struct sim *s, const struct store_event *ev)
 {
     const json_t *obj = ev->obj;
-    static const char *const top_keys[] = {"metadata", "spec", "status"};
+    static const struct sim_key top_keys[] = {SIM_KEY("metadata"), SIM_KEY("spec"),
+                                              SIM_KEY("status")};
     json_t *top[3];
-    jx_members(obj, top_keys, 3, top);
+    sim_members(obj, top_keys, 3, top);
     const json_t *md = top[0]; /* read once for uid, ns, name */
     json_t *uidj = json_object_get(md, "uid");
     const char *uid = jx_or_empty(json_string_value(uidj));
@@ -615,8 +658,14 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
      * only a uid not seen live needs the name index */
     struct wl_state *w = wl_by_uid(s->obs, json_is_string(uidj) ? uidj : NULL, uid);
     char *key = NULL;
+    const char *ns = NULL, *name = NULL;
     if (!w) {
-        key = xjoin(JX_STR(md, "namespace"), '/', JX_STR(md, "name"));
+        static const struct sim_key id_keys[] = {SIM_KEY("namespace"), SIM_KEY("name")};
+        json_t *id[2];
+        sim_members(md, id_keys, 2, id);
+        ns = json_string_value(id[0]);
+        name = json_string_value(id[1]);
+        key = xjoin(ns, '/', name);
         HASH_FIND(hh, s->obs->live, key, strlen(key), w);
         if (w) {
             wl_forget(s, w); /* a new object under an old name */
@@ -630,7 +679,7 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
         return;
     }
     if (!w) {
-        w = wl_new(s, obj, key);
+        w = wl_new(s, obj, key, ns, name, uid);
         if (json_is_string(uidj)) {
             w->uid_json = json_incref(uidj);
             *uid_slot(s->obs, uidj) = (struct uid_slot){uidj, w};
@@ -644,14 +693,20 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     json_t *spec = top[1], *status = top[2];
     if (!status || spec != w->seen_spec || status != w->seen_status) {
         bool spec_same = spec && spec == w->seen_spec;
-        static const char *const status_keys[] = {"conditions", "admissionChecks", "admission"};
+        static const struct sim_key status_keys[] = {
+            SIM_KEY("conditions"), SIM_KEY("admissionChecks"), SIM_KEY("admission")};
         json_t *st[3];
-        jx_members(status, status_keys, 3, st);
+        sim_members(status, status_keys, 3, st);
         w->cur_conds = st[0];
         w->cur_checks = st[1];
         w->cur_adm = st[2];
-        w->cur_adm_cq = JX_STR(w->cur_adm, "clusterQueue");
-        diff_workload(s, w, obj, spec_same);
+        static const struct sim_key adm_keys[] = {SIM_KEY("clusterQueue"),
+                                                  SIM_KEY("podSetAssignments")};
+        json_t *adm[2];
+        sim_members(w->cur_adm, adm_keys, 2, adm);
+        w->cur_adm_cq = json_string_value(adm[0]);
+        w->cur_psas = adm[1];
+        diff_workload(s, w, obj, spec, spec_same);
         update_usage(s, w);
         if (!spec_same) { /* (an unchanged spec's refcount is left untouched: cold) */
             json_decref(w->seen_spec);

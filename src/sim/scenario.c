@@ -533,7 +533,9 @@ static void decode_actions(const json_t *arr, const char *base, struct sim_scena
 static void add_object(struct sim_scenario *sc, const json_t *obj, char *where)
 {
     sc->objects = xreallocarray(sc->objects, sc->n_objects + 1, sizeof(*sc->objects));
-    sc->objects[sc->n_objects].obj = json_deep_copy(obj);
+    /* shared with the parsed document: nothing changes either (sim_apply
+     * admits a copy) */
+    sc->objects[sc->n_objects].obj = json_incref((json_t *)obj);
     sc->objects[sc->n_objects].where = where;
     sc->n_objects++;
 }

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "api/kinds.h"
 #include "ctrl/ctrl.h"
@@ -158,6 +159,14 @@ struct sim_options {
     bool quiet_warnings; /* no warnings on stderr */
 };
 
+#define SIM_EVENT_MEMO 16 /* a power of two */
+
+/* A counter of sim.event_counts (see there). */
+struct sim_event_memo {
+    const char *event, *name;
+    json_t *count;
+};
+
 struct sim {
     const struct sim_scenario *sc;
     struct sim_options opt;
@@ -175,6 +184,11 @@ struct sim {
     json_t *records;       /* kept records (opt.keep_records) */
     size_t n_records;
     json_t *event_counts;  /* event -> count (object) */
+    /* counters of event_counts by the address of the name last counted
+     * there (trace.c): slot i holds (event, its key in event_counts, its
+     * counter), all borrowed; a hit also compares the names, so an
+     * address reused for another name only misses */
+    struct sim_event_memo event_memo[SIM_EVENT_MEMO];
     /* progress */
     int64_t end_ms;        /* when the run stopped: the last instant something
                               happened, or the --until / 30-day limit */
@@ -186,6 +200,43 @@ struct sim {
     size_t n_wakeups; /* distinct instants the loop visited */
     size_t n_steps;   /* ctrl_step calls */
 };
+
+/* ---- reading an object's members ---- */
+
+/* A member name and its length (SIM_KEY("name") for a literal). */
+struct sim_key {
+    const char *name;
+    size_t len;
+};
+#define SIM_KEY(lit) {lit, sizeof(lit) - 1}
+
+/* The members of o named keys[0..n) into out[0..n) (NULL where absent, all
+ * NULL when o is not an object), in one pass over o's members that stops
+ * once all are found (as jx_members, for the few members of an object's
+ * top level, metadata or status): a name's length is compared before its
+ * bytes, so most members cost no string comparison. keys must be
+ * distinct. Borrowed from o. */
+static inline void sim_members(const json_t *o, const struct sim_key *keys, size_t n,
+                               json_t **out)
+{
+    /* inline: with keys and n known where it is called, the loops unroll
+     * and each comparison is of a known length */
+    for (size_t i = 0; i < n; i++)
+        out[i] = NULL;
+    size_t left = n;
+    for (void *it = json_object_iter((json_t *)o); it && left;
+         it = json_object_iter_next((json_t *)o, it)) {
+        size_t len = json_object_iter_key_len(it);
+        for (size_t i = 0; i < n; i++) {
+            if (keys[i].len == len && !out[i] &&
+                !memcmp(json_object_iter_key(it), keys[i].name, keys[i].len)) {
+                out[i] = json_object_iter_value(it);
+                left--;
+                break;
+            }
+        }
+    }
+}
 
 /* ---- apply.c ---- */
 

@@ -15,6 +15,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+/* This file's tables (queues, flavor totals) hash with cueue's
+ * word-at-a-time hash: only buckets follow it, never the iteration order. */
+#include "util/hash.h"
+#define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
 
 #include "api/quantity.h"
@@ -32,9 +36,12 @@ struct series {
     int64_t last_ms;   /* last change */
 };
 
+struct flavor_state;
+
 struct cq_res {
     char *flavor;
     char *resource;
+    struct flavor_state *total; /* the (flavor, resource) total, once looked up */
     int64_t nominal;
     bool declared; /* in the ClusterQueue's spec */
     struct series s;
@@ -63,6 +70,7 @@ struct flavor_state {
 struct sim_usage {
     struct cq_state *cqs;
     struct flavor_state *flavors;
+    struct cq_state *last_cq; /* the one sim_usage_cell found last (never freed before u) */
 };
 
 struct sim_usage *sim_usage_new(void) { return xcalloc(1, sizeof(struct sim_usage)); }
@@ -168,12 +176,17 @@ static struct flavor_state *flavor_get(struct sim_usage *u, const char *flavor,
 void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *class_label,
                          int64_t now_ms)
 {
-    const char *name = JX_STR(cq, "metadata", "name");
+    static const struct sim_key top_keys[] = {SIM_KEY("metadata"), SIM_KEY("spec")};
+    static const struct sim_key md_keys[] = {SIM_KEY("name"), SIM_KEY("labels")};
+    json_t *top[2], *md[2];
+    sim_members(cq, top_keys, 2, top);
+    sim_members(top[0], md_keys, 2, md);
+    const char *name = json_string_value(md[0]);
     if (!name)
         return;
     struct cq_state *c = cq_get(u, name, now_ms);
-    json_t *spec = json_object_get(cq, "spec");
-    json_t *labels = JX_GET(cq, "metadata", "labels");
+    json_t *spec = top[1];
+    json_t *labels = md[1];
     if (c->seen_spec && spec == c->seen_spec && labels == c->seen_labels)
         return; /* a status write: the quotas and the class are those seen */
     json_decref(c->seen_spec);
@@ -202,7 +215,7 @@ void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *clas
                 struct cq_res *cr = res_get(c, flavor, res, now_ms);
                 cr->nominal = nominal;
                 cr->declared = true;
-                flavor_get(u, flavor, res, now_ms);
+                cr->total = flavor_get(u, flavor, res, now_ms);
             }
         }
     }
@@ -211,9 +224,14 @@ void sim_usage_cq_upsert(struct sim_usage *u, const json_t *cq, const char *clas
 struct sim_usage_cell sim_usage_cell(struct sim_usage *u, const char *cq, const char *flavor,
                                      const char *resource, int64_t now_ms)
 {
-    struct cq_state *c = cq_get(u, cq, now_ms);
-    size_t res = (size_t)(res_get(c, flavor, resource, now_ms) - c->res);
-    return (struct sim_usage_cell){c, res, flavor_get(u, flavor, resource, now_ms)};
+    /* a run's admissions name few queues, often the same one in a row */
+    struct cq_state *c = u->last_cq;
+    if (!c || strcmp(c->name, cq))
+        c = u->last_cq = cq_get(u, cq, now_ms);
+    struct cq_res *r = res_get(c, flavor, resource, now_ms);
+    if (!r->total)
+        r->total = flavor_get(u, flavor, resource, now_ms);
+    return (struct sim_usage_cell){c, (size_t)(r - c->res), r->total};
 }
 
 void sim_usage_cell_add(struct sim_usage_cell cell, int64_t delta, int64_t now_ms)

@@ -61,6 +61,41 @@ static void test_strings_are_escaped(void **state)
     xfree(line);
 }
 
+/* sim_trace_emit counts records per event in s->event_counts, remembering
+ * each counter by the address of the event name: a name at an address that
+ * held another name (a reused buffer) must count as its own event. */
+static void test_event_counts_follow_names_not_addresses(void **state)
+{
+    (void)state;
+    struct sim_scenario sc;
+    memset(&sc, 0, sizeof(sc));
+    struct sim *s = xcalloc(1, sizeof(*s));
+    s->sc = &sc;
+    clk_virtual_init(&s->clock, 0);
+    s->event_counts = json_object();
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%s", "Pending");
+    sim_trace_emit(s, buf, NULL);
+    sim_trace_emit(s, buf, NULL);
+    snprintf(buf, sizeof(buf), "%s", "Admitted"); /* same address, another event */
+    sim_trace_emit(s, buf, NULL);
+    sim_trace_emit(s, "Pending", NULL); /* another address, a counted event */
+    snprintf(buf, sizeof(buf), "%s", "Pending");
+    sim_trace_emit(s, buf, NULL);
+    for (int i = 0; i < 40; i++) /* many events: slots replaced */
+        sim_trace_emit(s, i % 2 ? "Finished" : "Evicted", NULL);
+    snprintf(buf, sizeof(buf), "%s", "Admitted");
+    sim_trace_emit(s, buf, NULL);
+    assert_int_equal(json_integer_value(json_object_get(s->event_counts, "Pending")), 4);
+    assert_int_equal(json_integer_value(json_object_get(s->event_counts, "Admitted")), 2);
+    assert_int_equal(json_integer_value(json_object_get(s->event_counts, "Finished")), 20);
+    assert_int_equal(json_integer_value(json_object_get(s->event_counts, "Evicted")), 20);
+    assert_int_equal(json_object_size(s->event_counts), 4);
+    assert_int_equal(s->n_records, 46);
+    json_decref(s->event_counts);
+    xfree(s);
+}
+
 static void test_contract_events_are_derived(void **state)
 {
     (void)state;
@@ -248,6 +283,7 @@ int main(void)
         cmocka_unit_test(test_keys_come_in_contract_order_then_sorted),
         cmocka_unit_test(test_record_without_fields_and_time_fields_ignored),
         cmocka_unit_test(test_strings_are_escaped),
+        cmocka_unit_test(test_event_counts_follow_names_not_addresses),
         cmocka_unit_test(test_contract_events_are_derived),
         cmocka_unit_test(test_facts_match_in_order_as_a_subsequence),
         cmocka_unit_test(test_field_values_must_be_exact),
