@@ -121,6 +121,9 @@ int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct
     };
     /* the trace is derived from object state; nothing reads v1 Events */
     co.config.record_events = false;
+    /* queue status figures written once a second, as Kueue's
+     * UpdatesBatchPeriod does (nothing in the trace reads them) */
+    co.config.queue_status_batch_ms = 1000;
     int rc = ctrl_new(&co, &s->ctrl);
     if (rc) {
         *err = xasprintf("cannot start the control plane: %s", cu_strerror(rc));
