@@ -206,12 +206,14 @@ void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
 
 /* Append wl, in no queue or leaving cq's heap (k: its key), to cq's
  * parked list (and to the time-parked list while it waits for a time). */
-static inline void park_tail(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const struct eng__qkey *k)
+static inline __attribute__((always_inline)) void park_tail(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
+                                                             const struct eng__qkey *k)
 {
     XGROW(cq->park, cq->cap_park, cq->n_park + 1);
     /* a workload kept off a flavor (flavor fallback) is looked at again
-     * when the avoidance ends, like one in backoff */
-    bool timed = !eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl);
+     * when the avoidance ends, like one in backoff (eng__wl_backoff_expired
+     * written out: park_many's loop runs this for every workload parked) */
+    bool timed = wl->requeued_false || wl->requeue_at_ms > e->now_ms || (wl->n_avoid && eng__wl_avoid_end(e, wl));
     cq->park[cq->n_park] = (struct eng__parked){.wl = wl,
                                                 .ns = wl->ns,
                                                 .requeue_at_ms = wl->requeue_at_ms,
