@@ -195,15 +195,7 @@ static int entry_cmp(const void *x, const void *y)
         return a->nominated ? -1 : 1;
     if (a->a.borrowing != b->a.borrowing)
         return a->a.borrowing < b->a.borrowing ? -1 : 1;
-    const struct eng__wl *p = a->wl, *q = b->wl;
-    if (p->priority != q->priority)
-        return p->priority > q->priority ? -1 : 1;
-    if (p->qo_ts_ms != q->qo_ts_ms)
-        return p->qo_ts_ms < q->qo_ts_ms ? -1 : 1;
-    if (p->creation_ms != q->creation_ms)
-        return p->creation_ms < q->creation_ms ? -1 : 1;
-    int c = strcmp(p->key, q->key);
-    return c ? c : strcmp(p->uid, q->uid);
+    return eng__wl_cmp_order(a->wl, b->wl);
 }
 
 /* ---- processing ---- */
@@ -449,6 +441,8 @@ static void bulk_move(struct eng *e, struct eng__cq *cq, uint64_t hash, const ch
     const char *im = eng__istr_get(e, "Bypassed scheduling evaluation because an equivalent workload "
                                       "recently failed");
     for (size_t i = 0; i < n; i++) { /* parked already */
+        if (i + 8 < n)
+            __builtin_prefetch(m[i + 8], 1);
         m[i]->bypassed = true;
         if (m[i]->last_reason != ir || m[i]->last_msg != im) /* else nothing new to emit */
             eng__emit_pending_interned(e, m[i], eng__istr_ref(ir), eng__istr_ref(im));

@@ -197,6 +197,28 @@ struct eng__cohort {
 
 struct eng__wl;
 
+/* A queued workload's queue-order key (priority, queue-order timestamp,
+ * creation time; ties go to the workload's key and uid) and equivalence
+ * hash, copied from the workload, which does not change them while it is
+ * queued (a status change takes it out and puts it back). */
+struct eng__qkey {
+    int64_t qo_ts_ms;
+    int64_t creation_ms;
+    uint64_t hash;
+    int32_t priority;
+};
+
+/* A parked workload with what the retry-inadmissible walk reads (copies:
+ * fixed while parked). */
+struct eng__parked {
+    struct eng__wl *wl;       /* NULL: a hole left by a removal */
+    const char *ns;           /* interned */
+    int64_t requeue_at_ms;
+    struct eng__qkey k;
+    bool requeued_false;
+    bool time_parked;         /* wl->time_parked */
+};
+
 enum eng__stop { ENG__STOP_NONE, ENG__STOP_HOLD, ENG__STOP_DRAIN };
 
 struct eng__cq {
@@ -226,10 +248,18 @@ struct eng__cq {
     char *inactive_reason;
     char *inactive_msg;
     uint64_t alloc_gen;        /* AllocatableResourceGeneration */
-    /* queue */
+    /* queue: the heap as two parallel arrays, heap[i] and its order key
+     * hkey[i] (cap_heap for both), so ordering and equivalence scans read
+     * no workload; the parked workloads twice, in the same order: the
+     * array park (with holes, wl == NULL, left by removals; n_park slots
+     * used) that the retry-inadmissible walk reads, and the utlist DL
+     * list inadm (eng_explain's walk); n_inadm counts them */
     struct eng__wl **heap;
+    struct eng__qkey *hkey;
     size_t n_heap, cap_heap;
-    struct eng__wl *inadm;     /* utlist DL list of parked workloads */
+    struct eng__parked *park;
+    size_t n_park, cap_park;
+    struct eng__wl *inadm;
     size_t n_inadm;
     struct eng__wl *sticky;    /* BestEffortFIFO preemptor kept at the head */
     struct eng__wl *preemptor; /* workload that issued preemptions */
@@ -296,24 +326,26 @@ struct eng__pa {
 enum eng__wlq { ENG__Q_NONE, ENG__Q_HEAP, ENG__Q_INADM };
 
 struct eng__wl {
-    /* queue state first: the fields the heap, parking and requeue walks
-     * touch for every pending workload share the first cache lines */
-    enum eng__wlq q;
+    /* queue state first: what parking, bulk moves and routing touch for
+     * every pending workload shares the first cache line */
+    bool queued;              /* in qcq's heap or parked (eng__wl_where) */
     bool time_parked;         /* parked by backoff: re-checked each schedule */
-    bool bypassed;            /* moved by an equivalence bulk move */
+    bool bypassed;            /* parked by an equivalence bulk move (only
+                               * meaningful while parked) */
     bool requeued_false;
-    int32_t priority;
+    uint32_t pos;             /* parked: its slot in qcq->park; in the heap:
+                               * a hint (heap moves do not write workloads) */
     struct eng__cq *qcq;
-    size_t heap_idx;
     struct eng__wl *prev, *next; /* inadmissible list */
+    const char *ns;           /* interned */
+    int64_t requeue_at_ms;
+    const char *last_reason;  /* last pending status emitted (interned) */
+    int n_avoid;              /* flavor fallback: flavors not to assign ... */
+    int32_t priority;
+    const char *last_msg;
     int64_t qo_ts_ms;         /* queue-order timestamp */
     int64_t creation_ms;
-    int64_t requeue_at_ms;
     uint64_t hash;            /* scheduling equivalence hash */
-    const char *ns;           /* interned */
-    int n_avoid;              /* flavor fallback: flavors not to assign ... */
-    /* last pending status emitted (interned) */
-    const char *last_reason, *last_msg;
     char *key;                /* "ns/name"; key and uid share wl's allocation */
     char *uid;
     UT_hash_handle hh;
@@ -527,7 +559,11 @@ void eng__holder_add(struct eng *e, struct eng__wl *wl, struct eng__cq *cq);
 void eng__holder_remove(struct eng *e, struct eng__wl *wl, bool freed);
 
 /* ---- queue.c: queues and routing ---- */
+/* Kueue queue order (<0: a first): priority descending, queue-order
+ * timestamp, creation time, key, uid; _queue puts cq's sticky
+ * BestEffortFIFO preemptor first. */
 int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const struct eng__wl *b);
+int eng__wl_cmp_order(const struct eng__wl *a, const struct eng__wl *b);
 /* Heap operations on a ClusterQueue's active queue (order:
  * eng__wl_cmp_queue); pop returns NULL when empty. */
 void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl);
@@ -539,11 +575,16 @@ void eng__heap_remove(struct eng__cq *cq, struct eng__wl *wl);
 void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl);
 /* Move every workload with this scheduling hash from cq's heap to the end
  * of its parked list (as eng__wl_park, in heap array order) and rebuild
- * the heap once. Returns how many moved; they are in e->taken[0..n) in
+ * the heap once (Floyd, over the array in its order after the removal). Returns how many moved; they are in e->taken[0..n) in
  * that order (valid until the next call). */
 size_t eng__heap_park_many(struct eng *e, struct eng__cq *cq, uint64_t hash);
 /* Take wl out of its heap or parked list (and the backoff list). */
 void eng__wl_unqueue(struct eng *e, struct eng__wl *wl);
+/* Where wl sits: ENG__Q_NONE, ENG__Q_HEAP (qcq's heap) or ENG__Q_INADM
+ * (parked in qcq). */
+enum eng__wlq eng__wl_where(const struct eng__wl *wl);
+/* wl is parked and was parked by an equivalence bulk move. */
+bool eng__wl_bypassed(const struct eng__wl *wl);
 /* Park wl in cq's inadmissible list (and the backoff list when its
  * requeueAt is in the future or Requeued=False). */
 void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl);

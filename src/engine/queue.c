@@ -6,9 +6,14 @@
  * its LocalQueue, with Kueue's queue-blocker statuses; and the "retry
  * inadmissible" requeue of whole cohort trees.
  *
- * Invariants: a workload is in at most one place (wl->q); wl->qcq is the
- * ClusterQueue holding it; wl->heap_idx is its heap slot while in a heap.
+ * Invariants: a workload is in at most one place; wl->queued says it is
+ * in one, wl->qcq is the ClusterQueue holding it. A parked workload holds
+ * slot wl->pos of qcq->park (the array never holds a workload twice, so
+ * park[pos].wl == wl says "parked"); in the heap, wl->pos is only a hint:
+ * heap moves (sifts, rebuilds, requeues) write the heap arrays, never the
+ * workloads.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <utlist.h>
 
@@ -18,15 +23,26 @@
 
 /* ---- heap ---- */
 
-/* Queue order without the sticky preemptor. */
-static inline int cmp_order(const struct eng__wl *a, const struct eng__wl *b)
+/* The order key of a workload (what the heap and parked arrays keep). */
+static inline struct eng__qkey qkey_of(const struct eng__wl *wl)
 {
-    if (a->priority != b->priority)
-        return a->priority > b->priority ? -1 : 1;
-    if (a->qo_ts_ms != b->qo_ts_ms)
-        return a->qo_ts_ms < b->qo_ts_ms ? -1 : 1;
-    if (a->creation_ms != b->creation_ms)
-        return a->creation_ms < b->creation_ms ? -1 : 1;
+    return (struct eng__qkey){.qo_ts_ms = wl->qo_ts_ms,
+                              .creation_ms = wl->creation_ms,
+                              .hash = wl->hash,
+                              .priority = wl->priority};
+}
+
+/* Queue order without the sticky preemptor, from the keys; the workloads
+ * are read only on a tie of priority and both timestamps. */
+static inline int cmp_order(const struct eng__wl *a, const struct eng__qkey *ka,
+                            const struct eng__wl *b, const struct eng__qkey *kb)
+{
+    if (ka->priority != kb->priority)
+        return ka->priority > kb->priority ? -1 : 1;
+    if (ka->qo_ts_ms != kb->qo_ts_ms)
+        return ka->qo_ts_ms < kb->qo_ts_ms ? -1 : 1;
+    if (ka->creation_ms != kb->creation_ms)
+        return ka->creation_ms < kb->creation_ms ? -1 : 1;
     int c = strcmp(a->key, b->key);
     if (c)
         return c;
@@ -40,7 +56,8 @@ static inline const struct eng__wl *sticky_of(const struct eng__cq *cq)
 }
 
 /* eng__wl_cmp_queue with sticky_of(cq) already looked up. */
-static inline int cmp_q(const struct eng__wl *sticky, const struct eng__wl *a, const struct eng__wl *b)
+static inline int cmp_q(const struct eng__wl *sticky, const struct eng__wl *a, const struct eng__qkey *ka,
+                        const struct eng__wl *b, const struct eng__qkey *kb)
 {
     if (sticky && a != b) {
         if (a == sticky)
@@ -48,62 +65,86 @@ static inline int cmp_q(const struct eng__wl *sticky, const struct eng__wl *a, c
         if (b == sticky)
             return 1;
     }
-    return cmp_order(a, b);
+    return cmp_order(a, ka, b, kb);
+}
+
+int eng__wl_cmp_order(const struct eng__wl *a, const struct eng__wl *b)
+{
+    struct eng__qkey ka = qkey_of(a), kb = qkey_of(b);
+    return cmp_order(a, &ka, b, &kb);
 }
 
 int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const struct eng__wl *b)
 {
-    return cmp_q(sticky_of(cq), a, b);
+    struct eng__qkey ka = qkey_of(a), kb = qkey_of(b);
+    return cmp_q(sticky_of(cq), a, &ka, b, &kb);
 }
 
-static void heap_set(struct eng__cq *cq, size_t i, struct eng__wl *wl)
+/* Slot i of the heap holds wl with key k (the workload is not written:
+ * its pos is only a hint while in the heap). */
+static inline void heap_set(struct eng__cq *cq, size_t i, struct eng__wl *wl, const struct eng__qkey *k)
 {
     cq->heap[i] = wl;
-    wl->heap_idx = i;
+    cq->hkey[i] = *k;
 }
 
-static void sift_up(struct eng__cq *cq, size_t i)
+/* Room for n workloads in cq's heap arrays. */
+static void heap_reserve(struct eng__cq *cq, size_t n)
+{
+    if (n <= cq->cap_heap)
+        return;
+    size_t cap = cq->cap_heap;
+    XGROW(cq->heap, cap, n);
+    cq->hkey = xreallocarray(cq->hkey, cap, sizeof(*cq->hkey));
+    cq->cap_heap = cap;
+}
+
+/* Move slot i up to its place; returns where it landed. */
+static size_t sift_up(struct eng__cq *cq, size_t i)
 {
     const struct eng__wl *sticky = sticky_of(cq);
     struct eng__wl *wl = cq->heap[i];
+    struct eng__qkey k = cq->hkey[i];
     while (i > 0) {
         size_t p = (i - 1) / 2;
-        if (cmp_q(sticky, wl, cq->heap[p]) >= 0)
+        if (cmp_q(sticky, wl, &k, cq->heap[p], &cq->hkey[p]) >= 0)
             break;
-        heap_set(cq, i, cq->heap[p]);
+        heap_set(cq, i, cq->heap[p], &cq->hkey[p]);
         i = p;
     }
-    heap_set(cq, i, wl);
+    heap_set(cq, i, wl, &k);
+    return i;
 }
 
 /* sift_down with sticky_of(cq) looked up; forced inline: heapify's loop
- * (the requeue and bulk-move rebuilds) calls it for half the heap. */
-static inline __attribute__((always_inline)) void sift_down_s(struct eng__cq *cq, size_t i,
-                                                              const struct eng__wl *sticky)
+ * (the requeue and bulk-move rebuilds) calls it for half the heap.
+ * Returns where slot i's workload landed. */
+static inline __attribute__((always_inline)) size_t sift_down_s(struct eng__cq *cq, size_t i,
+                                                                const struct eng__wl *sticky)
 {
     struct eng__wl **h = cq->heap;
+    const struct eng__qkey *hk = cq->hkey;
     size_t n = cq->n_heap;
     struct eng__wl *wl = h[i];
+    struct eng__qkey k = hk[i];
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, m = i;
         struct eng__wl *best = wl;
-        if (l < n && cmp_q(sticky, h[l], best) < 0) {
+        const struct eng__qkey *bk = &k;
+        if (l < n && cmp_q(sticky, h[l], &hk[l], best, bk) < 0) {
             m = l;
             best = h[l];
+            bk = &hk[l];
         }
-        if (r < n && cmp_q(sticky, h[r], best) < 0)
+        if (r < n && cmp_q(sticky, h[r], &hk[r], best, bk) < 0)
             m = r;
         if (m == i)
             break;
-        heap_set(cq, i, h[m]);
+        heap_set(cq, i, h[m], &hk[m]);
         i = m;
     }
-    heap_set(cq, i, wl);
-}
-
-static void sift_down(struct eng__cq *cq, size_t i)
-{
-    sift_down_s(cq, i, sticky_of(cq));
+    heap_set(cq, i, wl, &k);
+    return i;
 }
 
 /* Restore the heap order of the whole array (Floyd). */
@@ -116,44 +157,76 @@ static void heapify(struct eng__cq *cq)
 
 void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl)
 {
-    XGROW(cq->heap, cq->cap_heap, cq->n_heap + 1);
-    heap_set(cq, cq->n_heap++, wl);
-    sift_up(cq, cq->n_heap - 1);
-    wl->q = ENG__Q_HEAP;
+    heap_reserve(cq, cq->n_heap + 1);
+    struct eng__qkey k = qkey_of(wl);
+    heap_set(cq, cq->n_heap++, wl, &k);
+    wl->pos = (uint32_t)sift_up(cq, cq->n_heap - 1);
+    wl->queued = true;
     wl->qcq = cq;
+}
+
+/* wl's slot in cq's heap: its pos when that still holds, else found in
+ * the array (and remembered). */
+static size_t heap_find(struct eng__cq *cq, struct eng__wl *wl)
+{
+    size_t i = wl->pos;
+    if (i >= cq->n_heap || cq->heap[i] != wl) {
+        for (i = 0; i < cq->n_heap && cq->heap[i] != wl; i++)
+            ;
+        if (i == cq->n_heap)
+            abort(); /* broken invariant: wl is queued in cq, not parked */
+        wl->pos = (uint32_t)i;
+    }
+    return i;
+}
+
+/* Take heap slot i out (its workload's links are left to the caller). */
+static void heap_remove_at(struct eng__cq *cq, size_t i)
+{
+    cq->n_heap--;
+    if (i != cq->n_heap) {
+        heap_set(cq, i, cq->heap[cq->n_heap], &cq->hkey[cq->n_heap]);
+        sift_up(cq, sift_down_s(cq, i, sticky_of(cq)));
+    }
 }
 
 void eng__heap_remove(struct eng__cq *cq, struct eng__wl *wl)
 {
-    size_t i = wl->heap_idx;
-    cq->n_heap--;
-    if (i != cq->n_heap) {
-        struct eng__wl *moved = cq->heap[cq->n_heap];
-        heap_set(cq, i, moved);
-        sift_down(cq, i);
-        sift_up(cq, moved->heap_idx);
-    }
-    wl->q = ENG__Q_NONE;
+    heap_remove_at(cq, heap_find(cq, wl));
+    wl->queued = false;
     wl->qcq = NULL;
 }
 
 void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
 {
-    sift_down(cq, wl->heap_idx);
-    sift_up(cq, wl->heap_idx);
+    size_t i = heap_find(cq, wl);
+    cq->hkey[i] = qkey_of(wl);
+    wl->pos = (uint32_t)sift_up(cq, sift_down_s(cq, i, sticky_of(cq)));
 }
 
-/* Append wl, in no queue, to cq's parked list (and to the time-parked
- * list while it waits for a time). */
-static inline void park_tail(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
+/* Append wl, in no queue or leaving cq's heap (k: its key), to cq's
+ * parked list (and to the time-parked list while it waits for a time). */
+static inline __attribute__((always_inline)) void park_tail(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
+                                                             const struct eng__qkey *k)
 {
+    XGROW(cq->park, cq->cap_park, cq->n_park + 1);
+    /* a workload kept off a flavor (flavor fallback) is looked at again
+     * when the avoidance ends, like one in backoff (eng__wl_backoff_expired
+     * written out: park_many's loop runs this for every workload parked) */
+    bool timed = wl->requeued_false || wl->requeue_at_ms > e->now_ms || (wl->n_avoid && eng__wl_avoid_end(e, wl));
+    cq->park[cq->n_park] = (struct eng__parked){.wl = wl,
+                                                .ns = wl->ns,
+                                                .requeue_at_ms = wl->requeue_at_ms,
+                                                .k = *k,
+                                                .requeued_false = wl->requeued_false,
+                                                .time_parked = timed};
+    wl->pos = (uint32_t)cq->n_park++;
     DL_APPEND(cq->inadm, wl);
     cq->n_inadm++;
-    wl->q = ENG__Q_INADM;
+    wl->queued = true;
+    wl->bypassed = false;
     wl->qcq = cq;
-    /* a workload kept off a flavor (flavor fallback) is looked at again
-     * when the avoidance ends, like one in backoff */
-    if (!eng__wl_backoff_expired(e, wl) || eng__wl_avoid_end(e, wl)) {
+    if (timed) {
         DL_APPEND2(e->time_parked, wl, tprev, tnext);
         wl->time_parked = true;
     }
@@ -161,18 +234,21 @@ static inline void park_tail(struct eng *e, struct eng__cq *cq, struct eng__wl *
 
 size_t eng__heap_park_many(struct eng *e, struct eng__cq *cq, uint64_t hash)
 {
-    size_t keep = 0, n = 0;
-    XGROW(e->taken, e->cap_taken, cq->n_heap); /* room for all, grown once */
-    for (size_t i = 0; i < cq->n_heap; i++) {
+    enum { AHEAD = 8 }; /* workloads prefetched ahead of park_tail */
+    size_t keep = 0, n = 0, nh = cq->n_heap;
+    XGROW(e->taken, e->cap_taken, nh); /* room for all, grown once */
+    for (size_t i = 0; i < nh; i++) {
+        if (i + AHEAD < nh && cq->hkey[i + AHEAD].hash == hash)
+            __builtin_prefetch(cq->heap[i + AHEAD], 1);
         struct eng__wl *wl = cq->heap[i];
-        if (wl->hash == hash) {
+        if (cq->hkey[i].hash == hash) {
             if (cq->sticky == wl)
                 cq->sticky = NULL;
-            park_tail(e, cq, wl);
+            park_tail(e, cq, wl, &cq->hkey[i]);
             e->taken[n++] = wl;
             continue;
         }
-        heap_set(cq, keep++, wl);
+        heap_set(cq, keep++, wl, &cq->hkey[i]);
     }
     cq->n_heap = keep;
     if (n)
@@ -185,7 +261,9 @@ struct eng__wl *eng__heap_pop(struct eng__cq *cq)
     if (!cq->n_heap)
         return NULL;
     struct eng__wl *wl = cq->heap[0];
-    eng__heap_remove(cq, wl);
+    heap_remove_at(cq, 0);
+    wl->queued = false;
+    wl->qcq = NULL;
     return wl;
 }
 
@@ -199,15 +277,63 @@ static void time_list_remove(struct eng *e, struct eng__wl *wl)
     }
 }
 
+/* wl holds its slot in qcq's parked array (pos is exact for parked
+ * workloads; the array never holds a workload twice). */
+static inline bool is_parked(const struct eng__wl *wl)
+{
+    const struct eng__cq *cq = wl->qcq;
+    return wl->queued && wl->pos < cq->n_park && cq->park[wl->pos].wl == wl;
+}
+
+enum eng__wlq eng__wl_where(const struct eng__wl *wl)
+{
+    if (!wl->queued)
+        return ENG__Q_NONE;
+    return is_parked(wl) ? ENG__Q_INADM : ENG__Q_HEAP;
+}
+
+bool eng__wl_bypassed(const struct eng__wl *wl)
+{
+    return wl->bypassed && is_parked(wl);
+}
+
+/* Keep only the parked array's live slots, in order (their pos follow). */
+static void park_compact(struct eng__cq *cq)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < cq->n_park; i++) {
+        if (!cq->park[i].wl)
+            continue;
+        cq->park[k] = cq->park[i];
+        cq->park[k].wl->pos = (uint32_t)k;
+        k++;
+    }
+    cq->n_park = k;
+}
+
+/* Take parked wl out of cq's array and list: its slot becomes a hole
+ * (trailing holes are dropped; the array is compacted when holes
+ * outnumber the workloads, so it stays within twice their count). */
+static void park_remove(struct eng__cq *cq, struct eng__wl *wl)
+{
+    cq->park[wl->pos].wl = NULL;
+    while (cq->n_park && !cq->park[cq->n_park - 1].wl)
+        cq->n_park--;
+    DL_DELETE(cq->inadm, wl);
+    cq->n_inadm--;
+    if (cq->n_park > 2 * cq->n_inadm + 16)
+        park_compact(cq);
+}
+
 void eng__wl_unqueue(struct eng *e, struct eng__wl *wl)
 {
     struct eng__cq *cq = wl->qcq;
-    if (wl->q == ENG__Q_HEAP) {
-        eng__heap_remove(cq, wl);
-    } else if (wl->q == ENG__Q_INADM) {
-        DL_DELETE(cq->inadm, wl);
-        cq->n_inadm--;
-        wl->q = ENG__Q_NONE;
+    if (wl->queued) {
+        if (is_parked(wl))
+            park_remove(cq, wl);
+        else
+            heap_remove_at(cq, heap_find(cq, wl));
+        wl->queued = false;
         wl->qcq = NULL;
     }
     time_list_remove(e, wl);
@@ -242,9 +368,10 @@ bool eng__wl_avoids(const struct eng *e, const struct eng__wl *wl, int flv)
 
 void eng__wl_park(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
 {
-    if (wl->q != ENG__Q_NONE)
+    if (wl->queued)
         eng__wl_unqueue(e, wl);
-    park_tail(e, cq, wl);
+    struct eng__qkey k = qkey_of(wl);
+    park_tail(e, cq, wl, &k);
 }
 
 static const char *bulk_reason(const struct eng__cq *cq, uint64_t hash)
@@ -332,12 +459,12 @@ void eng__wl_route(struct eng *e, struct eng__wl *wl)
     struct eng__cq *cq = resolve(e, wl, &b);
     if (wl->qcq && wl->qcq != cq)
         eng__wl_unqueue(e, wl);
-    if (cq && wl->q == ENG__Q_NONE)
+    if (cq && !wl->queued)
         enqueue(e, cq, wl);
     if (b.reason) {
         eng__emit_pending(e, wl, b.reason, b.msg);
         wl->blocker_emitted = true;
-    } else if (wl->blocker_emitted && !wl->bypassed) {
+    } else if (wl->blocker_emitted && !eng__wl_bypassed(wl)) {
         eng__emit_pending(e, wl, "PendingEvaluation",
                           "Workload is pending evaluation in the scheduling queue");
         wl->blocker_emitted = false;
@@ -376,7 +503,10 @@ void eng__requeue_tree(struct eng *e, struct eng__cq *cq)
 }
 
 /* Kueue QueueInadmissibleWorkloads for one ClusterQueue. The workloads
- * that may move are appended to the heap and the heap is rebuilt once. */
+ * that may move are appended to the heap in parked order and the heap is
+ * rebuilt once. The walk reads the parked array's copies only: a moved
+ * workload is not written (it is no longer in the parked array, which is
+ * what says it is parked), so only the workloads that stay may be. */
 static void requeue_cq(struct eng *e, struct eng__cq *cq)
 {
     const char *last_ns = NULL;
@@ -385,36 +515,44 @@ static void requeue_cq(struct eng *e, struct eng__cq *cq)
     for (size_t i = 0; i < cq->n_bulk; i++)
         xfree(cq->bulk_reason[i]);
     cq->n_bulk = 0;
-    XGROW(cq->heap, cq->cap_heap, cq->n_heap + cq->n_inadm);
-    size_t moved = 0;
-    /* the list is rebuilt from the workloads that stay, in their order */
-    struct eng__wl *stay = NULL, *next;
-    for (struct eng__wl *wl = cq->inadm; wl; wl = next) {
-        next = wl->next;
-        if (last_ns != wl->ns) {
-            last_ns = wl->ns;
-            last_ok = eng__ns_matches(e, cq, wl->ns);
+    heap_reserve(cq, cq->n_heap + cq->n_inadm);
+    size_t moved = 0, keep = 0;
+    for (size_t i = 0; i < cq->n_park; i++) {
+        const struct eng__parked *p = &cq->park[i];
+        struct eng__wl *wl = p->wl;
+        if (!wl)
+            continue;
+        if (last_ns != p->ns) {
+            last_ns = p->ns;
+            last_ok = eng__ns_matches(e, cq, p->ns);
         }
-        if (!last_ok || !eng__wl_backoff_expired(e, wl)) {
-            DL_APPEND(stay, wl);
+        if (!last_ok || p->requeued_false || p->requeue_at_ms > e->now_ms) { /* stays */
+            if (keep != i) {
+                cq->park[keep] = *p;
+                wl->pos = (uint32_t)keep;
+            }
+            keep++;
             continue;
         }
         /* eng__wl_unqueue for a workload parked in cq */
-        time_list_remove(e, wl);
-        wl->bypassed = false;
+        if (p->time_parked)
+            time_list_remove(e, wl);
         if (cq->sticky == wl)
             cq->sticky = NULL;
         if (cq->preemptor == wl)
             cq->preemptor = NULL;
-        heap_set(cq, cq->n_heap++, wl);
-        wl->q = ENG__Q_HEAP;
-        wl->qcq = cq;
+        heap_set(cq, cq->n_heap++, wl, &p->k);
         moved++;
     }
-    cq->inadm = stay;
-    cq->n_inadm -= moved;
-    if (moved)
-        heapify(cq);
+    cq->n_park = keep;
+    if (!moved)
+        return;
+    /* the list keeps the workloads that stay, in their order */
+    cq->inadm = NULL;
+    for (size_t i = 0; i < keep; i++)
+        DL_APPEND(cq->inadm, cq->park[i].wl);
+    cq->n_inadm = keep;
+    heapify(cq);
 }
 
 void eng__process_requeues(struct eng *e)
@@ -465,6 +603,11 @@ void eng__cq_detach_all(struct eng *e, struct eng__cq *cq)
         eng__wl_unqueue(e, cq->heap[0]);
     while (cq->inadm)
         eng__wl_unqueue(e, cq->inadm);
+    XFREE(cq->hkey); /* with cq->heap's capacity: both go */
+    XFREE(cq->heap);
+    cq->cap_heap = 0;
+    XFREE(cq->park);
+    cq->n_park = cq->cap_park = 0;
     while (cq->holders) {
         struct eng__wl *wl = cq->holders;
         DL_DELETE2(cq->holders, wl, hprev, hnext);

@@ -464,7 +464,7 @@ struct place {
  * before nw, its next version, is put back. */
 static struct place take_out(struct eng *e, struct eng__wl *old, const struct eng__wl *nw)
 {
-    struct place p = {.q = old->q, .qcq = old->qcq, .bypassed = old->bypassed};
+    struct place p = {.q = eng__wl_where(old), .qcq = old->qcq, .bypassed = eng__wl_bypassed(old)};
     p.sticky = p.qcq && p.qcq->sticky == old;
     p.same = !old->reserved && !nw->reserved && old->state_hash == nw->state_hash;
     if (old->reserved)
@@ -572,7 +572,7 @@ static void keep_reservation(struct eng *e, struct eng__wl *wl, const struct api
     HASH_DEL(e->wls, wl);
     status_scalars(wl, in); /* finished stays false */
     wl->state_hash = state_hash(wl); /* the reclaim counts are unchanged */
-    wl->q = ENG__Q_NONE;
+    wl->queued = false;
     wl->qcq = NULL;
     wl->time_parked = wl->bypassed = wl->unsent = false;
     wl->victim_cycle = 0;
@@ -605,7 +605,7 @@ static void update_status(struct eng *e, struct eng__wl *wl, const struct api_wo
     /* the new status; the links as a new version's start out (take_out
      * changed only links, which nw has from before) */
     *wl = nw;
-    wl->q = ENG__Q_NONE;
+    wl->queued = false;
     wl->qcq = NULL;
     wl->rcq = NULL;
     wl->time_parked = wl->bypassed = wl->unsent = false;
