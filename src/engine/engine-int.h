@@ -250,16 +250,14 @@ struct eng__cq {
     uint64_t alloc_gen;        /* AllocatableResourceGeneration */
     /* queue: the heap as two parallel arrays, heap[i] and its order key
      * hkey[i] (cap_heap for both), so ordering and equivalence scans read
-     * no workload; the parked workloads twice, in the same order: the
-     * array park (with holes, wl == NULL, left by removals; n_park slots
-     * used) that the retry-inadmissible walk reads, and the utlist DL
-     * list inadm (eng_explain's walk); n_inadm counts them */
+     * no workload; the parked workloads in park, in parking order (with
+     * holes, wl == NULL, left by removals; n_park slots used, the last one
+     * never a hole); n_inadm counts the workloads */
     struct eng__wl **heap;
     struct eng__qkey *hkey;
     size_t n_heap, cap_heap;
     struct eng__parked *park;
     size_t n_park, cap_park;
-    struct eng__wl *inadm;
     size_t n_inadm;
     struct eng__wl *sticky;    /* BestEffortFIFO preemptor kept at the head */
     struct eng__wl *preemptor; /* workload that issued preemptions */
@@ -336,7 +334,6 @@ struct eng__wl {
     uint32_t pos;             /* parked: its slot in qcq->park; in the heap:
                                * a hint (heap moves do not write workloads) */
     struct eng__cq *qcq;
-    struct eng__wl *prev, *next; /* inadmissible list */
     const char *ns;           /* interned */
     int64_t requeue_at_ms;
     const char *last_reason;  /* last pending status emitted (interned) */

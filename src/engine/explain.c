@@ -33,9 +33,11 @@ static int32_t position(const struct eng__wl *wl)
     for (size_t i = 0; i < cq->n_heap; i++)
         if (cq->heap[i] != wl && eng__wl_cmp_queue(cq, cq->heap[i], wl) < 0)
             pos++;
-    for (const struct eng__wl *w = cq->inadm; w; w = w->next)
-        if (w != wl && eng__wl_cmp_queue(cq, w, wl) < 0)
+    for (size_t i = 0; i < cq->n_park; i++) {
+        const struct eng__wl *w = cq->park[i].wl; /* NULL: a hole */
+        if (w && w != wl && eng__wl_cmp_queue(cq, w, wl) < 0)
             pos++;
+    }
     return pos;
 }
 

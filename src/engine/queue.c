@@ -221,7 +221,6 @@ static inline __attribute__((always_inline)) void park_tail(struct eng *e, struc
                                                 .requeued_false = wl->requeued_false,
                                                 .time_parked = timed};
     wl->pos = (uint32_t)cq->n_park++;
-    DL_APPEND(cq->inadm, wl);
     cq->n_inadm++;
     wl->queued = true;
     wl->bypassed = false;
@@ -319,7 +318,6 @@ static void park_remove(struct eng__cq *cq, struct eng__wl *wl)
     cq->park[wl->pos].wl = NULL;
     while (cq->n_park && !cq->park[cq->n_park - 1].wl)
         cq->n_park--;
-    DL_DELETE(cq->inadm, wl);
     cq->n_inadm--;
     if (cq->n_park > 2 * cq->n_inadm + 16)
         park_compact(cq);
@@ -547,10 +545,6 @@ static void requeue_cq(struct eng *e, struct eng__cq *cq)
     cq->n_park = keep;
     if (!moved)
         return;
-    /* the list keeps the workloads that stay, in their order */
-    cq->inadm = NULL;
-    for (size_t i = 0; i < keep; i++)
-        DL_APPEND(cq->inadm, cq->park[i].wl);
     cq->n_inadm = keep;
     heapify(cq);
 }
@@ -601,8 +595,8 @@ void eng__cq_detach_all(struct eng *e, struct eng__cq *cq)
 {
     while (cq->n_heap)
         eng__wl_unqueue(e, cq->heap[0]);
-    while (cq->inadm)
-        eng__wl_unqueue(e, cq->inadm);
+    while (cq->n_park) /* the last slot is never a hole (park_remove) */
+        eng__wl_unqueue(e, cq->park[cq->n_park - 1].wl);
     XFREE(cq->hkey); /* with cq->heap's capacity: both go */
     XFREE(cq->heap);
     cq->cap_heap = 0;
