@@ -88,7 +88,9 @@ static void cands_add(struct cands *c, struct cand x)
  * serve the nomination that follows when nothing changed in between). */
 struct eng__pscratch {
     struct cands all;
-    struct cands tmp; /* cands_sort's merge buffer */
+    struct cands tmp; /* cands_sort's gather buffer */
+    const struct cand **ptr; /* cands_sort's pointers and merge buffer */
+    size_t cap_ptr;
     int64_t *rem;
     size_t cap_rem;
     bool memo_ok;
@@ -114,6 +116,7 @@ void eng__pscratch_free(struct eng *e)
         return;
     xfree(e->pre->all.v);
     xfree(e->pre->tmp.v);
+    xfree(e->pre->ptr);
     xfree(e->pre->rem);
     xfree(e->pre->memo_t.v);
     XFREE(e->pre);
@@ -304,15 +307,16 @@ static inline bool cand_before(const struct cand *a, const struct cand *b)
     return c ? c < 0 : strcmp(a->wl->key, b->wl->key) < 0;
 }
 
-/* Merge sort of v[0..n) with tmp (n slots) and the comparison inlined;
- * the order being total, the result is the one any sort gives. */
-static void cands_msort(struct cand *v, struct cand *tmp, size_t n)
+/* Merge sort of the pointers v[0..n) with tmp (n slots) and the comparison
+ * inlined; the order being total, the result is the one any sort gives.
+ * Pointers move instead of the 40-byte candidates. */
+static void cands_msort(const struct cand **v, const struct cand **tmp, size_t n)
 {
     if (n <= 12) { /* insertion sort */
         for (size_t i = 1; i < n; i++) {
-            struct cand x = v[i];
+            const struct cand *x = v[i];
             size_t j = i;
-            for (; j > 0 && cand_before(&x, &v[j - 1]); j--)
+            for (; j > 0 && cand_before(x, v[j - 1]); j--)
                 v[j] = v[j - 1];
             v[j] = x;
         }
@@ -321,12 +325,12 @@ static void cands_msort(struct cand *v, struct cand *tmp, size_t n)
     size_t h = n / 2;
     cands_msort(v, tmp, h);
     cands_msort(v + h, tmp, n - h);
-    if (!cand_before(&v[h], &v[h - 1]))
+    if (!cand_before(v[h], v[h - 1]))
         return; /* already in order */
     memcpy(tmp, v, h * sizeof(*v));
     size_t i = 0, j = h, k = 0;
     while (i < h && j < n)
-        v[k++] = cand_before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+        v[k++] = cand_before(v[j], tmp[i]) ? v[j++] : tmp[i++];
     while (i < h)
         v[k++] = tmp[i++];
 }
@@ -337,7 +341,14 @@ static void cands_sort(struct eng *e, struct cands *c)
         return;
     struct eng__pscratch *sc = scratch(e);
     XGROW(sc->tmp.v, sc->tmp.cap, c->n);
-    cands_msort(c->v, sc->tmp.v, c->n);
+    XGROW(sc->ptr, sc->cap_ptr, 2 * c->n);
+    const struct cand **v = sc->ptr;
+    for (size_t i = 0; i < c->n; i++)
+        v[i] = &c->v[i];
+    cands_msort(v, v + c->n, c->n);
+    for (size_t i = 0; i < c->n; i++)
+        sc->tmp.v[i] = *v[i];
+    memcpy(c->v, sc->tmp.v, c->n * sizeof(*c->v));
 }
 
 /* ---- the search ---- */

@@ -336,11 +336,19 @@ void eng__node_add_usage(struct eng *e, struct eng__node *n, int i, int64_t delt
 {
     e->usage_epoch++;
     while (n && delta) {
+        int64_t u = n->usage[i], nu = eng__amt_add(u, delta);
+        n->usage[i] = nu;
+        if (!n->parent)
+            return; /* what reaches the parent matters no more */
         int64_t lq = eng__local_quota(n, i);
-        int64_t before = max64(0, eng__amt_sub(n->usage[i], lq));
-        n->usage[i] = eng__amt_add(n->usage[i], delta);
-        int64_t after = max64(0, eng__amt_sub(n->usage[i], lq));
-        delta = eng__amt_sub(after, before);
+        if (lq == 0 && u >= 0 && nu >= 0 && u != ENG__UNLIMITED && nu != ENG__UNLIMITED) {
+            /* no local quota, plain amounts: the whole change reaches the parent */
+            delta = nu - u;
+        } else {
+            int64_t before = max64(0, eng__amt_sub(u, lq));
+            int64_t after = max64(0, eng__amt_sub(nu, lq));
+            delta = eng__amt_sub(after, before);
+        }
         i = n->pidx[i];
         n = n->parent;
     }
@@ -371,6 +379,16 @@ void eng__wl_charge(struct eng *e, struct eng__wl *wl, int sign)
     struct eng__cq *cq = wl->rcq;
     if (!cq || e->tree_dirty)
         return;
+    if (wl->n_use == 1) { /* the common case, without the index buffer */
+        int i = eng__node_idx(&cq->node, wl->use_fr[0]);
+        if (i < 0) {
+            e->tree_dirty = true;
+            e->usage_epoch++;
+        } else {
+            eng__node_add_usage(e, &cq->node, i, sign > 0 ? wl->use_amt[0] : -wl->use_amt[0]);
+        }
+        return;
+    }
     int idx[16]; /* the indices, looked up once when there are few FRs */
     bool kept = wl->n_use <= 16;
     for (int u = 0; u < wl->n_use; u++) {
