@@ -295,6 +295,14 @@ int64_t eng__available(const struct eng__node *n, int i)
     if (!n->parent)
         return eng__amt_sub(n->subtree[i], n->usage[i]);
     int64_t pa = eng__available(n->parent, n->pidx[i]);
+    int64_t sub = n->subtree[i], use = n->usage[i];
+    if (!n->q[i].has_ll && use >= 0 && sub >= 0 && sub != ENG__UNLIMITED && use != ENG__UNLIMITED) {
+        /* no local quota, plain amounts: local available is 0 and the
+         * stored part is the whole subtree quota */
+        if (n->q[i].has_bl)
+            pa = min64(eng__amt_add(sub - use, n->q[i].borrowing_limit), pa);
+        return pa;
+    }
     if (n->q[i].has_bl) {
         int64_t lq = eng__local_quota(n, i);
         int64_t stored = eng__amt_sub(n->subtree[i], lq);
