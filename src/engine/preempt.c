@@ -14,6 +14,7 @@
  * minimised by adding back in reverse order. Every simulated removal is
  * undone before returning.
  */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,10 @@ static int64_t reserved_at(const struct eng *e, const struct eng__wl *w)
 static uint64_t uid_prefix(const char *s)
 {
     uint64_t v = 0;
+    if (strnlen(s, 8) == 8) { /* the usual case: one big-endian load */
+        memcpy(&v, s, 8);
+        return be64toh(v);
+    }
     int i = 0;
     for (; i < 8 && s[i]; i++)
         v = v << 8 | (unsigned char)s[i];
@@ -89,7 +94,7 @@ static void cands_add(struct cands *c, struct cand x)
 struct eng__pscratch {
     struct cands all;
     struct cands tmp; /* cands_sort's gather buffer */
-    const struct cand **ptr; /* cands_sort's pointers and merge buffer */
+    const struct cand **ptr; /* cands_order's pointers and merge buffer */
     size_t cap_ptr;
     int64_t *rem;
     size_t cap_rem;
@@ -335,17 +340,27 @@ static void cands_msort(const struct cand **v, const struct cand **tmp, size_t n
         v[k++] = tmp[i++];
 }
 
-static void cands_sort(struct eng *e, struct cands *c)
+/* The candidates of c in candidate order, as pointers into c->v (valid
+ * until the next call or until c changes). */
+static const struct cand *const *cands_order(struct eng *e, const struct cands *c)
 {
-    if (c->n < 2)
-        return;
     struct eng__pscratch *sc = scratch(e);
-    XGROW(sc->tmp.v, sc->tmp.cap, c->n);
-    XGROW(sc->ptr, sc->cap_ptr, 2 * c->n);
+    XGROW(sc->ptr, sc->cap_ptr, 2 * c->n + 1);
     const struct cand **v = sc->ptr;
     for (size_t i = 0; i < c->n; i++)
         v[i] = &c->v[i];
     cands_msort(v, v + c->n, c->n);
+    return v;
+}
+
+/* Sort c in place (candidate order). */
+static void cands_sort(struct eng *e, struct cands *c)
+{
+    if (c->n < 2)
+        return;
+    const struct cand *const *v = cands_order(e, c);
+    struct eng__pscratch *sc = scratch(e);
+    XGROW(sc->tmp.v, sc->tmp.cap, c->n);
     for (size_t i = 0; i < c->n; i++)
         sc->tmp.v[i] = *v[i];
     memcpy(c->v, sc->tmp.v, c->n * sizeof(*c->v));
@@ -420,15 +435,17 @@ static void restore(const struct pctx *p, const struct eng__targets *t)
 
 /* One attempt: remove candidates in order until the preemptor fits, then
  * add back (from the second-to-last) those it does not need. */
-static bool attempt(const struct pctx *p, const struct cands *all, bool borrow, struct eng__targets *out)
+static bool attempt(const struct pctx *p, const struct cand *const *v, size_t n, bool borrow,
+                    struct eng__targets *out)
 {
     struct eng__targets t = {0};
     bool fits = false;
-    for (size_t i = 0; i < all->n && !fits; i++) {
-        if (!cand_valid(p, &all->v[i], borrow))
+    XGROW(t.v, t.cap, n); /* one allocation: every candidate may be taken */
+    for (size_t i = 0; i < n && !fits; i++) {
+        if (!cand_valid(p, v[i], borrow))
             continue;
-        eng__sim_remove(p->e, all->v[i].wl);
-        targets_push(&t, all->v[i].wl, variant_reason(cand_variant(&all->v[i])));
+        eng__sim_remove(p->e, v[i]->wl);
+        targets_push(&t, v[i]->wl, variant_reason(cand_variant(v[i])));
         fits = wl_fits(p, borrow);
     }
     if (fits)
@@ -458,7 +475,7 @@ static void classical(const struct pctx *p, struct eng__targets *out)
     if (p->cq->within_cq != PP_NEVER)
         from_cq(p, p->cq, NULL, false, L_SAME, all);
     hierarchical(p, all, &hier, borrow_only ? NULL : &prio);
-    cands_sort(p->e, all);
+    const struct cand *const *order = cands_order(p->e, all);
     bool opts[2];
     int n_opts;
     if ((hier == 0 && prio == 0) || borrow_only) {
@@ -474,7 +491,7 @@ static void classical(const struct pctx *p, struct eng__targets *out)
         n_opts = 2;
     }
     for (int o = 0; o < n_opts; o++)
-        if (attempt(p, all, opts[o], out))
+        if (attempt(p, order, all->n, opts[o], out))
             break;
 }
 
