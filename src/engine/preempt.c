@@ -410,18 +410,58 @@ static bool under_nominal(const struct pctx *p)
 }
 
 /* Kueue fillBackWorkloads: from the second-to-last victim down to the
- * first, add each back and drop it when the preemptor still fits. */
+ * first, add each back and drop it when the preemptor still fits.
+ *
+ * Done in blocks: usage only grows while victims are added back and the
+ * fit is monotone in usage, so when the preemptor still fits with the next
+ * m victims added back, it fitted after each of them, and adding them back
+ * one by one would have dropped them all. A block that does not fit is
+ * halved by taking its later half out again, until the rest fits (dropped)
+ * or one victim is left that does not fit (kept). The block doubles after
+ * a fit, up to FILL_BLOCK_MAX (a miss costs up to the block in charges;
+ * e->fill_block_max overrides it, 1 giving the one-by-one loop).
+ * The drops are applied in the one-by-one order, so the targets end up as
+ * the step-by-step loop leaves them. */
+enum { FILL_BLOCK_MAX = 8 };
+
+/* Drop the m victims before index next (next-1 first), as the
+ * step-by-step loop does. */
+static void fill_drop(struct eng__targets *t, size_t next, size_t m)
+{
+    for (size_t j = 1; j <= m; j++) {
+        t->v[next - j] = t->v[t->n - 1];
+        t->n--;
+    }
+}
+
 static void fill_back(const struct pctx *p, struct eng__targets *t, bool borrow)
 {
     if (t->n < 2)
         return;
-    for (size_t i = t->n - 1; i-- > 0;) {
-        eng__sim_add(p->e, t->v[i].wl);
-        if (wl_fits(p, borrow)) {
-            t->v[i] = t->v[t->n - 1];
-            t->n--;
-        } else {
-            eng__sim_remove(p->e, t->v[i].wl);
+    size_t next = t->n - 1; /* victims [0, next) are still to be considered */
+    size_t b = 1, b_max = p->e->fill_block_max > 0 ? (size_t)p->e->fill_block_max : FILL_BLOCK_MAX;
+    while (next > 0) {
+        size_t m = b < next ? b : next;
+        for (size_t j = 1; j <= m; j++)
+            eng__sim_add(p->e, t->v[next - j].wl);
+        bool fits = wl_fits(p, borrow);
+        if (fits && b < b_max)
+            b *= 2;
+        while (!fits && m > 1) { /* take the later half out again */
+            size_t h = m / 2;
+            for (size_t j = h + 1; j <= m; j++)
+                eng__sim_remove(p->e, t->v[next - j].wl);
+            m = h;
+            fits = wl_fits(p, borrow);
+            b = 1;
+        }
+        if (fits) {
+            fill_drop(t, next, m);
+            next -= m;
+        } else { /* m == 1: this victim is needed and stays a target */
+            eng__sim_remove(p->e, t->v[next - 1].wl);
+            next--;
+            b = 1;
         }
     }
 }
