@@ -75,7 +75,7 @@ static uint64_t uid_prefix(const char *s)
     return v << (8 * (8 - i));
 }
 
-static struct cand cand_make(const struct eng *e, struct eng__wl *wl, struct eng__node *lca,
+static inline struct cand cand_make(const struct eng *e, struct eng__wl *wl, struct eng__node *lca,
                              enum variant v, unsigned group)
 {
     uint64_t prio = (uint64_t)((int64_t)wl->priority - INT32_MIN);
@@ -199,7 +199,7 @@ static bool priority_too_high(const struct pctx *p, const struct eng__wl *cand)
     return pol != PP_ANY;
 }
 
-static enum variant classify(const struct pctx *p, const struct eng__wl *cand, bool advantage)
+static inline enum variant classify(const struct pctx *p, const struct eng__wl *cand, bool advantage)
 {
     if (!eng__wl_uses_frs(cand, p->frs, p->n_frs) || priority_too_high(p, cand))
         return V_NEVER;
@@ -227,7 +227,8 @@ static size_t from_cq(const struct pctx *p, struct eng__cq *cq, struct eng__node
         enum variant v = classify(p, w, adv);
         if (v == V_NEVER)
             continue;
-        cands_add(out, cand_make(p->e, w, lca, v, is_evicted(w) ? list : list + L_N));
+        XGROW(out->v, out->cap, out->n + 1); /* cands_add, inlined */
+        out->v[out->n++] = cand_make(p->e, w, lca, v, is_evicted(w) ? list : list + L_N);
         n++;
     }
     return n;
