@@ -448,16 +448,6 @@ int eng__lowest_fitting_height(const struct eng__cq *cq, int fr, int64_t val, bo
     }
 }
 
-bool eng__node_within_nominal(const struct eng__node *n, const int *frs, int n_frs)
-{
-    for (int k = 0; k < n_frs; k++) {
-        int i = eng__node_idx(n, frs[k]);
-        if (i >= 0 && n->usage[i] > n->subtree[i])
-            return false;
-    }
-    return true;
-}
-
 struct eng__node *eng__node_root(struct eng__node *n)
 {
     while (n->parent)
