@@ -428,6 +428,8 @@ struct eng {
     size_t max_decisions, n_decided;
     uint64_t usage_epoch;         /* bumped on every usage or quota-holder change */
     struct eng__pscratch *pre;    /* preemption search buffers and memo (preempt.c) */
+    int fill_block_max;           /* fill_back's largest block (preempt.c); 0 = default,
+                                   * 1 = one victim at a time (tests compare the two) */
     struct eng__entry *cyc;       /* cycle entries, reused */
     size_t cap_cyc;
     bool *cyc_done;
@@ -531,8 +533,17 @@ bool eng__node_borrowing_with(const struct eng__node *n, int i, int64_t val);
 /* FindHeightOfLowestSubtreeThatFits: returns the borrow level and sets
  * *may_reclaim (Kueue classical.FindHeightOfLowestSubtreeThatFits). */
 int eng__lowest_fitting_height(const struct eng__cq *cq, int fr, int64_t val, bool *may_reclaim);
-/* Kueue IsWithinNominalInResources: usage <= SubtreeQuota for each FR. */
-bool eng__node_within_nominal(const struct eng__node *n, const int *frs, int n_frs);
+/* Kueue IsWithinNominalInResources: usage <= SubtreeQuota for each FR
+ * (inline: the preemption search asks it for every candidate). */
+static inline bool eng__node_within_nominal(const struct eng__node *n, const int *frs, int n_frs)
+{
+    for (int k = 0; k < n_frs; k++) {
+        int i = eng__node_idx(n, frs[k]);
+        if (i >= 0 && n->usage[i] > n->subtree[i])
+            return false;
+    }
+    return true;
+}
 /* The root of n's tree (n itself when it has no parent). */
 struct eng__node *eng__node_root(struct eng__node *n);
 

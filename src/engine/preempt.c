@@ -14,6 +14,7 @@
  * minimised by adding back in reverse order. Every simulated removal is
  * undone before returning.
  */
+#include <endian.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,13 +65,17 @@ static int64_t reserved_at(const struct eng *e, const struct eng__wl *w)
 static uint64_t uid_prefix(const char *s)
 {
     uint64_t v = 0;
+    if (strnlen(s, 8) == 8) { /* the usual case: one big-endian load */
+        memcpy(&v, s, 8);
+        return be64toh(v);
+    }
     int i = 0;
     for (; i < 8 && s[i]; i++)
         v = v << 8 | (unsigned char)s[i];
     return v << (8 * (8 - i));
 }
 
-static struct cand cand_make(const struct eng *e, struct eng__wl *wl, struct eng__node *lca,
+static inline struct cand cand_make(const struct eng *e, struct eng__wl *wl, struct eng__node *lca,
                              enum variant v, unsigned group)
 {
     uint64_t prio = (uint64_t)((int64_t)wl->priority - INT32_MIN);
@@ -88,7 +93,9 @@ static void cands_add(struct cands *c, struct cand x)
  * serve the nomination that follows when nothing changed in between). */
 struct eng__pscratch {
     struct cands all;
-    struct cands tmp; /* cands_sort's merge buffer */
+    struct cands tmp; /* cands_sort's gather buffer */
+    const struct cand **ptr; /* cands_order's pointers and merge buffer */
+    size_t cap_ptr;
     int64_t *rem;
     size_t cap_rem;
     bool memo_ok;
@@ -114,6 +121,7 @@ void eng__pscratch_free(struct eng *e)
         return;
     xfree(e->pre->all.v);
     xfree(e->pre->tmp.v);
+    xfree(e->pre->ptr);
     xfree(e->pre->rem);
     xfree(e->pre->memo_t.v);
     XFREE(e->pre);
@@ -191,7 +199,7 @@ static bool priority_too_high(const struct pctx *p, const struct eng__wl *cand)
     return pol != PP_ANY;
 }
 
-static enum variant classify(const struct pctx *p, const struct eng__wl *cand, bool advantage)
+static inline enum variant classify(const struct pctx *p, const struct eng__wl *cand, bool advantage)
 {
     if (!eng__wl_uses_frs(cand, p->frs, p->n_frs) || priority_too_high(p, cand))
         return V_NEVER;
@@ -219,7 +227,8 @@ static size_t from_cq(const struct pctx *p, struct eng__cq *cq, struct eng__node
         enum variant v = classify(p, w, adv);
         if (v == V_NEVER)
             continue;
-        cands_add(out, cand_make(p->e, w, lca, v, is_evicted(w) ? list : list + L_N));
+        XGROW(out->v, out->cap, out->n + 1); /* cands_add, inlined */
+        out->v[out->n++] = cand_make(p->e, w, lca, v, is_evicted(w) ? list : list + L_N);
         n++;
     }
     return n;
@@ -304,15 +313,16 @@ static inline bool cand_before(const struct cand *a, const struct cand *b)
     return c ? c < 0 : strcmp(a->wl->key, b->wl->key) < 0;
 }
 
-/* Merge sort of v[0..n) with tmp (n slots) and the comparison inlined;
- * the order being total, the result is the one any sort gives. */
-static void cands_msort(struct cand *v, struct cand *tmp, size_t n)
+/* Merge sort of the pointers v[0..n) with tmp (n slots) and the comparison
+ * inlined; the order being total, the result is the one any sort gives.
+ * Pointers move instead of the 40-byte candidates. */
+static void cands_msort(const struct cand **v, const struct cand **tmp, size_t n)
 {
     if (n <= 12) { /* insertion sort */
         for (size_t i = 1; i < n; i++) {
-            struct cand x = v[i];
+            const struct cand *x = v[i];
             size_t j = i;
-            for (; j > 0 && cand_before(&x, &v[j - 1]); j--)
+            for (; j > 0 && cand_before(x, v[j - 1]); j--)
                 v[j] = v[j - 1];
             v[j] = x;
         }
@@ -321,23 +331,40 @@ static void cands_msort(struct cand *v, struct cand *tmp, size_t n)
     size_t h = n / 2;
     cands_msort(v, tmp, h);
     cands_msort(v + h, tmp, n - h);
-    if (!cand_before(&v[h], &v[h - 1]))
+    if (!cand_before(v[h], v[h - 1]))
         return; /* already in order */
     memcpy(tmp, v, h * sizeof(*v));
     size_t i = 0, j = h, k = 0;
     while (i < h && j < n)
-        v[k++] = cand_before(&v[j], &tmp[i]) ? v[j++] : tmp[i++];
+        v[k++] = cand_before(v[j], tmp[i]) ? v[j++] : tmp[i++];
     while (i < h)
         v[k++] = tmp[i++];
 }
 
+/* The candidates of c in candidate order, as pointers into c->v (valid
+ * until the next call or until c changes). */
+static const struct cand *const *cands_order(struct eng *e, const struct cands *c)
+{
+    struct eng__pscratch *sc = scratch(e);
+    XGROW(sc->ptr, sc->cap_ptr, 2 * c->n + 1);
+    const struct cand **v = sc->ptr;
+    for (size_t i = 0; i < c->n; i++)
+        v[i] = &c->v[i];
+    cands_msort(v, v + c->n, c->n);
+    return v;
+}
+
+/* Sort c in place (candidate order). */
 static void cands_sort(struct eng *e, struct cands *c)
 {
     if (c->n < 2)
         return;
+    const struct cand *const *v = cands_order(e, c);
     struct eng__pscratch *sc = scratch(e);
     XGROW(sc->tmp.v, sc->tmp.cap, c->n);
-    cands_msort(c->v, sc->tmp.v, c->n);
+    for (size_t i = 0; i < c->n; i++)
+        sc->tmp.v[i] = *v[i];
+    memcpy(c->v, sc->tmp.v, c->n * sizeof(*c->v));
 }
 
 /* ---- the search ---- */
@@ -384,18 +411,58 @@ static bool under_nominal(const struct pctx *p)
 }
 
 /* Kueue fillBackWorkloads: from the second-to-last victim down to the
- * first, add each back and drop it when the preemptor still fits. */
+ * first, add each back and drop it when the preemptor still fits.
+ *
+ * Done in blocks: usage only grows while victims are added back and the
+ * fit is monotone in usage, so when the preemptor still fits with the next
+ * m victims added back, it fitted after each of them, and adding them back
+ * one by one would have dropped them all. A block that does not fit is
+ * halved by taking its later half out again, until the rest fits (dropped)
+ * or one victim is left that does not fit (kept). The block doubles after
+ * a fit, up to FILL_BLOCK_MAX (a miss costs up to the block in charges;
+ * e->fill_block_max overrides it, 1 giving the one-by-one loop).
+ * The drops are applied in the one-by-one order, so the targets end up as
+ * the step-by-step loop leaves them. */
+enum { FILL_BLOCK_MAX = 8 };
+
+/* Drop the m victims before index next (next-1 first), as the
+ * step-by-step loop does. */
+static void fill_drop(struct eng__targets *t, size_t next, size_t m)
+{
+    for (size_t j = 1; j <= m; j++) {
+        t->v[next - j] = t->v[t->n - 1];
+        t->n--;
+    }
+}
+
 static void fill_back(const struct pctx *p, struct eng__targets *t, bool borrow)
 {
     if (t->n < 2)
         return;
-    for (size_t i = t->n - 1; i-- > 0;) {
-        eng__sim_add(p->e, t->v[i].wl);
-        if (wl_fits(p, borrow)) {
-            t->v[i] = t->v[t->n - 1];
-            t->n--;
-        } else {
-            eng__sim_remove(p->e, t->v[i].wl);
+    size_t next = t->n - 1; /* victims [0, next) are still to be considered */
+    size_t b = 1, b_max = p->e->fill_block_max > 0 ? (size_t)p->e->fill_block_max : FILL_BLOCK_MAX;
+    while (next > 0) {
+        size_t m = b < next ? b : next;
+        for (size_t j = 1; j <= m; j++)
+            eng__sim_add(p->e, t->v[next - j].wl);
+        bool fits = wl_fits(p, borrow);
+        if (fits && b < b_max)
+            b *= 2;
+        while (!fits && m > 1) { /* take the later half out again */
+            size_t h = m / 2;
+            for (size_t j = h + 1; j <= m; j++)
+                eng__sim_remove(p->e, t->v[next - j].wl);
+            m = h;
+            fits = wl_fits(p, borrow);
+            b = 1;
+        }
+        if (fits) {
+            fill_drop(t, next, m);
+            next -= m;
+        } else { /* m == 1: this victim is needed and stays a target */
+            eng__sim_remove(p->e, t->v[next - 1].wl);
+            next--;
+            b = 1;
         }
     }
 }
@@ -409,15 +476,17 @@ static void restore(const struct pctx *p, const struct eng__targets *t)
 
 /* One attempt: remove candidates in order until the preemptor fits, then
  * add back (from the second-to-last) those it does not need. */
-static bool attempt(const struct pctx *p, const struct cands *all, bool borrow, struct eng__targets *out)
+static bool attempt(const struct pctx *p, const struct cand *const *v, size_t n, bool borrow,
+                    struct eng__targets *out)
 {
     struct eng__targets t = {0};
     bool fits = false;
-    for (size_t i = 0; i < all->n && !fits; i++) {
-        if (!cand_valid(p, &all->v[i], borrow))
+    XGROW(t.v, t.cap, n); /* one allocation: every candidate may be taken */
+    for (size_t i = 0; i < n && !fits; i++) {
+        if (!cand_valid(p, v[i], borrow))
             continue;
-        eng__sim_remove(p->e, all->v[i].wl);
-        targets_push(&t, all->v[i].wl, variant_reason(cand_variant(&all->v[i])));
+        eng__sim_remove(p->e, v[i]->wl);
+        targets_push(&t, v[i]->wl, variant_reason(cand_variant(v[i])));
         fits = wl_fits(p, borrow);
     }
     if (fits)
@@ -447,7 +516,7 @@ static void classical(const struct pctx *p, struct eng__targets *out)
     if (p->cq->within_cq != PP_NEVER)
         from_cq(p, p->cq, NULL, false, L_SAME, all);
     hierarchical(p, all, &hier, borrow_only ? NULL : &prio);
-    cands_sort(p->e, all);
+    const struct cand *const *order = cands_order(p->e, all);
     bool opts[2];
     int n_opts;
     if ((hier == 0 && prio == 0) || borrow_only) {
@@ -463,7 +532,7 @@ static void classical(const struct pctx *p, struct eng__targets *out)
         n_opts = 2;
     }
     for (int o = 0; o < n_opts; o++)
-        if (attempt(p, all, opts[o], out))
+        if (attempt(p, order, all->n, opts[o], out))
             break;
 }
 

@@ -295,6 +295,14 @@ int64_t eng__available(const struct eng__node *n, int i)
     if (!n->parent)
         return eng__amt_sub(n->subtree[i], n->usage[i]);
     int64_t pa = eng__available(n->parent, n->pidx[i]);
+    int64_t sub = n->subtree[i], use = n->usage[i];
+    if (!n->q[i].has_ll && use >= 0 && sub >= 0 && sub != ENG__UNLIMITED && use != ENG__UNLIMITED) {
+        /* no local quota, plain amounts: local available is 0 and the
+         * stored part is the whole subtree quota */
+        if (n->q[i].has_bl)
+            pa = min64(eng__amt_add(sub - use, n->q[i].borrowing_limit), pa);
+        return pa;
+    }
     if (n->q[i].has_bl) {
         int64_t lq = eng__local_quota(n, i);
         int64_t stored = eng__amt_sub(n->subtree[i], lq);
@@ -336,11 +344,19 @@ void eng__node_add_usage(struct eng *e, struct eng__node *n, int i, int64_t delt
 {
     e->usage_epoch++;
     while (n && delta) {
+        int64_t u = n->usage[i], nu = eng__amt_add(u, delta);
+        n->usage[i] = nu;
+        if (!n->parent)
+            return; /* what reaches the parent matters no more */
         int64_t lq = eng__local_quota(n, i);
-        int64_t before = max64(0, eng__amt_sub(n->usage[i], lq));
-        n->usage[i] = eng__amt_add(n->usage[i], delta);
-        int64_t after = max64(0, eng__amt_sub(n->usage[i], lq));
-        delta = eng__amt_sub(after, before);
+        if (lq == 0 && u >= 0 && nu >= 0 && u != ENG__UNLIMITED && nu != ENG__UNLIMITED) {
+            /* no local quota, plain amounts: the whole change reaches the parent */
+            delta = nu - u;
+        } else {
+            int64_t before = max64(0, eng__amt_sub(u, lq));
+            int64_t after = max64(0, eng__amt_sub(nu, lq));
+            delta = eng__amt_sub(after, before);
+        }
         i = n->pidx[i];
         n = n->parent;
     }
@@ -371,6 +387,16 @@ void eng__wl_charge(struct eng *e, struct eng__wl *wl, int sign)
     struct eng__cq *cq = wl->rcq;
     if (!cq || e->tree_dirty)
         return;
+    if (wl->n_use == 1) { /* the common case, without the index buffer */
+        int i = eng__node_idx(&cq->node, wl->use_fr[0]);
+        if (i < 0) {
+            e->tree_dirty = true;
+            e->usage_epoch++;
+        } else {
+            eng__node_add_usage(e, &cq->node, i, sign > 0 ? wl->use_amt[0] : -wl->use_amt[0]);
+        }
+        return;
+    }
     int idx[16]; /* the indices, looked up once when there are few FRs */
     bool kept = wl->n_use <= 16;
     for (int u = 0; u < wl->n_use; u++) {
@@ -420,16 +446,6 @@ int eng__lowest_fitting_height(const struct eng__cq *cq, int fr, int64_t val, bo
         i = n->pidx[i];
         n = n->parent;
     }
-}
-
-bool eng__node_within_nominal(const struct eng__node *n, const int *frs, int n_frs)
-{
-    for (int k = 0; k < n_frs; k++) {
-        int i = eng__node_idx(n, frs[k]);
-        if (i >= 0 && n->usage[i] > n->subtree[i])
-            return false;
-    }
-    return true;
 }
 
 struct eng__node *eng__node_root(struct eng__node *n)

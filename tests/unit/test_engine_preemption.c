@@ -7,6 +7,8 @@
  */
 #include "test_engine_fixture.h"
 
+#include "engine/engine-int.h"
+
 static struct fx *cluster(void)
 {
     struct fx *f = fx_new(NULL);
@@ -335,6 +337,73 @@ static void sticky_preemptor_holds_the_head_of_a_best_effort_queue(void **state)
     fx_free(f);
 }
 
+/* A random cohort of busy ClusterQueues and one big preemptor; returns the
+ * decisions (type, Workload, message) as one string, and counts the
+ * preemptions in *n_preempt. fill_block_max as in struct eng. */
+static char *random_preemption(unsigned seed, int fill_block_max, size_t *n_preempt)
+{
+    uint64_t r = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+#define NEXT(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (int)((r >> 33) % (n)))
+    struct fx *f = cluster();
+    f->e->fill_block_max = fill_block_max;
+    int n_cq = 2 + NEXT(4), nominal[6];
+    char name[32], quota[32], cpu[16];
+    for (int q = 0; q < n_cq; q++) {
+        snprintf(name, sizeof(name), "cq%d", q);
+        nominal[q] = 3 + NEXT(6);
+        snprintf(quota, sizeof(quota), "f:cpu=%d", nominal[q]);
+        cq_with(f, name, "co", quota, PP_LOWER_PRIORITY, NEXT(2) ? PP_ANY : PP_LOWER_PRIORITY);
+    }
+    int n_jobs = 15 + NEXT(30);
+    for (int j = 0; j < n_jobs; j++) {
+        char wl[32], cq[32];
+        snprintf(wl, sizeof(wl), "w%d", j);
+        snprintf(cq, sizeof(cq), "cq%d", NEXT(n_cq));
+        snprintf(cpu, sizeof(cpu), "%d", 1 + NEXT(2));
+        job(f, wl, cq, NEXT(4), j, cpu);
+        f->now_ms += 1000 * NEXT(2);
+        fx_admit(f);
+    }
+    int pq = NEXT(n_cq);
+    snprintf(name, sizeof(name), "cq%d", pq);
+    snprintf(cpu, sizeof(cpu), "%d", 2 + NEXT(nominal[pq] - 1)); /* within its nominal quota */
+    job(f, "p", name, 10, n_jobs, cpu);
+    fx_schedule(f);
+#undef NEXT
+    char *out = xstrdup("");
+    for (size_t i = 0; i < f->res.n; i++) {
+        const struct eng_decision *d = &f->res.items[i];
+        char *line = xasprintf("%s%d %s %s %s\n", out, (int)d->type, d->wl.name,
+                               d->reason ? d->reason : "", d->message ? d->message : "");
+        xfree(out);
+        out = line;
+    }
+    *n_preempt = fx_count(f, ENG_PREEMPT);
+    fx_free(f);
+    return out;
+}
+
+/* fill_back adds victims back in blocks: the decisions must be those of
+ * the one-victim-at-a-time loop, whatever the block size. */
+static void fill_back_in_blocks_decides_as_one_by_one(void **state)
+{
+    (void)state;
+    size_t several = 0;
+    for (unsigned seed = 1; seed <= 200; seed++) {
+        size_t n1, n2, n8;
+        char *one = random_preemption(seed, 1, &n1);
+        char *two = random_preemption(seed, 2, &n2);
+        char *dflt = random_preemption(seed, 0, &n8);
+        assert_string_equal(one, two);
+        assert_string_equal(one, dflt);
+        several += n1 >= 2;
+        xfree(one);
+        xfree(two);
+        xfree(dflt);
+    }
+    assert_true(several >= 20); /* the inputs do exercise fill-back */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +421,7 @@ int main(void)
         cmocka_unit_test(reclaim_any_does_not_reserve_capacity),
         cmocka_unit_test(overlapping_targets_defer_the_second_preemptor),
         cmocka_unit_test(sticky_preemptor_holds_the_head_of_a_best_effort_queue),
+        cmocka_unit_test(fill_back_in_blocks_decides_as_one_by_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
