@@ -4,7 +4,9 @@
  * store, a virtual clock, the simulated executor and the scenario's
  * capacity model. The loop, at each instant:
  *   due actions -> due bare-Workload completions -> ctrl_step -> observe
- *   (repeated while the recorder itself wrote something)
+ *   (repeated while the recorder itself wrote something; in every round of
+ *   ctrl_step the recorder reads the new events too, and what both readers
+ *   have read leaves the store's event log)
  * then the clock jumps to the earliest of: the next action, the control
  * plane's next timer (its executor's included), the provider's next
  * revocation, the next bare-Workload completion. Without --until it stops

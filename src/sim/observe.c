@@ -1,11 +1,13 @@
 /*
- * observe: the simulator's recorder. After every control-plane step it
- * reads the store's event log from its own cursor and compares each new
- * version of a Workload, ProvisioningRequest, Node or ClusterQueue with the
- * previous one it saw. Every transition the trace contract names becomes a
- * trace record, at the virtual time of the step that made it, in the order
- * the writes happened, and the same transitions feed the summary (waits,
- * usage). Deriving the trace from object state keeps it complete whichever
+ * observe: the simulator's recorder. In every round of a control-plane
+ * step (sim_obs_catch_up) and after the step it reads the store's event
+ * log from its own cursor and compares each new version of a Workload,
+ * ProvisioningRequest, Node or ClusterQueue with the previous one it saw.
+ * Every transition the trace contract names becomes a trace record, at the
+ * virtual time of the step that made it, in the order the writes happened
+ * (records made during the step are written out after it, after the
+ * reconcilers' own records of that step), and the same transitions feed
+ * the summary (waits, usage). Deriving the trace from object state keeps it complete whichever
  * reconciler made the change, and makes reason/message exactly what was
  * written on the objects.
  *
