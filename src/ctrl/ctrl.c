@@ -77,6 +77,8 @@ struct ctrl {
     uint64_t timer_seq;
     uint64_t cursor_rv; /* last store event consumed */
     bool need_resync;
+    void (*events_hook)(void *ctx); /* ctrl_set_events_hook */
+    void *events_ctx;
     struct event_agg *events; /* Event aggregation (event.c) */
     void (*trace_fn)(void *ctx, json_t *rec);
     void *trace_ctx;
@@ -245,6 +247,12 @@ void ctrl_wake_at(struct ctrl *c, int64_t at_ms)
 
 uint64_t ctrl_events_consumed(struct ctrl *c) { return c->cursor_rv; }
 
+void ctrl_set_events_hook(struct ctrl *c, void (*fn)(void *ctx), void *ctx)
+{
+    c->events_hook = fn;
+    c->events_ctx = ctx;
+}
+
 int64_t ctrl_next_deadline(struct ctrl *c)
 {
     struct timer *t = RB_MIN(timer_tree, &c->timers);
@@ -382,6 +390,8 @@ int ctrl_step(struct ctrl *c)
         /* a round's writes wake the watch streams once, at its end */
         store_hold_wakeups(c->store, true);
         int n = consume_events(c);
+        if (c->events_hook)
+            c->events_hook(c->events_ctx);
         n += fire_timers(c);
         n += drain_queues(c);
         c->round_work = n;

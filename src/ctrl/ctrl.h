@@ -97,6 +97,14 @@ int64_t ctrl_next_deadline(struct ctrl *c);
 /* The resourceVersion of the last store event the control loop consumed
  * (0 before the first step): events up to it are behind it. */
 uint64_t ctrl_events_consumed(struct ctrl *c);
+/* Call fn(ctx) in every round of ctrl_step right after the round has
+ * consumed the store's events (ctrl_events_consumed is then the store's
+ * resourceVersion) and before anything of the round runs: a second reader
+ * of the event log (`cueue sim`'s recorder) catches up there, so that the
+ * versions both have read can leave the log (store_events_trim) before
+ * the round's writes replace them. NULL = none (the default; `cueue
+ * server` sets none). fn must not step the control plane. */
+void ctrl_set_events_hook(struct ctrl *c, void (*fn)(void *ctx), void *ctx);
 /* Server loop: step, then wait for a store change, an executor report or
  * the next deadline; until *stop becomes non-zero (set from another thread,
  * hence atomic). */

@@ -4,7 +4,9 @@
  * store, a virtual clock, the simulated executor and the scenario's
  * capacity model. The loop, at each instant:
  *   due actions -> due bare-Workload completions -> ctrl_step -> observe
- *   (repeated while the recorder itself wrote something)
+ *   (repeated while the recorder itself wrote something; in every round of
+ *   ctrl_step the recorder reads the new events too, and what both readers
+ *   have read leaves the store's event log)
  * then the clock jumps to the earliest of: the next action, the control
  * plane's next timer (its executor's included), the provider's next
  * revocation, the next bare-Workload completion. Without --until it stops
@@ -87,6 +89,28 @@ static struct prov *make_provider(const struct sim_scenario *sc)
  * from object state): ctrl builds no record the sink would drop. */
 static bool passes_through(const char *event) { return !sim_trace_is_derived(event); }
 
+/* The control loop and the recorder are the store's only event readers:
+ * what both have consumed is dropped from the history, so that the old
+ * versions of every object do not stay in memory for nothing. */
+static void trim_history(struct sim *s)
+{
+    uint64_t a = ctrl_events_consumed(s->ctrl), b = s->obs->cursor;
+    store_events_trim(s->store, a < b ? a : b);
+}
+
+/* In each round of a control-plane step, once the round has read the
+ * store's events: the recorder reads them too (keeping its records for
+ * after the step), and the versions both have read leave the log, so that
+ * a version written earlier in the step and replaced in this round is
+ * held by the store's index alone, whose metadata map the store may then
+ * reuse for the successor (store/mutate.c). */
+static void catch_up(void *ctx)
+{
+    struct sim *s = ctx;
+    sim_obs_catch_up(s);
+    trim_history(s);
+}
+
 int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct sim **out,
             char **err)
 {
@@ -134,6 +158,7 @@ int sim_new(const struct sim_scenario *sc, const struct sim_options *opt, struct
     ctrl_set_trace_wants(s->ctrl, passes_through);
     ctrl_set_trace_epoch(s->ctrl, sc->start_ms);
     s->obs = sim_observer_new(s);
+    ctrl_set_events_hook(s->ctrl, catch_up, s);
     sbuf_init(&s->line, 0);
     s->records = json_array();
     s->warnings = json_array();
@@ -233,15 +258,6 @@ static int64_t next_time(struct sim *s, struct due_tree *t)
     next = min64(next, ctrl_next_deadline(s->ctrl));
     next = min64(next, s->prov->ops->next_deadline(s->prov));
     return min64(next, sim_observer_next_deadline(s));
-}
-
-/* The control loop and the recorder are the store's only event readers:
- * what both have consumed is dropped from the history, so that the old
- * versions of every object do not stay in memory for nothing. */
-static void trim_history(struct sim *s)
-{
-    uint64_t a = ctrl_events_consumed(s->ctrl), b = s->obs->cursor;
-    store_events_trim(s->store, a < b ? a : b);
 }
 
 /* Step the control plane and the recorder until neither has more to do at

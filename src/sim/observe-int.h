@@ -122,8 +122,20 @@ struct uid_slot {
     struct wl_state *w;
 };
 
+/* A record made while the control plane is still stepping (sim_obs_catch_up),
+ * written out when the step is over. */
+struct sim_deferred {
+    const char *event; /* a literal */
+    json_t *fields;    /* owned; NULL = counted only */
+};
+
 struct sim_observer {
     uint64_t cursor; /* last store resourceVersion consumed */
+    /* while true (inside sim_obs_catch_up), records go to `deferred`, in
+     * order, instead of the trace */
+    bool deferring;
+    struct sim_deferred *deferred;
+    size_t n_deferred, cap_deferred;
     struct wl_state *live;
     struct wl_state *by_uid;
     struct uid_slot *uid_cache; /* 1 << SIM_UID_CACHE_LOG2 slots */
@@ -153,6 +165,10 @@ struct sim_observer {
 };
 
 /* observe.c */
+/* A record of the recorder's (event: a literal; fields stolen): to the
+ * trace, or kept for later while the observer is deferring. */
+void sim_obs_record(struct sim *s, const char *event, json_t *fields);
+/* The pending node run (if any), then the record. */
 void sim_obs_emit(struct sim *s, const char *event, json_t *fields);
 void sim_obs_workload(struct sim *s, const struct store_event *ev);
 /* Forget the live Workloads that are not in list (the store's current
@@ -172,6 +188,14 @@ void sim_obs_pods_free(struct sim_observer *o);
 /* observe_objects.c */
 /* Consume store events since the cursor. Returns 0 (writes happen later). */
 int sim_obs_consume(struct sim *s);
+/* Between two rounds of a control-plane step: consume the store events
+ * since the cursor as sim_obs_consume does, but keep the records made
+ * (sim_obs_record) and the pending node run for sim_observe, which writes
+ * them after the step, where they would have come had the events been
+ * read then. The recorder thus reads every version in the order written,
+ * and the trace is the same, while the log may let these versions go
+ * before the step writes their successors. */
+void sim_obs_catch_up(struct sim *s);
 /* Emit the pending node run, if any. */
 void sim_obs_flush_nodes(struct sim *s);
 /* The class of a workload: the class label on it, else on its controller

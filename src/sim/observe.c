@@ -1,11 +1,13 @@
 /*
- * observe: the simulator's recorder. After every control-plane step it
- * reads the store's event log from its own cursor and compares each new
- * version of a Workload, ProvisioningRequest, Node or ClusterQueue with the
- * previous one it saw. Every transition the trace contract names becomes a
- * trace record, at the virtual time of the step that made it, in the order
- * the writes happened, and the same transitions feed the summary (waits,
- * usage). Deriving the trace from object state keeps it complete whichever
+ * observe: the simulator's recorder. In every round of a control-plane
+ * step (sim_obs_catch_up) and after the step it reads the store's event
+ * log from its own cursor and compares each new version of a Workload,
+ * ProvisioningRequest, Node or ClusterQueue with the previous one it saw.
+ * Every transition the trace contract names becomes a trace record, at the
+ * virtual time of the step that made it, in the order the writes happened
+ * (records made during the step are written out after it, after the
+ * reconcilers' own records of that step), and the same transitions feed
+ * the summary (waits, usage). Deriving the trace from object state keeps it complete whichever
  * reconciler made the change, and makes reason/message exactly what was
  * written on the objects.
  *
@@ -102,6 +104,9 @@ void sim_observer_free(struct sim_observer *o)
     }
     sim_obs_objects_free(o);
     sim_obs_pods_free(o);
+    for (size_t i = 0; i < o->n_deferred; i++)
+        json_decref(o->deferred[i].fields);
+    xfree(o->deferred);
     for (size_t i = 0; i < SIM_FINISH_MSGS; i++)
         xfree(o->finish_msg[i]);
     xfree(o->release);
@@ -112,10 +117,30 @@ void sim_observer_free(struct sim_observer *o)
 
 /* ---- emission ---- */
 
+void sim_obs_record(struct sim *s, const char *event, json_t *fields)
+{
+    struct sim_observer *o = s->obs;
+    if (!o->deferring) {
+        sim_trace_emit(s, event, fields);
+        return;
+    }
+    XGROW(o->deferred, o->cap_deferred, o->n_deferred + 1);
+    o->deferred[o->n_deferred++] = (struct sim_deferred){event, fields};
+}
+
 void sim_obs_emit(struct sim *s, const char *event, json_t *fields)
 {
     sim_obs_flush_nodes(s);
-    sim_trace_emit(s, event, fields);
+    sim_obs_record(s, event, fields);
+}
+
+/* The records sim_obs_catch_up kept, in order. */
+static void emit_deferred(struct sim *s)
+{
+    struct sim_observer *o = s->obs;
+    for (size_t i = 0; i < o->n_deferred; i++)
+        sim_trace_emit(s, o->deferred[i].event, o->deferred[i].fields);
+    o->n_deferred = 0;
 }
 
 /* f (NULL: fields not wanted, see wl_fields) with the condition's reason
@@ -773,6 +798,7 @@ static int release_one(struct sim *s, struct wl_state *w)
 
 int sim_observe(struct sim *s)
 {
+    emit_deferred(s);
     int writes = sim_obs_consume(s);
     struct sim_observer *o = s->obs;
     for (size_t i = 0; i < o->n_release; i++)

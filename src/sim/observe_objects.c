@@ -163,8 +163,8 @@ void sim_obs_flush_nodes(struct sim *s)
         json_object_set_new(f, "request", json_string(r->request));
     json_object_set_new(f, "names", r->names);
     r->names = NULL;
-    r->n = 0; /* before emitting: sim_trace_emit must not re-enter the flush */
-    sim_trace_emit(s, r->dir > 0 ? "NodesScaledUp" : "NodesScaledDown", f);
+    r->n = 0; /* before emitting: the emit must not re-enter the flush */
+    sim_obs_record(s, r->dir > 0 ? "NodesScaledUp" : "NodesScaledDown", f);
     XFREE(r->pool);
     XFREE(r->request);
 }
@@ -259,7 +259,9 @@ static void resync(struct sim *s)
     s->obs->cursor = rv;
 }
 
-int sim_obs_consume(struct sim *s)
+/* Consume the events since the cursor (the pending node run is left as
+ * it is). */
+static void consume(struct sim *s)
 {
     struct sim_observer *o = s->obs;
     struct store_events evs = {0};
@@ -274,8 +276,20 @@ int sim_obs_consume(struct sim *s)
         }
         store_events_release(&evs);
     }
+}
+
+int sim_obs_consume(struct sim *s)
+{
+    consume(s);
     sim_obs_flush_nodes(s);
     return 0;
+}
+
+void sim_obs_catch_up(struct sim *s)
+{
+    s->obs->deferring = true;
+    consume(s);
+    s->obs->deferring = false;
 }
 
 void sim_obs_objects_free(struct sim_observer *o)

@@ -39,10 +39,49 @@ static void job(struct fx *f, const char *name, const char *priority, const char
 
 static void events_off(struct ctrl_config *cfg) { cfg->record_events = false; }
 
-/* Admissions, a pending Job and a preemption (messages carry UIDs). */
-static struct fx *play(void (*tweak)(struct ctrl_config *))
+/* A second reader of the event log, as `cueue sim`'s recorder: called
+ * by ctrl_set_events_hook in every round, it reads the log on every
+ * other call only, then drops what both it and the control loop have read
+ * (driver.c's rule). */
+struct lagging_reader {
+    struct store *store;
+    struct ctrl *ctrl;
+    uint64_t cursor; /* last event read */
+    int calls;
+    size_t n_read;
+    bool gap; /* an event missing, out of order, or CU_EGONE */
+    bool ctrl_behind; /* the hook ran before the round read the log */
+};
+
+static void lagging_read(void *ctx)
+{
+    struct lagging_reader *r = ctx;
+    uint64_t consumed = ctrl_events_consumed(r->ctrl);
+    r->ctrl_behind |= consumed != store_rv(r->store);
+    if (r->calls++ % 2) {
+        struct store_events evs = {0};
+        int n = store_events_since(r->store, r->cursor, -1, NULL, 0, &evs);
+        r->gap |= n < 0;
+        for (size_t i = 0; i < evs.n; i++) {
+            r->gap |= evs.items[i].rv != r->cursor + 1;
+            r->cursor = evs.items[i].rv;
+            r->n_read++;
+        }
+        store_events_release(&evs);
+    }
+    store_events_trim(r->store, consumed < r->cursor ? consumed : r->cursor);
+}
+
+/* Admissions, a pending Job and a preemption (messages carry UIDs); with
+ * reader (NULL: none) reading the log between rounds. */
+static struct fx *play_read(void (*tweak)(struct ctrl_config *), struct lagging_reader *reader)
 {
     struct fx *f = fx_new(tweak);
+    if (reader) {
+        reader->store = f->store;
+        reader->ctrl = f->ctrl;
+        ctrl_set_events_hook(f->ctrl, lagging_read, reader);
+    }
     fx_apply_text(f, queues, "queues");
     fx_run(f);
     job(f, "a", "low", "3");
@@ -52,6 +91,8 @@ static struct fx *play(void (*tweak)(struct ctrl_config *))
     fx_advance(f, 1000);
     return f;
 }
+
+static struct fx *play(void (*tweak)(struct ctrl_config *)) { return play_read(tweak, NULL); }
 
 /* Every object of kind as name -> uid. */
 static json_t *uids(struct fx *f, enum api_kind_id kind)
@@ -221,6 +262,40 @@ static void admitted_event_rounds_the_wait_half_to_even(void **state)
     fx_free(f);
 }
 
+/* The events hook runs in every round once the round has read the log;
+ * a reader that trims there keeps every event it has not read yet (it
+ * reads each version, in order, with no gap), and the log trimmed while
+ * the control plane steps changes nothing the control plane does. */
+static void events_hook_trims_only_what_every_reader_read(void **state)
+{
+    (void)state;
+    struct lagging_reader r = {0};
+    struct fx *hooked = play_read(events_off, &r);
+    struct fx *plain = play(events_off);
+    assert_true(r.calls > 4);
+    assert_false(r.ctrl_behind);
+    assert_false(r.gap);
+    /* the reader's last call may have been a skipped one: the rest of the
+     * log is still there for it */
+    struct store_events evs = {0};
+    int n = store_events_since(hooked->store, r.cursor, -1, NULL, 0, &evs);
+    assert_true(n >= 0);
+    assert_int_equal(r.n_read + evs.n, store_rv(hooked->store));
+    assert_int_equal(store_rv(hooked->store), store_rv(plain->store));
+    store_events_release(&evs);
+    const enum api_kind_id kinds[] = {KIND_JOB, KIND_WORKLOAD, KIND_POD};
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        json_t *a = uids(hooked, kinds[k]);
+        json_t *b = uids(plain, kinds[k]);
+        assert_true(json_equal(a, b));
+        json_decref(a);
+        json_decref(b);
+    }
+    assert_true(json_equal(hooked->trace, plain->trace));
+    fx_free(hooked);
+    fx_free(plain);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -228,6 +303,7 @@ int main(void)
         cmocka_unit_test(repeats_aggregate_whatever_the_message_length),
         cmocka_unit_test(distinct_keys_never_share_an_event),
         cmocka_unit_test(admitted_event_rounds_the_wait_half_to_even),
+        cmocka_unit_test(events_hook_trims_only_what_every_reader_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
