@@ -322,25 +322,24 @@ static int assignment_from_json(const json_t *psa, const struct api_workload *wl
     return 0;
 }
 
-/* The status members the decoding reads, from one pass over the status
- * (a status has few members: cheaper than a hash lookup of each); NULL
- * where absent. */
-struct wl_status_view {
-    const json_t *admission, *conditions, *requeue_state, *reclaimable;
-};
-
-static void wl_status_view_of(const json_t *st, struct wl_status_view *v)
+/* The status values the decoding reads (api_wl_status_values), from one
+ * pass over the status (a status has few members: cheaper than a hash
+ * lookup of each) and one over its conditions. */
+static void wl_status_values_of(const json_t *st, struct api_wl_status_values *v)
 {
     static const char *const keys[] = {"admission", "conditions", "requeueState",
                                        "reclaimablePods"};
+    static const char *const types[API_WL_N_CONDS] = {"QuotaReserved", "Admitted", "Finished",
+                                                      "Evicted", "Requeued"};
     json_t *m[4];
     jx_members(st, keys, 4, m);
     v->admission = m[0];
-    v->conditions = m[1];
     v->requeue_state = m[2];
     v->reclaimable = m[3];
+    api_cond_find_all(m[1], types, API_WL_N_CONDS, v->cond);
 }
 
+/* status.admission (adm, NULL: none) into wl, whose admission is empty. */
 static int wl_admission(const json_t *adm, struct api_workload *wl)
 {
     wl->has_admission = json_is_object(adm);
@@ -358,31 +357,51 @@ static int wl_admission(const json_t *adm, struct api_workload *wl)
     return 0;
 }
 
-static void wl_conditions(const json_t *conds, struct api_workload *wl)
+/* The fields of wl read from c, the first condition of the k-th type of
+ * api_wl_status_values.cond (NULL: none), replacing what they held. */
+static void wl_condition(const json_t *c, int k, struct api_workload *wl)
 {
-    static const char *const types[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
-                                        "Requeued"};
-    const json_t *c[5];
-    api_cond_find_all(conds, types, 5, c); /* one pass, as api_cond_get finds each */
-    wl->quota_reserved = api_cond_holds(c[0]);
-    wl->admitted = api_cond_holds(c[1]);
-    wl->finished = api_cond_holds(c[2]);
-    wl->evicted = api_cond_holds(c[3]);
-    wl->evicted_ms = wl->evicted ? api_cond_ltt_ms(c[3]) : 0;
-    const char *reason = JX_STR(c[3], "reason");
-    wl->evicted_reason = wl->evicted && reason ? xstrdup(reason) : NULL;
-    wl->requeued_false = is(JX_STR(c[4], "status"), "False");
-    wl->quota_reserved_ms = wl->quota_reserved ? api_cond_ltt_ms(c[0]) : 0;
+    switch (k) {
+    case API_WL_COND_QUOTA_RESERVED:
+        wl->quota_reserved = api_cond_holds(c);
+        wl->quota_reserved_ms = wl->quota_reserved ? api_cond_ltt_ms(c) : 0;
+        break;
+    case API_WL_COND_ADMITTED:
+        wl->admitted = api_cond_holds(c);
+        break;
+    case API_WL_COND_FINISHED:
+        wl->finished = api_cond_holds(c);
+        break;
+    case API_WL_COND_EVICTED: {
+        wl->evicted = api_cond_holds(c);
+        wl->evicted_ms = wl->evicted ? api_cond_ltt_ms(c) : 0;
+        const char *reason = JX_STR(c, "reason");
+        xfree(wl->evicted_reason);
+        wl->evicted_reason = wl->evicted && reason ? xstrdup(reason) : NULL;
+        break;
+    }
+    default: /* API_WL_COND_REQUEUED */
+        wl->requeued_false = is(JX_STR(c, "status"), "False");
+        break;
+    }
 }
 
-/* status.requeueState and status.reclaimablePods. */
-static void wl_status_misc(const struct wl_status_view *v, struct api_workload *wl)
+/* status.requeueState (rs, NULL: none), replacing what wl held. */
+static void wl_requeue_state(const json_t *rs, struct api_workload *wl)
 {
-    wl->requeue_count = (int32_t)JX_INT(v->requeue_state, 0, "count");
+    wl->requeue_count = (int32_t)JX_INT(rs, 0, "count");
     int64_t ms = 0;
-    const char *at = JX_STR(v->requeue_state, "requeueAt");
+    const char *at = JX_STR(rs, "requeueAt");
     wl->requeue_at_ms = at && timefmt_parse(at, &ms) == 0 ? ms : 0;
-    const json_t *rps = v->reclaimable;
+}
+
+/* status.reclaimablePods (rps, NULL: none), replacing what wl held. */
+static void wl_reclaimable(const json_t *rps, struct api_workload *wl)
+{
+    for (size_t i = 0; i < wl->n_reclaimable; i++)
+        api_podset_assignment_release(&wl->reclaimable[i]);
+    xfree(wl->reclaimable);
+    wl->n_reclaimable = 0;
     size_t n = json_array_size(rps);
     wl->reclaimable = n ? xcalloc(n, sizeof(*wl->reclaimable)) : NULL;
     for (size_t i = 0; i < n; i++, wl->n_reclaimable++) {
@@ -404,38 +423,39 @@ static void wl_meta_misc(const json_t *obj, struct api_workload *wl)
     wl->job_uid = job_uid ? xstrdup(job_uid) : NULL;
 }
 
-/* Empty the status fields of wl (those wl_status decodes), but for the
- * admission when it is kept. */
-static void wl_status_release(struct api_workload *wl, bool keep_admission)
+/* The status fields of wl decoded again from v, but for those read from
+ * a value that is the very one (same address) in was (NULL: none is),
+ * which wl keeps; keep_admission keeps the admission in any case (the
+ * admission reads the pod set counts). Each field is read from one value
+ * only (the admission from status.admission, quota_reserved and its time
+ * from QuotaReserved, ...), so the result is the full decoding's. */
+static int wl_status_apply(const struct api_wl_status_values *v,
+                           const struct api_wl_status_values *was, bool keep_admission,
+                           struct api_workload *wl)
 {
-    if (!keep_admission) {
+    if (!keep_admission && (!was || was->admission != v->admission)) {
         api_admission_release(&wl->admission);
         wl->has_admission = false;
+        if (wl_admission(v->admission, wl) < 0)
+            return CU_EINVAL;
     }
-    xfree(wl->evicted_reason);
-    for (size_t i = 0; i < wl->n_reclaimable; i++)
-        api_podset_assignment_release(&wl->reclaimable[i]);
-    xfree(wl->reclaimable);
-    wl->quota_reserved = wl->admitted = wl->finished = false;
-    wl->evicted = wl->requeued_false = false;
-    wl->evicted_ms = wl->requeue_at_ms = wl->quota_reserved_ms = 0;
-    wl->evicted_reason = NULL;
-    wl->requeue_count = 0;
-    wl->reclaimable = NULL;
-    wl->n_reclaimable = 0;
+    for (int k = 0; k < API_WL_N_CONDS; k++)
+        if (!was || was->cond[k] != v->cond[k])
+            wl_condition(v->cond[k], k, wl);
+    if (!was || was->requeue_state != v->requeue_state)
+        wl_requeue_state(v->requeue_state, wl);
+    if (!was || was->reclaimable != v->reclaimable)
+        wl_reclaimable(v->reclaimable, wl);
+    return 0;
 }
 
-/* The status fields (the admission reads the pod set counts), but for the
- * admission when it is kept. */
+/* The status fields (read from obj's status), but for the admission when
+ * it is kept. */
 static int wl_status(const json_t *obj, struct api_workload *wl, bool keep_admission)
 {
-    struct wl_status_view v;
-    wl_status_view_of(json_object_getn(obj, "status", 6), &v);
-    if (!keep_admission && wl_admission(v.admission, wl) < 0)
-        return CU_EINVAL;
-    wl_conditions(v.conditions, wl);
-    wl_status_misc(&v, wl);
-    return 0;
+    struct api_wl_status_values v;
+    wl_status_values_of(json_object_getn(obj, "status", 6), &v);
+    return wl_status_apply(&v, NULL, keep_admission, wl);
 }
 
 int api_workload_from_json(const json_t *obj, struct api_workload *out)
@@ -464,8 +484,18 @@ int api_workload_from_json(const json_t *obj, struct api_workload *out)
 int api_workload_status_from_json(const json_t *obj, struct api_workload *wl,
                                   bool keep_admission)
 {
-    wl_status_release(wl, keep_admission);
     if (!json_is_object(obj) || wl_status(obj, wl, keep_admission) < 0) {
+        api_workload_release(wl);
+        return CU_EINVAL;
+    }
+    return 0;
+}
+
+int api_workload_status_from_values(const struct api_wl_status_values *v,
+                                    const struct api_wl_status_values *was,
+                                    struct api_workload *wl)
+{
+    if (wl_status_apply(v, was, false, wl) < 0) {
         api_workload_release(wl);
         return CU_EINVAL;
     }

@@ -357,9 +357,26 @@ static bool same_source(const struct memo_entry *m, json_t *const *in)
            in[3] == m->in[3] && in[5] == m->in[5];
 }
 
+/* The status values of a document whose inputs are in and conditions
+ * cobj (MEMO_CONDS is the order of the API_WL_COND_* indices). */
+static void status_values(json_t *const *in, const json_t *const *cobj,
+                          struct api_wl_status_values *out)
+{
+    _Static_assert(N_CONDS == API_WL_N_CONDS && COND_EVICTED == API_WL_COND_EVICTED &&
+                       COND_FINISHED == API_WL_COND_FINISHED,
+                   "MEMO_CONDS in the order of API_WL_COND_*");
+    out->admission = in[6];
+    out->requeue_state = in[7];
+    out->reclaimable = in[8];
+    for (size_t k = 0; k < N_CONDS; k++)
+        out->cond[k] = cobj[k];
+}
+
 /* m->dec decoded again from obj: only its status when m's document has
  * the same metadata and spec values (and not the admission when it is the
- * same value too). Returns 0 or CU_EINVAL. */
+ * same value too), and of the status only what was read from values
+ * that are not the very ones of m's document (the reading of obj its
+ * view made). Returns 0 or CU_EINVAL. */
 static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
                         bool *status_only)
 {
@@ -370,7 +387,10 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
         size_t n_avoid = m->dec.n_avoid_flavors;
         m->dec.avoid_flavors = NULL;
         m->dec.n_avoid_flavors = 0;
-        if (api_workload_status_from_json(obj, &m->dec, in[6] == m->in[6]) != 0) {
+        struct api_wl_status_values now, was;
+        status_values(in, memo->last_view.cobj, &now);
+        status_values(m->in, (const json_t *const *)m->cobj, &was);
+        if (api_workload_status_from_values(&now, &was, &m->dec) != 0) {
             kq_avoid_release(avoid, n_avoid);
             m->has_dec = false;
             return CU_EINVAL;
