@@ -266,9 +266,9 @@ int api_priority_class_from_json(const json_t *obj, struct api_priority_class *o
 
 /* ---- Workload ---- */
 
-static int wl_podsets(const json_t *spec, struct api_workload *wl)
+/* spec.podSets (sets) into wl. */
+static int wl_podsets(const json_t *sets, struct api_workload *wl)
 {
-    json_t *sets = json_object_get(spec, "podSets");
     size_t n = json_array_size(sets);
     wl->podsets = n ? xcalloc(n, sizeof(*wl->podsets)) : NULL;
     for (size_t i = 0; i < n; i++) {
@@ -411,15 +411,19 @@ static void wl_reclaimable(const json_t *rps, struct api_workload *wl)
     }
 }
 
-/* The labels and annotations the view reads. */
-static void wl_meta_misc(const json_t *obj, struct api_workload *wl)
+/* The labels and annotations the view reads (metadata's labels and
+ * annotations objects, NULL where absent). */
+static void wl_meta_misc(const json_t *labels, const json_t *annotations,
+                         struct api_workload *wl)
 {
-    wl->elastic = is(api_annotation(obj, "kueue.x-k8s.io/elastic-job"), "true");
-    const char *rf = api_annotation(obj, "kueue.x-k8s.io/workload-slice-replacement-for");
+    const char *elastic = jx_str_of_(json_object_get(annotations, "kueue.x-k8s.io/elastic-job"));
+    wl->elastic = is(elastic, "true");
+    const char *rf =
+        jx_str_of_(json_object_get(annotations, "kueue.x-k8s.io/workload-slice-replacement-for"));
     wl->replacement_for = rf ? xstrdup(rf) : NULL;
-    const char *gate = api_annotation(obj, "kueue.x-k8s.io/admission-gated-by");
+    const char *gate = jx_str_of_(json_object_get(annotations, "kueue.x-k8s.io/admission-gated-by"));
     wl->admission_gated_by = gate ? xstrdup(gate) : NULL;
-    const char *job_uid = api_label(obj, "kueue.x-k8s.io/job-uid");
+    const char *job_uid = jx_str_of_(json_object_get(labels, "kueue.x-k8s.io/job-uid"));
     wl->job_uid = job_uid ? xstrdup(job_uid) : NULL;
 }
 
@@ -458,26 +462,44 @@ static int wl_status(const json_t *obj, struct api_workload *wl, bool keep_admis
     return wl_status_apply(&v, NULL, keep_admission, wl);
 }
 
+/* The members of a Workload document, its metadata and its spec that
+ * api_workload_from_json reads, each object read in one pass (jx_members:
+ * they have few members). */
+enum { WM_NAME, WM_NAMESPACE, WM_UID, WM_CREATED, WM_LABELS, WM_ANNOTATIONS, WM__N };
+enum { WS_QUEUE, WS_PRIORITY, WS_CLASS, WS_CLASS_REF, WS_ACTIVE, WS_PODSETS, WS__N };
+
 int api_workload_from_json(const json_t *obj, struct api_workload *out)
 {
+    static const char *const top_keys[] = {"metadata", "spec", "status"};
+    static const char *const md_keys[WM__N] = {"name",   "namespace",         "uid",
+                                               "creationTimestamp", "labels", "annotations"};
+    static const char *const spec_keys[WS__N] = {"queueName",        "priority", "priorityClassName",
+                                                 "priorityClassRef", "active",   "podSets"};
     memset(out, 0, sizeof(*out));
-    if (!json_is_object(obj) || !api_name(obj))
+    json_t *top[3], *md[WM__N], *spec[WS__N];
+    jx_members(obj, top_keys, 3, top);
+    jx_members(top[0], md_keys, WM__N, md);
+    const char *name = json_string_value(md[WM_NAME]);
+    if (!json_is_object(obj) || !name)
         return CU_EINVAL;
-    const json_t *spec = json_object_get(obj, "spec");
-    out->ns = dup_or(api_namespace(obj), "");
-    out->name = xstrdup(api_name(obj));
-    out->uid = dup_or(api_uid(obj), "");
-    out->creation_ms = api_creation_ms(obj);
-    out->queue_name = dup_or(JX_STR(spec, "queueName"), "");
-    out->priority = (int32_t)JX_INT(spec, 0, "priority");
-    const char *pc = JX_STR(spec, "priorityClassName");
-    out->priority_class = dup_or(pc ? pc : JX_STR(spec, "priorityClassRef", "name"), "");
-    out->active = JX_BOOL(spec, true, "active");
-    if (wl_podsets(spec, out) < 0 || wl_status(obj, out, false) < 0) {
+    jx_members(top[1], spec_keys, WS__N, spec);
+    out->ns = dup_or(json_string_value(md[WM_NAMESPACE]), "");
+    out->name = xstrdup(name);
+    out->uid = dup_or(json_string_value(md[WM_UID]), "");
+    int64_t created = 0;
+    out->creation_ms = timefmt_parse(jx_str_of_(md[WM_CREATED]), &created) < 0 ? 0 : created;
+    out->queue_name = dup_or(jx_str_of_(spec[WS_QUEUE]), "");
+    out->priority = (int32_t)jx_int_of_(spec[WS_PRIORITY], 0);
+    const char *pc = jx_str_of_(spec[WS_CLASS]);
+    out->priority_class = dup_or(pc ? pc : JX_STR(spec[WS_CLASS_REF], "name"), "");
+    out->active = jx_bool_of_(spec[WS_ACTIVE], true);
+    struct api_wl_status_values v;
+    wl_status_values_of(top[2], &v);
+    if (wl_podsets(spec[WS_PODSETS], out) < 0 || wl_status_apply(&v, NULL, false, out) < 0) {
         api_workload_release(out);
         return CU_EINVAL;
     }
-    wl_meta_misc(obj, out);
+    wl_meta_misc(md[WM_LABELS], md[WM_ANNOTATIONS], out);
     return 0;
 }
 
