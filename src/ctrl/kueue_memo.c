@@ -125,9 +125,13 @@ static void drop_last(struct kq_memo *memo)
 
 struct kq_memo *kq_memo_new(void) { return xcalloc(1, sizeof(struct kq_memo)); }
 
-/* Release the decoded Workload (its avoid list is ctrl's: types.h). */
+/* Release the decoded Workload (its avoid list is ctrl's: types.h).
+ * Without one, dec is empty already (zeroed, or released by a failed
+ * decoding): nothing to do. */
 static void entry_drop_decoded(struct memo_entry *m)
 {
+    if (!m->has_dec)
+        return;
     kq_avoid_release(m->dec.avoid_flavors, m->dec.n_avoid_flavors);
     m->dec.avoid_flavors = NULL;
     m->dec.n_avoid_flavors = 0;
@@ -328,15 +332,24 @@ bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
 /* Remember obj as m's document (memo->last_view is obj's: view_entry). */
 static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, bool admitted)
 {
-    json_t *in[N_INPUTS], *cobj[N_CONDS]; /* taken before letting the old ones go */
-    for (size_t i = 0; i < N_INPUTS; i++)
-        in[i] = json_incref(memo->last_view.in[i]);
-    for (size_t k = 0; k < N_CONDS; k++)
-        cobj[k] = json_incref((json_t *)memo->last_view.cobj[k]);
-    entry_clear_inputs(m);
+    /* the references of the values that changed only (a status write
+     * changes a few); the new taken before the old go */
+    const struct wl_view *v = &memo->last_view;
+    for (size_t i = 0; i < N_INPUTS; i++) {
+        if (m->in[i] != v->in[i]) {
+            json_t *old = m->in[i];
+            m->in[i] = json_incref(v->in[i]);
+            json_decref(old);
+        }
+    }
+    for (size_t k = 0; k < N_CONDS; k++) {
+        if (m->cobj[k] != v->cobj[k]) {
+            json_t *old = m->cobj[k];
+            m->cobj[k] = json_incref((json_t *)v->cobj[k]);
+            json_decref(old);
+        }
+    }
     m->has_doc = true;
-    memcpy(m->in, in, sizeof(in));
-    memcpy(m->cobj, cobj, sizeof(cobj));
     drop_last(memo);
     m->admitted = admitted;
 }
