@@ -98,6 +98,31 @@ int api_workload_from_json(const json_t *obj, struct api_workload *out);
 int api_workload_status_from_json(const json_t *obj, struct api_workload *wl,
                                   bool keep_admission);
 
+/* The values of a Workload's status that the decoding reads, borrowed,
+ * NULL where absent: status.admission, requeueState, reclaimablePods, and
+ * the first condition of each type in the order of the API_WL_COND_*
+ * indices (what api_cond_find_all finds in status.conditions). */
+enum { API_WL_COND_QUOTA_RESERVED, API_WL_COND_ADMITTED, API_WL_COND_FINISHED,
+       API_WL_COND_EVICTED, API_WL_COND_REQUEUED, API_WL_N_CONDS };
+struct api_wl_status_values {
+    const json_t *admission, *requeue_state, *reclaimable;
+    const json_t *cond[API_WL_N_CONDS];
+};
+/* api_workload_status_from_json from the status values v the caller found
+ * (a reading it has already made of the document), decoding again only
+ * what was read from a value that is not the very one (same address) in
+ * was: *wl was decoded from a document whose values were was (NULL: not
+ * known, everything is decoded), and each status field is read from one
+ * value only, so the fields of an unchanged value are kept as they are.
+ * The caller vouches that was's values are alive and unchanged (stored
+ * documents are immutable; it holds references). The scheduler's decode
+ * memo (ctrl/kueue_memo.c) uses it for status writes, which change one or
+ * two of these values. Returns 0, or CU_EINVAL (a resourceUsage quantity
+ * does not parse) with *wl released (empty). */
+int api_workload_status_from_values(const struct api_wl_status_values *v,
+                                    const struct api_wl_status_values *was,
+                                    struct api_workload *wl);
+
 /* Whether a stored ClusterQueue (JSON) names the ResourceFlavor `flavor`
  * in spec.resourceGroups[].flavors[], or the AdmissionCheck `check` in
  * spec.admissionChecks[] or spec.admissionChecksStrategy.admissionChecks[]

@@ -266,9 +266,9 @@ int api_priority_class_from_json(const json_t *obj, struct api_priority_class *o
 
 /* ---- Workload ---- */
 
-static int wl_podsets(const json_t *spec, struct api_workload *wl)
+/* spec.podSets (sets) into wl. */
+static int wl_podsets(const json_t *sets, struct api_workload *wl)
 {
-    json_t *sets = json_object_get(spec, "podSets");
     size_t n = json_array_size(sets);
     wl->podsets = n ? xcalloc(n, sizeof(*wl->podsets)) : NULL;
     for (size_t i = 0; i < n; i++) {
@@ -322,25 +322,24 @@ static int assignment_from_json(const json_t *psa, const struct api_workload *wl
     return 0;
 }
 
-/* The status members the decoding reads, from one pass over the status
- * (a status has few members: cheaper than a hash lookup of each); NULL
- * where absent. */
-struct wl_status_view {
-    const json_t *admission, *conditions, *requeue_state, *reclaimable;
-};
-
-static void wl_status_view_of(const json_t *st, struct wl_status_view *v)
+/* The status values the decoding reads (api_wl_status_values), from one
+ * pass over the status (a status has few members: cheaper than a hash
+ * lookup of each) and one over its conditions. */
+static void wl_status_values_of(const json_t *st, struct api_wl_status_values *v)
 {
     static const char *const keys[] = {"admission", "conditions", "requeueState",
                                        "reclaimablePods"};
+    static const char *const types[API_WL_N_CONDS] = {"QuotaReserved", "Admitted", "Finished",
+                                                      "Evicted", "Requeued"};
     json_t *m[4];
     jx_members(st, keys, 4, m);
     v->admission = m[0];
-    v->conditions = m[1];
     v->requeue_state = m[2];
     v->reclaimable = m[3];
+    api_cond_find_all(m[1], types, API_WL_N_CONDS, v->cond);
 }
 
+/* status.admission (adm, NULL: none) into wl, whose admission is empty. */
 static int wl_admission(const json_t *adm, struct api_workload *wl)
 {
     wl->has_admission = json_is_object(adm);
@@ -358,31 +357,51 @@ static int wl_admission(const json_t *adm, struct api_workload *wl)
     return 0;
 }
 
-static void wl_conditions(const json_t *conds, struct api_workload *wl)
+/* The fields of wl read from c, the first condition of the k-th type of
+ * api_wl_status_values.cond (NULL: none), replacing what they held. */
+static void wl_condition(const json_t *c, int k, struct api_workload *wl)
 {
-    static const char *const types[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
-                                        "Requeued"};
-    const json_t *c[5];
-    api_cond_find_all(conds, types, 5, c); /* one pass, as api_cond_get finds each */
-    wl->quota_reserved = api_cond_holds(c[0]);
-    wl->admitted = api_cond_holds(c[1]);
-    wl->finished = api_cond_holds(c[2]);
-    wl->evicted = api_cond_holds(c[3]);
-    wl->evicted_ms = wl->evicted ? api_cond_ltt_ms(c[3]) : 0;
-    const char *reason = JX_STR(c[3], "reason");
-    wl->evicted_reason = wl->evicted && reason ? xstrdup(reason) : NULL;
-    wl->requeued_false = is(JX_STR(c[4], "status"), "False");
-    wl->quota_reserved_ms = wl->quota_reserved ? api_cond_ltt_ms(c[0]) : 0;
+    switch (k) {
+    case API_WL_COND_QUOTA_RESERVED:
+        wl->quota_reserved = api_cond_holds(c);
+        wl->quota_reserved_ms = wl->quota_reserved ? api_cond_ltt_ms(c) : 0;
+        break;
+    case API_WL_COND_ADMITTED:
+        wl->admitted = api_cond_holds(c);
+        break;
+    case API_WL_COND_FINISHED:
+        wl->finished = api_cond_holds(c);
+        break;
+    case API_WL_COND_EVICTED: {
+        wl->evicted = api_cond_holds(c);
+        wl->evicted_ms = wl->evicted ? api_cond_ltt_ms(c) : 0;
+        const char *reason = JX_STR(c, "reason");
+        xfree(wl->evicted_reason);
+        wl->evicted_reason = wl->evicted && reason ? xstrdup(reason) : NULL;
+        break;
+    }
+    default: /* API_WL_COND_REQUEUED */
+        wl->requeued_false = is(JX_STR(c, "status"), "False");
+        break;
+    }
 }
 
-/* status.requeueState and status.reclaimablePods. */
-static void wl_status_misc(const struct wl_status_view *v, struct api_workload *wl)
+/* status.requeueState (rs, NULL: none), replacing what wl held. */
+static void wl_requeue_state(const json_t *rs, struct api_workload *wl)
 {
-    wl->requeue_count = (int32_t)JX_INT(v->requeue_state, 0, "count");
+    wl->requeue_count = (int32_t)JX_INT(rs, 0, "count");
     int64_t ms = 0;
-    const char *at = JX_STR(v->requeue_state, "requeueAt");
+    const char *at = JX_STR(rs, "requeueAt");
     wl->requeue_at_ms = at && timefmt_parse(at, &ms) == 0 ? ms : 0;
-    const json_t *rps = v->reclaimable;
+}
+
+/* status.reclaimablePods (rps, NULL: none), replacing what wl held. */
+static void wl_reclaimable(const json_t *rps, struct api_workload *wl)
+{
+    for (size_t i = 0; i < wl->n_reclaimable; i++)
+        api_podset_assignment_release(&wl->reclaimable[i]);
+    xfree(wl->reclaimable);
+    wl->n_reclaimable = 0;
     size_t n = json_array_size(rps);
     wl->reclaimable = n ? xcalloc(n, sizeof(*wl->reclaimable)) : NULL;
     for (size_t i = 0; i < n; i++, wl->n_reclaimable++) {
@@ -392,80 +411,113 @@ static void wl_status_misc(const struct wl_status_view *v, struct api_workload *
     }
 }
 
-/* The labels and annotations the view reads. */
-static void wl_meta_misc(const json_t *obj, struct api_workload *wl)
+/* The labels and annotations the view reads (metadata's labels and
+ * annotations objects, NULL where absent). */
+static void wl_meta_misc(const json_t *labels, const json_t *annotations,
+                         struct api_workload *wl)
 {
-    wl->elastic = is(api_annotation(obj, "kueue.x-k8s.io/elastic-job"), "true");
-    const char *rf = api_annotation(obj, "kueue.x-k8s.io/workload-slice-replacement-for");
+    const char *elastic = jx_str_of_(json_object_get(annotations, "kueue.x-k8s.io/elastic-job"));
+    wl->elastic = is(elastic, "true");
+    const char *rf =
+        jx_str_of_(json_object_get(annotations, "kueue.x-k8s.io/workload-slice-replacement-for"));
     wl->replacement_for = rf ? xstrdup(rf) : NULL;
-    const char *gate = api_annotation(obj, "kueue.x-k8s.io/admission-gated-by");
+    const char *gate = jx_str_of_(json_object_get(annotations, "kueue.x-k8s.io/admission-gated-by"));
     wl->admission_gated_by = gate ? xstrdup(gate) : NULL;
-    const char *job_uid = api_label(obj, "kueue.x-k8s.io/job-uid");
+    const char *job_uid = jx_str_of_(json_object_get(labels, "kueue.x-k8s.io/job-uid"));
     wl->job_uid = job_uid ? xstrdup(job_uid) : NULL;
 }
 
-/* Empty the status fields of wl (those wl_status decodes), but for the
- * admission when it is kept. */
-static void wl_status_release(struct api_workload *wl, bool keep_admission)
+/* The status fields of wl decoded again from v, but for those read from
+ * a value that is the very one (same address) in was (NULL: none is),
+ * which wl keeps; keep_admission keeps the admission in any case (the
+ * admission reads the pod set counts). Each field is read from one value
+ * only (the admission from status.admission, quota_reserved and its time
+ * from QuotaReserved, ...), so the result is the full decoding's. */
+static int wl_status_apply(const struct api_wl_status_values *v,
+                           const struct api_wl_status_values *was, bool keep_admission,
+                           struct api_workload *wl)
 {
-    if (!keep_admission) {
+    if (!keep_admission && (!was || was->admission != v->admission)) {
         api_admission_release(&wl->admission);
         wl->has_admission = false;
+        if (wl_admission(v->admission, wl) < 0)
+            return CU_EINVAL;
     }
-    xfree(wl->evicted_reason);
-    for (size_t i = 0; i < wl->n_reclaimable; i++)
-        api_podset_assignment_release(&wl->reclaimable[i]);
-    xfree(wl->reclaimable);
-    wl->quota_reserved = wl->admitted = wl->finished = false;
-    wl->evicted = wl->requeued_false = false;
-    wl->evicted_ms = wl->requeue_at_ms = wl->quota_reserved_ms = 0;
-    wl->evicted_reason = NULL;
-    wl->requeue_count = 0;
-    wl->reclaimable = NULL;
-    wl->n_reclaimable = 0;
-}
-
-/* The status fields (the admission reads the pod set counts), but for the
- * admission when it is kept. */
-static int wl_status(const json_t *obj, struct api_workload *wl, bool keep_admission)
-{
-    struct wl_status_view v;
-    wl_status_view_of(json_object_getn(obj, "status", 6), &v);
-    if (!keep_admission && wl_admission(v.admission, wl) < 0)
-        return CU_EINVAL;
-    wl_conditions(v.conditions, wl);
-    wl_status_misc(&v, wl);
+    for (int k = 0; k < API_WL_N_CONDS; k++)
+        if (!was || was->cond[k] != v->cond[k])
+            wl_condition(v->cond[k], k, wl);
+    if (!was || was->requeue_state != v->requeue_state)
+        wl_requeue_state(v->requeue_state, wl);
+    if (!was || was->reclaimable != v->reclaimable)
+        wl_reclaimable(v->reclaimable, wl);
     return 0;
 }
 
+/* The status fields (read from obj's status), but for the admission when
+ * it is kept. */
+static int wl_status(const json_t *obj, struct api_workload *wl, bool keep_admission)
+{
+    struct api_wl_status_values v;
+    wl_status_values_of(json_object_getn(obj, "status", 6), &v);
+    return wl_status_apply(&v, NULL, keep_admission, wl);
+}
+
+/* The members of a Workload document, its metadata and its spec that
+ * api_workload_from_json reads, each object read in one pass (jx_members:
+ * they have few members). */
+enum { WM_NAME, WM_NAMESPACE, WM_UID, WM_CREATED, WM_LABELS, WM_ANNOTATIONS, WM__N };
+enum { WS_QUEUE, WS_PRIORITY, WS_CLASS, WS_CLASS_REF, WS_ACTIVE, WS_PODSETS, WS__N };
+
 int api_workload_from_json(const json_t *obj, struct api_workload *out)
 {
+    static const char *const top_keys[] = {"metadata", "spec", "status"};
+    static const char *const md_keys[WM__N] = {"name",   "namespace",         "uid",
+                                               "creationTimestamp", "labels", "annotations"};
+    static const char *const spec_keys[WS__N] = {"queueName",        "priority", "priorityClassName",
+                                                 "priorityClassRef", "active",   "podSets"};
     memset(out, 0, sizeof(*out));
-    if (!json_is_object(obj) || !api_name(obj))
+    json_t *top[3], *md[WM__N], *spec[WS__N];
+    jx_members(obj, top_keys, 3, top);
+    jx_members(top[0], md_keys, WM__N, md);
+    const char *name = json_string_value(md[WM_NAME]);
+    if (!json_is_object(obj) || !name)
         return CU_EINVAL;
-    const json_t *spec = json_object_get(obj, "spec");
-    out->ns = dup_or(api_namespace(obj), "");
-    out->name = xstrdup(api_name(obj));
-    out->uid = dup_or(api_uid(obj), "");
-    out->creation_ms = api_creation_ms(obj);
-    out->queue_name = dup_or(JX_STR(spec, "queueName"), "");
-    out->priority = (int32_t)JX_INT(spec, 0, "priority");
-    const char *pc = JX_STR(spec, "priorityClassName");
-    out->priority_class = dup_or(pc ? pc : JX_STR(spec, "priorityClassRef", "name"), "");
-    out->active = JX_BOOL(spec, true, "active");
-    if (wl_podsets(spec, out) < 0 || wl_status(obj, out, false) < 0) {
+    jx_members(top[1], spec_keys, WS__N, spec);
+    out->ns = dup_or(json_string_value(md[WM_NAMESPACE]), "");
+    out->name = xstrdup(name);
+    out->uid = dup_or(json_string_value(md[WM_UID]), "");
+    int64_t created = 0;
+    out->creation_ms = timefmt_parse(jx_str_of_(md[WM_CREATED]), &created) < 0 ? 0 : created;
+    out->queue_name = dup_or(jx_str_of_(spec[WS_QUEUE]), "");
+    out->priority = (int32_t)jx_int_of_(spec[WS_PRIORITY], 0);
+    const char *pc = jx_str_of_(spec[WS_CLASS]);
+    out->priority_class = dup_or(pc ? pc : JX_STR(spec[WS_CLASS_REF], "name"), "");
+    out->active = jx_bool_of_(spec[WS_ACTIVE], true);
+    struct api_wl_status_values v;
+    wl_status_values_of(top[2], &v);
+    if (wl_podsets(spec[WS_PODSETS], out) < 0 || wl_status_apply(&v, NULL, false, out) < 0) {
         api_workload_release(out);
         return CU_EINVAL;
     }
-    wl_meta_misc(obj, out);
+    wl_meta_misc(md[WM_LABELS], md[WM_ANNOTATIONS], out);
     return 0;
 }
 
 int api_workload_status_from_json(const json_t *obj, struct api_workload *wl,
                                   bool keep_admission)
 {
-    wl_status_release(wl, keep_admission);
     if (!json_is_object(obj) || wl_status(obj, wl, keep_admission) < 0) {
+        api_workload_release(wl);
+        return CU_EINVAL;
+    }
+    return 0;
+}
+
+int api_workload_status_from_values(const struct api_wl_status_values *v,
+                                    const struct api_wl_status_values *was,
+                                    struct api_workload *wl)
+{
+    if (wl_status_apply(v, was, false, wl) < 0) {
         api_workload_release(wl);
         return CU_EINVAL;
     }

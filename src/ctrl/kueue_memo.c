@@ -125,9 +125,13 @@ static void drop_last(struct kq_memo *memo)
 
 struct kq_memo *kq_memo_new(void) { return xcalloc(1, sizeof(struct kq_memo)); }
 
-/* Release the decoded Workload (its avoid list is ctrl's: types.h). */
+/* Release the decoded Workload (its avoid list is ctrl's: types.h).
+ * Without one, dec is empty already (zeroed, or released by a failed
+ * decoding): nothing to do. */
 static void entry_drop_decoded(struct memo_entry *m)
 {
+    if (!m->has_dec)
+        return;
     kq_avoid_release(m->dec.avoid_flavors, m->dec.n_avoid_flavors);
     m->dec.avoid_flavors = NULL;
     m->dec.n_avoid_flavors = 0;
@@ -328,15 +332,24 @@ bool kq_memo_finished(struct kq_memo *memo, const json_t *obj)
 /* Remember obj as m's document (memo->last_view is obj's: view_entry). */
 static void entry_set_doc(struct kq_memo *memo, struct memo_entry *m, bool admitted)
 {
-    json_t *in[N_INPUTS], *cobj[N_CONDS]; /* taken before letting the old ones go */
-    for (size_t i = 0; i < N_INPUTS; i++)
-        in[i] = json_incref(memo->last_view.in[i]);
-    for (size_t k = 0; k < N_CONDS; k++)
-        cobj[k] = json_incref((json_t *)memo->last_view.cobj[k]);
-    entry_clear_inputs(m);
+    /* the references of the values that changed only (a status write
+     * changes a few); the new taken before the old go */
+    const struct wl_view *v = &memo->last_view;
+    for (size_t i = 0; i < N_INPUTS; i++) {
+        if (m->in[i] != v->in[i]) {
+            json_t *old = m->in[i];
+            m->in[i] = json_incref(v->in[i]);
+            json_decref(old);
+        }
+    }
+    for (size_t k = 0; k < N_CONDS; k++) {
+        if (m->cobj[k] != v->cobj[k]) {
+            json_t *old = m->cobj[k];
+            m->cobj[k] = json_incref((json_t *)v->cobj[k]);
+            json_decref(old);
+        }
+    }
     m->has_doc = true;
-    memcpy(m->in, in, sizeof(in));
-    memcpy(m->cobj, cobj, sizeof(cobj));
     drop_last(memo);
     m->admitted = admitted;
 }
@@ -357,9 +370,26 @@ static bool same_source(const struct memo_entry *m, json_t *const *in)
            in[3] == m->in[3] && in[5] == m->in[5];
 }
 
+/* The status values of a document whose inputs are in and conditions
+ * cobj (MEMO_CONDS is the order of the API_WL_COND_* indices). */
+static void status_values(json_t *const *in, const json_t *const *cobj,
+                          struct api_wl_status_values *out)
+{
+    _Static_assert(N_CONDS == API_WL_N_CONDS && COND_EVICTED == API_WL_COND_EVICTED &&
+                       COND_FINISHED == API_WL_COND_FINISHED,
+                   "MEMO_CONDS in the order of API_WL_COND_*");
+    out->admission = in[6];
+    out->requeue_state = in[7];
+    out->reclaimable = in[8];
+    for (size_t k = 0; k < N_CONDS; k++)
+        out->cond[k] = cobj[k];
+}
+
 /* m->dec decoded again from obj: only its status when m's document has
  * the same metadata and spec values (and not the admission when it is the
- * same value too). Returns 0 or CU_EINVAL. */
+ * same value too), and of the status only what was read from values
+ * that are not the very ones of m's document (the reading of obj its
+ * view made). Returns 0 or CU_EINVAL. */
 static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t *obj,
                         bool *status_only)
 {
@@ -370,7 +400,10 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
         size_t n_avoid = m->dec.n_avoid_flavors;
         m->dec.avoid_flavors = NULL;
         m->dec.n_avoid_flavors = 0;
-        if (api_workload_status_from_json(obj, &m->dec, in[6] == m->in[6]) != 0) {
+        struct api_wl_status_values now, was;
+        status_values(in, memo->last_view.cobj, &now);
+        status_values(m->in, (const json_t *const *)m->cobj, &was);
+        if (api_workload_status_from_values(&now, &was, &m->dec) != 0) {
             kq_avoid_release(avoid, n_avoid);
             m->has_dec = false;
             return CU_EINVAL;

@@ -12,6 +12,8 @@
 #include <cmocka.h>
 
 #include "test_api_lib.h"
+#include "api/meta.h"
+#include "api/object.h"
 #include "api/selector.h"
 #include "api/types.h"
 #include "util/err.h"
@@ -546,6 +548,162 @@ static void test_workload_status_decoded_again(void **state)
     json_decref(docs);
 }
 
+/* Whether the status fields of a and b are equal (strings by content). */
+static void assert_same_status(const struct api_workload *a, const struct api_workload *b)
+{
+    assert_int_equal(a->has_admission, b->has_admission);
+    assert_string_equal(a->admission.cluster_queue ? a->admission.cluster_queue : "-",
+                        b->admission.cluster_queue ? b->admission.cluster_queue : "-");
+    assert_int_equal(a->admission.n_podsets, b->admission.n_podsets);
+    for (size_t i = 0; i < a->admission.n_podsets; i++) {
+        const struct api_podset_assignment *x = &a->admission.podsets[i],
+                                           *y = &b->admission.podsets[i];
+        assert_string_equal(x->name, y->name);
+        assert_int_equal(x->count, y->count);
+        assert_int_equal(x->flavors.n, y->flavors.n);
+        for (size_t k = 0; k < x->flavors.n; k++) {
+            assert_string_equal(x->flavors.items[k].key, y->flavors.items[k].key);
+            assert_string_equal(x->flavors.items[k].value, y->flavors.items[k].value);
+        }
+        assert_int_equal(x->resource_usage.n, y->resource_usage.n);
+        for (size_t k = 0; k < x->resource_usage.n; k++) {
+            assert_string_equal(x->resource_usage.items[k].name, y->resource_usage.items[k].name);
+            assert_true(x->resource_usage.items[k].value == y->resource_usage.items[k].value);
+        }
+    }
+    assert_int_equal(a->quota_reserved, b->quota_reserved);
+    assert_int_equal(a->admitted, b->admitted);
+    assert_int_equal(a->finished, b->finished);
+    assert_int_equal(a->evicted, b->evicted);
+    assert_true(a->evicted_ms == b->evicted_ms);
+    assert_string_equal(a->evicted_reason ? a->evicted_reason : "-",
+                        b->evicted_reason ? b->evicted_reason : "-");
+    assert_int_equal(a->requeued_false, b->requeued_false);
+    assert_true(a->requeue_at_ms == b->requeue_at_ms);
+    assert_int_equal(a->requeue_count, b->requeue_count);
+    assert_true(a->quota_reserved_ms == b->quota_reserved_ms);
+    assert_int_equal(a->n_reclaimable, b->n_reclaimable);
+    for (size_t i = 0; i < a->n_reclaimable; i++) {
+        assert_string_equal(a->reclaimable[i].name, b->reclaimable[i].name);
+        assert_int_equal(a->reclaimable[i].count, b->reclaimable[i].count);
+    }
+}
+
+/* The status values of doc, found as the scheduler's memo finds them. */
+static void status_values_of(const json_t *doc, struct api_wl_status_values *v)
+{
+    static const char *const types[API_WL_N_CONDS] = {"QuotaReserved", "Admitted", "Finished",
+                                                      "Evicted", "Requeued"};
+    const json_t *st = json_object_get(doc, "status");
+    v->admission = json_object_get(st, "admission");
+    v->requeue_state = json_object_get(st, "requeueState");
+    v->reclaimable = json_object_get(st, "reclaimablePods");
+    api_cond_find_all(json_object_get(st, "conditions"), types, API_WL_N_CONDS, v->cond);
+}
+
+/* A condition (new reference). */
+static json_t *cond_of(const char *type, const char *status, const char *reason, const char *ltt)
+{
+    return json_pack("{s:s, s:s, s:s, s:s}", "type", type, "status", status, "reason", reason,
+                     "lastTransitionTime", ltt);
+}
+
+/* Status writes as the control plane makes them (unchanged values shared
+ * with the previous version, changed ones new), decoded again from the
+ * values that changed only (api_workload_status_from_values, as the
+ * scheduler's memo does) and in full: the same status fields, on a
+ * random sequence of 400 writes over every value the decoding reads. */
+static void test_workload_status_from_changed_values_equals_full(void **state)
+{
+    (void)state;
+    json_t *docs = t_parse_ok(WORKLOAD);
+    json_t *base = json_array_get(docs, 0);
+    const json_t *adm0 = JX_GET(base, "status", "admission");
+    /* the pools each status member is drawn from (NULL: absent) */
+    json_t *adms[3] = {NULL, json_deep_copy(adm0), json_deep_copy(adm0)};
+    JX_SET_NEW(adms[2], json_string("other-queue"), "clusterQueue");
+    json_object_del(json_array_get(JX_GET(adms[2], "podSetAssignments"), 1), "count");
+    json_t *rqs[3] = {NULL, json_pack("{s:i, s:s}", "count", 1, "requeueAt", "2026-01-02T04:00:00Z"),
+                      json_pack("{s:i}", "count", 3)};
+    json_t *rps[3] = {NULL, json_pack("[{s:s, s:i}]", "name", "tpu-group", "count", 1),
+                      json_pack("[{s:s, s:i}, {s:s, s:i}]", "name", "head", "count", 1, "name",
+                                "tpu-group", "count", 2)};
+    static const char *const types[] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
+                                        "Requeued", "PodsReady"};
+    static const char *const sts[] = {"True", "False"};
+    static const char *const reasons[] = {"Preempted", "PodsReadyTimeout"};
+    static const char *const ltts[] = {"2026-01-02T03:05:00Z", "2026-01-02T03:07:30Z"};
+    json_t *conds[6][4]; /* per type: status x time x reason */
+    for (int t = 0; t < 6; t++)
+        for (int k = 0; k < 4; k++)
+            conds[t][k] = cond_of(types[t], sts[k & 1], reasons[k >> 1], ltts[(k >> 1) ^ (k & 1)]);
+    json_t *cur_conds[6] = {NULL}; /* the condition of each type the document holds */
+    int cur_adm = 0, cur_rq = 0, cur_rp = 0;
+    struct api_workload wl;
+    json_t *prev = json_deep_copy(base);
+    json_object_del(prev, "status");
+    assert_int_equal(api_workload_from_json(prev, &wl), 0);
+    struct api_wl_status_values was;
+    status_values_of(prev, &was);
+    uint32_t seed = 12345;
+    for (int step = 0; step < 400; step++) {
+        /* change one to three members; unchanged ones stay the same values */
+        for (int n = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 3; n > 0; n--) {
+            uint32_t r = (seed = seed * 1103515245u + 12345u) >> 16;
+            switch (r % 9) {
+            case 0: cur_adm = (int)(r / 9 % 3); break;
+            case 1: cur_rq = (int)(r / 9 % 3); break;
+            case 2: cur_rp = (int)(r / 9 % 3); break;
+            default: {
+                int t = (int)(r / 9 % 6), k = (int)(r / 54 % 5);
+                cur_conds[t] = k == 4 ? NULL : conds[t][k];
+            }
+            }
+        }
+        json_t *doc = json_object();
+        json_object_set(doc, "metadata", json_object_get(prev, "metadata"));
+        json_object_set(doc, "spec", json_object_get(prev, "spec"));
+        json_t *st = json_object();
+        if (adms[cur_adm])
+            json_object_set(st, "admission", adms[cur_adm]);
+        if (rqs[cur_rq])
+            json_object_set(st, "requeueState", rqs[cur_rq]);
+        if (rps[cur_rp])
+            json_object_set(st, "reclaimablePods", rps[cur_rp]);
+        json_t *ca = json_array();
+        for (int t = 5; t >= 0; t--) /* a second condition of a type is not read */
+            if (cur_conds[t]) {
+                json_array_append(ca, cur_conds[t]);
+                if (t == step % 6)
+                    json_array_append(ca, conds[t][(step / 6) % 4]);
+            }
+        json_object_set_new(st, "conditions", ca);
+        json_object_set_new(doc, "status", st);
+        struct api_wl_status_values now;
+        status_values_of(doc, &now);
+        assert_int_equal(api_workload_status_from_values(&now, &was, &wl), 0);
+        struct api_workload want;
+        assert_int_equal(api_workload_from_json(doc, &want), 0);
+        assert_same_status(&wl, &want);
+        assert_int_equal(wl.n_podsets, want.n_podsets);
+        api_workload_release(&want);
+        json_decref(prev); /* the values doc shares stay alive */
+        prev = doc;
+        was = now;
+    }
+    api_workload_release(&wl);
+    json_decref(prev);
+    for (int i = 0; i < 3; i++) {
+        json_decref(adms[i]);
+        json_decref(rqs[i]);
+        json_decref(rps[i]);
+    }
+    for (int t = 0; t < 6; t++)
+        for (int k = 0; k < 4; k++)
+            json_decref(conds[t][k]);
+    json_decref(docs);
+}
+
 static void test_workload_defaults_and_v1beta2(void **state)
 {
     (void)state;
@@ -591,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_podset_requests_rules),
         cmocka_unit_test(test_workload_every_field),
         cmocka_unit_test(test_workload_status_decoded_again),
+        cmocka_unit_test(test_workload_status_from_changed_values_equals_full),
         cmocka_unit_test(test_workload_defaults_and_v1beta2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "api/meta.h"
+#include "api/object.h"
 #include "ctrl/kueue_int.h"
 #include "ctrl/kueue_sched.h"
 #include "store/store.h"
@@ -219,6 +220,89 @@ static void decoding_keeps_what_did_not_change(void **state)
     kq_memo_free(m);
 }
 
+/* What kq_memo_decode gives for a status write equals the full decoding
+ * of the written document, through the writes the control plane makes to
+ * a Workload (its values shared with the previous version as
+ * store_status_copy and api_cond_set share them): a Pending message, a
+ * reservation, its Admitted, an eviction, the reservation cleared, a
+ * requeue state and reclaimable pods, and a reservation again. The memo
+ * decodes only the values that changed (api_workload_status_from_values). */
+static void status_writes_decode_as_the_full_decoding(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *prev = decodable_workload();
+    assert_non_null(kq_memo_decode(m, prev, NULL));
+    json_t *adm = json_pack("{s:s, s:[{s:s, s:i, s:{s:s}, s:{s:s}}]}", "clusterQueue", "cq",
+                            "podSetAssignments", "name", "main", "count", 1, "flavors", "cpu",
+                            "f", "resourceUsage", "cpu", "2");
+    for (int step = 0; step < 9; step++) {
+        json_t *doc = store_status_copy(prev, NULL);
+        int64_t t = T0 + 1000 * (step + 1);
+        switch (step) {
+        case 0: api_cond_set(doc, "QuotaReserved", "False", "Pending", "again", t); break;
+        case 1:
+        case 8:
+            JX_SET_NEW(doc, json_incref(adm), "status", "admission");
+            api_cond_set(doc, "QuotaReserved", "True", "QuotaReserved", "", t);
+            break;
+        case 2: api_cond_set(doc, "Admitted", "True", "Admitted", "", t); break;
+        case 3:
+            api_cond_set(doc, "Evicted", "True", "Preempted", "preempted", t);
+            api_cond_set(doc, "Preempted", "True", "InClusterQueue", "", t);
+            break;
+        case 4:
+            json_object_del(json_object_get(doc, "status"), "admission");
+            api_cond_set(doc, "QuotaReserved", "False", "Pending", "evicted", t);
+            api_cond_set(doc, "Admitted", "False", "NoReservation", "", t);
+            break;
+        case 5:
+            JX_SET_NEW(doc, json_pack("{s:i, s:s}", "count", 1, "requeueAt",
+                                      "2026-01-01T00:10:00Z"),
+                       "status", "requeueState");
+            api_cond_set(doc, "Requeued", "False", "Backoff", "", t);
+            break;
+        case 6:
+            api_cond_set(doc, "Evicted", "False", "Requeued", "", t);
+            api_cond_set(doc, "Requeued", "True", "BackoffFinished", "", t);
+            break;
+        default:
+            JX_SET_NEW(doc, json_pack("[{s:s, s:i}]", "name", "main", "count", 1), "status",
+                       "reclaimablePods");
+            break;
+        }
+        bool status_only = false;
+        const struct api_workload *d = kq_memo_decode(m, doc, &status_only);
+        assert_non_null(d);
+        assert_true(status_only);
+        struct api_workload want;
+        assert_int_equal(api_workload_from_json(doc, &want), 0);
+        assert_int_equal(d->has_admission, want.has_admission);
+        if (want.has_admission) {
+            assert_string_equal(d->admission.cluster_queue, want.admission.cluster_queue);
+            assert_int_equal(d->admission.podsets[0].count, want.admission.podsets[0].count);
+        }
+        assert_int_equal(d->quota_reserved, want.quota_reserved);
+        assert_true(d->quota_reserved_ms == want.quota_reserved_ms);
+        assert_int_equal(d->admitted, want.admitted);
+        assert_int_equal(d->finished, want.finished);
+        assert_int_equal(d->evicted, want.evicted);
+        assert_true(d->evicted_ms == want.evicted_ms);
+        assert_string_equal(d->evicted_reason ? d->evicted_reason : "-",
+                            want.evicted_reason ? want.evicted_reason : "-");
+        assert_int_equal(d->requeued_false, want.requeued_false);
+        assert_int_equal(d->requeue_count, want.requeue_count);
+        assert_true(d->requeue_at_ms == want.requeue_at_ms);
+        assert_int_equal(d->n_reclaimable, want.n_reclaimable);
+        api_workload_release(&want);
+        json_decref(prev);
+        prev = doc;
+    }
+    json_decref(adm);
+    json_decref(prev);
+    kq_memo_free(m);
+}
+
 /* kq_memo_finished: only right after a kq_memo_same that found every
  * value but the conditions the same as the decoded document's, and only
  * when Finished holds. */
@@ -422,6 +506,7 @@ int main(void)
         cmocka_unit_test(same_values_are_recognised_and_changes_are_not),
         cmocka_unit_test(conditions_compared_by_identity),
         cmocka_unit_test(decoding_keeps_what_did_not_change),
+        cmocka_unit_test(status_writes_decode_as_the_full_decoding),
         cmocka_unit_test(finished_recognised_without_decoding),
         cmocka_unit_test(meta_then_same_or_decode),
         cmocka_unit_test(expected_values_are_given_once),
