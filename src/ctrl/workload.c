@@ -651,9 +651,8 @@ static bool wl_steady(struct ctrl *c, const struct wl_rec *r, const struct kq_wl
     if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 || v->cond[KQ_VC_ADMITTED] != 2 || !v->admission ||
         v->cond[KQ_VC_EVICTED] == 2 || r->n_stopped != 0 || ctrl_cfg(c)->wait_for_pods_ready)
         return false;
-    const json_t *acs = json_object_get(v->status, "admissionChecks");
-    if ((acs && (!json_is_array(acs) || json_array_size(acs))) ||
-        JX_INT(v->spec, 0, "maximumExecutionTimeSeconds") > 0)
+    const json_t *acs = v->admission_checks;
+    if ((acs && (!json_is_array(acs) || json_array_size(acs))) || v->max_exec_s > 0)
         return false;
     struct kq_check_rule *rules;
     size_t n;
@@ -683,7 +682,7 @@ static bool wl_quiet(struct ctrl *c, const struct wl_rec *r, const struct kq_wl_
     if (v->cond[KQ_VC_FINISHED] == 2)
         return true; /* the reconcile stops there */
     if (v->cond[KQ_VC_DEACTIVATION_TARGET] == 2 || v->cond[KQ_VC_REQUEUED] == 1 ||
-        ctrl_cfg(c)->flavor_fallback || (v->spec && !JX_BOOL(v->spec, true, "active")))
+        ctrl_cfg(c)->flavor_fallback || !v->active)
         return false;
     if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 && v->cond[KQ_VC_ADMITTED] != 2)
         return true; /* pending */
