@@ -86,6 +86,10 @@ struct lq_agg {
     bool deferred;             /* in kq_queues.deferred_lq */
     json_t *spec;              /* the spec mark_wl_cq last read (status writes share it) */
     struct cq_state *spec_cs;  /* the ClusterQueue its spec names, or NULL */
+    /* the store's resourceVersion before mark_wl_cq last looked it up (0:
+     * never), found then to name spec_cs (NULL: none, or no LocalQueue):
+     * while the store's is still that, nothing was written since */
+    uint64_t spec_rv;
     UT_hash_handle hh;
 };
 
@@ -498,6 +502,14 @@ static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const char *cq, cons
         kq_queues_mark_cq(q, cq);
         return;
     }
+    /* the many events of one round's Workloads of a LocalQueue find the
+     * store as the first left it: no lookup */
+    uint64_t rv = store_rv(ctrl_store(c));
+    if (a && a->spec_rv != 0 && a->spec_rv == rv) {
+        if (a->spec_cs)
+            mark_cq_state(q, a->spec_cs);
+        return;
+    }
     json_t *lq = store_get(ctrl_store(c), KIND_LOCALQUEUE, ns, queue);
     json_t *spec = JX_GET(lq, "spec");
     struct cq_state *cs;
@@ -509,8 +521,15 @@ static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const char *cq, cons
         if (a && spec) {
             json_decref(a->spec);
             a->spec = json_incref(spec);
-            a->spec_cs = cs;
         }
+    }
+    if (a) {
+        if (!spec) { /* no LocalQueue (or spec) now: nothing kept of it */
+            json_decref(a->spec);
+            a->spec = NULL;
+        }
+        a->spec_cs = cs;
+        a->spec_rv = rv;
     }
     if (cs)
         mark_cq_state(q, cs);

@@ -36,10 +36,20 @@ struct stop_seen {
     UT_hash_handle hh;
 };
 
+/* Whether a ClusterQueue has admission check rules, as found when the
+ * store's resourceVersion was rv (nothing written since while it still is). */
+struct rules_seen {
+    char *name;
+    uint64_t rv;
+    bool any;
+    UT_hash_handle hh;
+};
+
 struct wl_rec {
     int rid;
     struct stop_seen *seen;
     size_t n_stopped; /* entries of seen whose policy is not None */
+    struct rules_seen *rules; /* by ClusterQueue name (wl_steady's) */
 };
 
 /* The condition types the steps read, in the order of cond_types. */
@@ -636,6 +646,32 @@ static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_ev
     json_decref(wls);
 }
 
+/* Whether kq_cq_check_rules finds rules for ClusterQueue cq (NULL: none):
+ * looked up once per store resourceVersion (the events of a round find
+ * the store as the first left it). */
+static bool cq_has_rules(struct ctrl *c, struct wl_rec *r, const char *cq)
+{
+    if (!cq)
+        return false;
+    uint64_t rv = store_rv(ctrl_store(c));
+    struct rules_seen *e;
+    HASH_FIND_STR(r->rules, cq, e);
+    if (e && e->rv == rv)
+        return e->any;
+    struct kq_check_rule *rules;
+    size_t n;
+    kq_cq_check_rules(c, cq, &rules, &n);
+    kq_rules_release(rules, n);
+    if (!e) {
+        e = xcalloc(1, sizeof(*e));
+        e->name = xstrdup(cq);
+        HASH_ADD_KEYPTR(hh, r->rules, e->name, strlen(e->name), e);
+    }
+    e->rv = rv;
+    e->any = n > 0;
+    return e->any;
+}
+
 /* Whether wl_reconcile of the admitted Workload v views (active, without
  * DeactivationTarget True or Requeued other than True) would do nothing:
  * with its reservation (QuotaReserved and the admission), Admitted, not
@@ -646,7 +682,7 @@ static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_ev
  * are in sync and all (none) Ready with Admitted True already, and the
  * other steps need a stop policy, a timeout, an eviction, a deactivation
  * or a requeue. */
-static bool wl_steady(struct ctrl *c, const struct wl_rec *r, const struct kq_wl_view *v)
+static bool wl_steady(struct ctrl *c, struct wl_rec *r, const struct kq_wl_view *v)
 {
     if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 || v->cond[KQ_VC_ADMITTED] != 2 || !v->admission ||
         v->cond[KQ_VC_EVICTED] == 2 || r->n_stopped != 0 || ctrl_cfg(c)->wait_for_pods_ready)
@@ -654,11 +690,7 @@ static bool wl_steady(struct ctrl *c, const struct wl_rec *r, const struct kq_wl
     const json_t *acs = v->admission_checks;
     if ((acs && (!json_is_array(acs) || json_array_size(acs))) || v->max_exec_s > 0)
         return false;
-    struct kq_check_rule *rules;
-    size_t n;
-    kq_cq_check_rules(c, v->cluster_queue, &rules, &n);
-    kq_rules_release(rules, n);
-    return n == 0;
+    return !cq_has_rules(c, r, v->cluster_queue);
 }
 
 /* Whether wl_reconcile of the Workload v views, as stored, would do
@@ -675,7 +707,7 @@ static bool wl_steady(struct ctrl *c, const struct wl_rec *r, const struct kq_wl
  * Workload, so the document the event carries is still the one the
  * reconcile of this round would read. A queue whose stopPolicy changes
  * later requeues its Workloads (stop_changed). Errs towards false. */
-static bool wl_quiet(struct ctrl *c, const struct wl_rec *r, const struct kq_wl_view *v)
+static bool wl_quiet(struct ctrl *c, struct wl_rec *r, const struct kq_wl_view *v)
 {
     if (v->deleting || v->owned)
         return false;
@@ -712,6 +744,12 @@ static void wl_free(void *self)
         xfree(s->key);
         xfree(s->policy);
         xfree(s);
+    }
+    struct rules_seen *e, *et;
+    HASH_ITER(hh, r->rules, e, et) {
+        HASH_DEL(r->rules, e);
+        xfree(e->name);
+        xfree(e);
     }
     xfree(r);
 }
