@@ -140,13 +140,13 @@ void kq_wl_evict(struct ctrl *c, json_t *wl, const char *reason, const char *und
 void kq_wl_unset_admitted(struct ctrl *c, json_t *wl, const char *reason, const char *message)
 {
     int64_t now = ctrl_now(c);
-    if (api_cond_is_true(wl, "Admitted")) {
-        int64_t since = api_cond_time_ms(wl, "Admitted");
+    const json_t *admitted = api_cond_get(wl, "Admitted"); /* found once */
+    if (api_cond_holds(admitted)) {
+        int64_t since = api_cond_ltt_ms(admitted);
         int64_t add_s = since > 0 && now > since ? (now - since) / 1000 : 0;
         json_t *st = JX_OBJ(wl, "status");
         int64_t acc = JX_INT(st, 0, "accumulatedPastExexcutionTimeSeconds");
-        json_object_set_new(st, "accumulatedPastExexcutionTimeSeconds",
-                            json_integer(acc + add_s));
+        JX_SET_LIT(st, "accumulatedPastExexcutionTimeSeconds", json_integer(acc + add_s));
     }
     api_cond_set(wl, "Admitted", "False", reason, message, now);
 }

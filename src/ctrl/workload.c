@@ -98,8 +98,7 @@ static bool x_true(struct wl_ctx *x, int t)
 {
     if (x->wl == x->orig && x->truth[t])
         return x->truth[t] == 2;
-    const char *st = x_status(x, t);
-    bool yes = st && !strcmp(st, "True");
+    bool yes = api_cond_holds(x_cond(x, t)); /* x_status(x, t) is "True" */
     if (x->wl == x->orig)
         x->truth[t] = yes ? 2 : 1;
     return yes;
@@ -515,7 +514,11 @@ static void step_backoff(struct wl_ctx *x)
 
 static bool has_integration_owner(const json_t *wl)
 {
-    return kq_controlled_by_kind(wl, "Job") || kq_controlled_by_kind(wl, "RayJob");
+    /* kq_controlled_by_kind(wl, "Job") || kq_controlled_by_kind(wl, "RayJob"),
+     * from one lookup of the references */
+    const json_t *r = kq_controller_ref_in(JX_GET(wl, "metadata", "ownerReferences"));
+    const char *k = r ? JX_STR(r, "kind") : NULL;
+    return k && (!strcmp(k, "Job") || !strcmp(k, "RayJob"));
 }
 
 /* The status members step_bare never changes in place (the last step:
@@ -531,10 +534,11 @@ static void step_bare(struct wl_ctx *x)
     /* the conditions (found already) before the owner references */
     if (!x_true(x, C_EVICTED) || !x_reserved(x) || has_integration_owner(wl))
         return;
+    /* read before the copy, which shares orig's conditions: found already */
+    const json_t *ev = x_cond(x, C_EVICTED);
     if (x->wl == x->orig)
         x->wl = store_status_copy(x->orig, BARE_SHARED);
     wl = x->wl;
-    const json_t *ev = x_cond(x, C_EVICTED);
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     char *msg = xstrdup(jx_or_empty(JX_STR(ev, "message")));
     char *rs = xstrdup(reason);
