@@ -480,11 +480,15 @@ static void contrib_from(const struct kq_wl_view *wv, const struct wl_contrib *p
     }
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(adm, "podSetAssignments"), i, ps) {
+    /* each looked up once: json_array_foreach and json_object_foreach
+     * evaluate their container at every step */
+    const json_t *psas = JX_GET(adm, "podSetAssignments");
+    json_array_foreach(psas, i, ps) {
         const char *res;
         json_t *v;
         json_t *flavors = JX_GET(ps, "flavors");
-        json_object_foreach(JX_GET(ps, "resourceUsage"), res, v) {
+        json_t *usage = JX_GET(ps, "resourceUsage");
+        json_object_foreach(usage, res, v) {
             const char *flv = JX_STR(flavors, res);
             if (flv)
                 usage_add(&w->amt, flv, res, kq_quantity_value(v, res));

@@ -70,7 +70,8 @@ bool kq_has_finalizer(const json_t *obj, const char *fin)
 {
     size_t i;
     json_t *f;
-    json_array_foreach(JX_GET(obj, "metadata", "finalizers"), i, f) {
+    const json_t *fins = JX_GET(obj, "metadata", "finalizers"); /* looked up once */
+    json_array_foreach(fins, i, f) {
         if (json_is_string(f) && !strcmp(json_string_value(f), fin))
             return true;
     }

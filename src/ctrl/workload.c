@@ -177,14 +177,15 @@ static const char *stop_policy(const json_t *obj)
 /* "<Prefix> in <state> state: \"a\" (m1); \"b\" (m2)", or NULL if none. */
 static char *checks_in_state(const json_t *wl, const char *state, const char *prefix)
 {
-    if (!json_array_size(JX_GET(wl, "status", "admissionChecks")))
+    const json_t *checks = JX_GET(wl, "status", "admissionChecks");
+    if (!json_array_size(checks))
         return NULL;
     struct sbuf sb;
     sbuf_init(&sb, 0);
     int n = 0;
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    json_array_foreach(checks, i, ac) {
         if (strcmp(jx_or_empty(JX_STR(ac, "state")), state))
             continue;
         sbuf_addf(&sb, "%s\"%s\" (%s)", n ? "; " : "", jx_or_empty(JX_STR(ac, "name")),
@@ -212,7 +213,8 @@ static void retry_eviction(struct wl_ctx *x)
     int64_t at = 0;
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(x->wl, "status", "admissionChecks"), i, ac) {
+    const json_t *checks = JX_GET(x->wl, "status", "admissionChecks"); /* looked up once */
+    json_array_foreach(checks, i, ac) {
         if (strcmp(jx_or_empty(JX_STR(ac, "state")), "Retry"))
             continue;
         int64_t ltt = 0;
@@ -288,7 +290,8 @@ static void step_checks(struct wl_ctx *x)
     bool retry = false;
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    const json_t *checks = JX_GET(wl, "status", "admissionChecks"); /* looked up once */
+    json_array_foreach(checks, i, ac) {
         retry |= !strcmp(jx_or_empty(JX_STR(ac, "state")), "Retry");
     }
     if (retry) {
