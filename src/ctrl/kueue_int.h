@@ -125,6 +125,9 @@ struct kq_wl_view {
     const char *cluster_queue; /* status.admission.clusterQueue */
     bool deleting;             /* metadata.deletionTimestamp present (any value) */
     bool owned;                /* metadata.ownerReferences present (any value) */
+    bool active;               /* spec.active, true unless it is false (kq_wl_is_active) */
+    int64_t max_exec_s;        /* spec.maximumExecutionTimeSeconds when an integer, else 0 */
+    const json_t *admission_checks; /* status.admissionChecks */
     /* per kq_view_cond, of the first condition of that type (what
      * api_cond_get_all finds): 0 none, 1 its status is not "True", 2 it
      * is (api_cond_holds) */
@@ -140,7 +143,8 @@ struct kq_wl_view {
     const json_t *requeue_state, *reclaimable_pods, *conditions;
 };
 /* Fill v from wl (a Workload document) in one pass over the members of wl
- * and of its metadata, spec, status, status.admission and conditions:
+ * and of its metadata, spec, status, status.admission and conditions
+ * (of a condition, its type and status only, when they come first):
  * documents have few members there, and comparing keys costs less than
  * hashing each one looked up. */
 void kq_wl_view(const json_t *wl, struct kq_wl_view *v);

@@ -86,6 +86,10 @@ struct lq_agg {
     bool deferred;             /* in kq_queues.deferred_lq */
     json_t *spec;              /* the spec mark_wl_cq last read (status writes share it) */
     struct cq_state *spec_cs;  /* the ClusterQueue its spec names, or NULL */
+    /* the store's resourceVersion before mark_wl_cq last looked it up (0:
+     * never), found then to name spec_cs (NULL: none, or no LocalQueue):
+     * while the store's is still that, nothing was written since */
+    uint64_t spec_rv;
     UT_hash_handle hh;
 };
 
@@ -109,6 +113,11 @@ struct wl_contrib {
     struct lq_agg *lq; /* its LocalQueue (lq_aggs live as long as kq_queues) */
     enum wl_st st;
     struct usage amt;
+    /* the status.admission amt was read from (reference held) while st is
+     * WS_RESERVING or WS_ADMITTED, else NULL: stored documents are never
+     * changed in place, so while a later version holds the very same
+     * admission, its amounts are amt (not read again) */
+    json_t *adm;
     UT_hash_handle hh;
 };
 
@@ -276,6 +285,7 @@ static bool cq_figures_equal(const struct eng_cq_status *a, const struct eng_cq_
 static void contrib_free(struct wl_contrib *w)
 {
     usage_release(&w->amt);
+    json_decref(w->adm);
     xfree(w->key);
     xfree(w);
 }
@@ -445,26 +455,40 @@ static void apply_contrib(struct kq_queues *q, const struct wl_contrib *w, int s
     mark_lq_agg(q, a);
 }
 
-/* The contribution of the Workload wv views. */
-static void contrib_from(const struct kq_wl_view *wv, struct wl_contrib *w)
+/* The contribution of the Workload wv views, in w (its adm borrowed, not
+ * referenced). prev: the contribution it had (NULL: none); when wv holds
+ * prev's very admission, w's amt is not read: *amt_is_prev is set and
+ * w->amt left empty, prev->amt being the same. */
+static void contrib_from(const struct kq_wl_view *wv, const struct wl_contrib *prev,
+                         struct wl_contrib *w, bool *amt_is_prev)
 {
     /* kq_wl_is_finished, kq_wl_has_reservation and kq_wl_is_admitted */
     const json_t *adm = wv->admission;
     w->st = WS_NONE;
+    *amt_is_prev = false;
     if (wv->cond[KQ_VC_FINISHED] == 2)
         return;
     if (!adm || wv->cond[KQ_VC_QUOTA_RESERVED] != 2) {
-        w->st = JX_BOOL(wv->spec, true, "active") ? WS_PENDING : WS_NONE; /* kq_wl_is_active */
+        w->st = wv->active ? WS_PENDING : WS_NONE; /* kq_wl_is_active */
         return;
     }
     w->st = wv->cond[KQ_VC_ADMITTED] == 2 ? WS_ADMITTED : WS_RESERVING;
+    w->adm = (json_t *)adm;
+    if (prev && prev->adm == adm) {
+        *amt_is_prev = true;
+        return;
+    }
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(adm, "podSetAssignments"), i, ps) {
+    /* each looked up once: json_array_foreach and json_object_foreach
+     * evaluate their container at every step */
+    const json_t *psas = JX_GET(adm, "podSetAssignments");
+    json_array_foreach(psas, i, ps) {
         const char *res;
         json_t *v;
         json_t *flavors = JX_GET(ps, "flavors");
-        json_object_foreach(JX_GET(ps, "resourceUsage"), res, v) {
+        json_t *usage = JX_GET(ps, "resourceUsage");
+        json_object_foreach(usage, res, v) {
             const char *flv = JX_STR(flavors, res);
             if (flv)
                 usage_add(&w->amt, flv, res, kq_quantity_value(v, res));
@@ -482,6 +506,14 @@ static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const char *cq, cons
         kq_queues_mark_cq(q, cq);
         return;
     }
+    /* the many events of one round's Workloads of a LocalQueue find the
+     * store as the first left it: no lookup */
+    uint64_t rv = store_rv(ctrl_store(c));
+    if (a && a->spec_rv != 0 && a->spec_rv == rv) {
+        if (a->spec_cs)
+            mark_cq_state(q, a->spec_cs);
+        return;
+    }
     json_t *lq = store_get(ctrl_store(c), KIND_LOCALQUEUE, ns, queue);
     json_t *spec = JX_GET(lq, "spec");
     struct cq_state *cs;
@@ -493,8 +525,15 @@ static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const char *cq, cons
         if (a && spec) {
             json_decref(a->spec);
             a->spec = json_incref(spec);
-            a->spec_cs = cs;
         }
+    }
+    if (a) {
+        if (!spec) { /* no LocalQueue (or spec) now: nothing kept of it */
+            json_decref(a->spec);
+            a->spec = NULL;
+        }
+        a->spec_cs = cs;
+        a->spec_rv = rv;
     }
     if (cs)
         mark_cq_state(q, cs);
@@ -511,34 +550,41 @@ static struct lq_agg *wl_lq(struct kq_queues *q, const struct wl_contrib *w, con
 }
 
 /* The contribution w (NULL: none yet) had and its Workload's new version
- * wl (in a: NULL when it counts in no LocalQueue) now has (set in now;
- * true when it is w's). */
+ * wl (in a: NULL when it counts in no LocalQueue) now has (set in now, see
+ * contrib_from for *amt_is_prev; true when it is w's). */
 static bool contrib_same(const struct wl_contrib *w, const struct kq_wl_view *v,
-                         struct lq_agg *a, struct wl_contrib *now)
+                         struct lq_agg *a, struct wl_contrib *now, bool *amt_is_prev)
 {
+    *amt_is_prev = false;
     if (!a)
         return false;
-    contrib_from(v, now);
-    return w && w->lq == a && w->st == now->st && usage_equal(&w->amt, &now->amt);
+    contrib_from(v, w, now, amt_is_prev);
+    return w && w->lq == a && w->st == now->st &&
+           (*amt_is_prev || usage_equal(&w->amt, &now->amt));
 }
 
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
                                 bool deleted)
 {
     /* read once: by the Workload controller, usually */
-    struct kq_wl_view v = *kq_wl_view_peek(wl);
-    const char *ns = v.ns;
+    const struct kq_wl_view *v = kq_wl_view_peek(wl);
+    const char *ns = v->ns;
     char buf[320], *heap = NULL;
-    const char *key = ns_key(buf, sizeof(buf), ns, v.name, &heap);
+    const char *key = ns_key(buf, sizeof(buf), ns, v->name, &heap);
     struct wl_contrib *w;
     HASH_FIND_STR(q->wls, key, w);
-    const char *queue = v.queue;
-    const char *cq = v.cluster_queue; /* kq_wl_cluster_queue */
+    const char *queue = v->queue;
+    const char *cq = v->cluster_queue; /* kq_wl_cluster_queue */
     struct lq_agg *a = deleted || !queue ? NULL : wl_lq(q, w, ns, queue);
     struct wl_contrib now = {0};
-    if (contrib_same(w, &v, a, &now)) {
+    bool amt_is_prev;
+    if (contrib_same(w, v, a, &now, &amt_is_prev)) {
         /* the marks only (apply_contrib's included) */
         usage_release(&now.amt);
+        if (w->adm != now.adm) { /* an equal admission: kept from now on */
+            json_decref(w->adm);
+            w->adm = json_incref(now.adm);
+        }
         xfree(heap);
         mark_wl_cq(q, c, cq, ns, queue, a);
         mark_lq_agg(q, a);
@@ -556,17 +602,25 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
         return;
     }
     if (w) {
-        usage_release(&w->amt);
+        if (!amt_is_prev) {
+            usage_release(&w->amt);
+            w->amt = now.amt;
+        }
+        if (w->adm != now.adm) {
+            json_decref(w->adm);
+            w->adm = json_incref(now.adm);
+        }
     } else {
         w = xcalloc(1, sizeof(*w));
         w->key = heap ? heap : xstrdup(key);
         heap = NULL;
         HASH_ADD_KEYPTR(hh, q->wls, w->key, strlen(w->key), w);
+        w->amt = now.amt;
+        w->adm = json_incref(now.adm);
     }
     xfree(heap);
     w->lq = a;
     w->st = now.st;
-    w->amt = now.amt;
     apply_contrib(q, w, +1);
     mark_lq_agg(q, a);
 }

@@ -70,7 +70,8 @@ bool kq_has_finalizer(const json_t *obj, const char *fin)
 {
     size_t i;
     json_t *f;
-    json_array_foreach(JX_GET(obj, "metadata", "finalizers"), i, f) {
+    const json_t *fins = JX_GET(obj, "metadata", "finalizers"); /* looked up once */
+    json_array_foreach(fins, i, f) {
         if (json_is_string(f) && !strcmp(json_string_value(f), fin))
             return true;
     }
@@ -513,6 +514,35 @@ json_t *kq_shared_keep(struct kq_shared *t, json_t *v)
 /* ---- a Workload event's document, read once ---- */
 
 
+/* Whether the member key k (NUL-terminated) is "type" / "status", byte by
+ * byte (no call: this runs for every condition of every event). */
+static inline bool key_is_type(const char *k)
+{
+    return k[0] == 't' && k[1] == 'y' && k[2] == 'p' && k[3] == 'e' && !k[4];
+}
+
+static inline bool key_is_status(const char *k)
+{
+    return k[0] == 's' && k[1] == 't' && k[2] == 'a' && k[3] == 't' && k[4] == 'u' &&
+           k[5] == 's' && !k[6];
+}
+
+/* What api_cond_holds says of cond, whose member after `it` (its first,
+ * "type") is usually "status", as api_cond_set writes it: read there, else
+ * looked up (it NULL: cond was not in that order). */
+static bool view_holds(const json_t *cond, void *it)
+{
+    if (it && (it = json_object_iter_next((json_t *)cond, it)) &&
+        key_is_status(json_object_iter_key(it))) {
+        const char *s = json_string_value(json_object_iter_value(it));
+        return s && s[0] == 'T' && s[1] == 'r' && s[2] == 'u' && s[3] == 'e' && !s[4];
+    }
+    return api_cond_holds(cond);
+}
+
+/* conds' first condition of each kq_view_cond type (api_cond_type), and
+ * whether it holds: its type and status read in one pass over its first
+ * two members. */
 static void view_conds(const json_t *conds, struct kq_wl_view *v)
 {
     static const char *const types[KQ__VC_COUNT] = {"Finished", "QuotaReserved", "Admitted",
@@ -520,7 +550,14 @@ static void view_conds(const json_t *conds, struct kq_wl_view *v)
     size_t left = KQ__VC_COUNT;
     for (size_t i = 0, n = json_array_size(conds); i < n && left; i++) {
         const json_t *cond = json_array_get(conds, i);
-        const char *t = api_cond_type(cond);
+        void *it = json_object_iter((json_t *)cond);
+        const char *t;
+        if (it && key_is_type(json_object_iter_key(it))) {
+            t = json_string_value(json_object_iter_value(it));
+        } else {
+            t = api_cond_type(cond);
+            it = NULL;
+        }
         int k;
         switch (t ? t[0] : 0) {
         case 'F': k = KQ_VC_FINISHED; break;
@@ -533,7 +570,7 @@ static void view_conds(const json_t *conds, struct kq_wl_view *v)
         }
         if (v->cond[k] || strcmp(t, types[k]))
             continue;
-        v->cond[k] = api_cond_holds(cond) ? 2 : 1;
+        v->cond[k] = view_holds(cond, it) ? 2 : 1;
         v->cond_obj[k] = cond;
         left--;
     }
@@ -555,6 +592,22 @@ static const char *view_str(const json_t *obj, const char *key, size_t len)
     return NULL;
 }
 
+/* The slot of kq_wl_view for metadata's member k (len bytes), or NULL. */
+static const json_t **metadata_slot(struct kq_wl_view *v, const char *k, size_t len)
+{
+    switch (len) { /* the lengths tell the members apart but for two */
+    case 3: return VIEW_KEY_IS(k, len, "uid") ? &v->uid : NULL;
+    case 6: return VIEW_KEY_IS(k, len, "labels") ? &v->labels : NULL;
+    case 11: return VIEW_KEY_IS(k, len, "annotations") ? &v->annotations : NULL;
+    case 15: return VIEW_KEY_IS(k, len, "ownerReferences") ? &v->owner_references : NULL;
+    case 17:
+        if (VIEW_KEY_IS(k, len, "creationTimestamp"))
+            return &v->creation_timestamp;
+        return VIEW_KEY_IS(k, len, "deletionTimestamp") ? &v->deletion_timestamp : NULL;
+    default: return NULL;
+    }
+}
+
 /* metadata's members (kq_wl_view's pass over them) */
 static void view_metadata(const json_t *md, struct kq_wl_view *v)
 {
@@ -562,28 +615,39 @@ static void view_metadata(const json_t *md, struct kq_wl_view *v)
     for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
         const char *k = json_object_iter_key(it);
         size_t len = json_object_iter_key_len(it);
-        const json_t **slot = NULL;
-        if (VIEW_KEY_IS(k, len, "name"))
+        if (VIEW_KEY_IS(k, len, "name")) {
             v->name = json_string_value(json_object_iter_value(it));
-        else if (VIEW_KEY_IS(k, len, "namespace"))
+        } else if (VIEW_KEY_IS(k, len, "namespace")) {
             v->ns = json_string_value(json_object_iter_value(it));
-        else if (VIEW_KEY_IS(k, len, "uid"))
-            slot = &v->uid;
-        else if (VIEW_KEY_IS(k, len, "labels"))
-            slot = &v->labels;
-        else if (VIEW_KEY_IS(k, len, "annotations"))
-            slot = &v->annotations;
-        else if (VIEW_KEY_IS(k, len, "ownerReferences"))
-            slot = &v->owner_references;
-        else if (VIEW_KEY_IS(k, len, "creationTimestamp"))
-            slot = &v->creation_timestamp;
-        else if (VIEW_KEY_IS(k, len, "deletionTimestamp"))
-            slot = &v->deletion_timestamp;
-        if (slot)
-            *slot = json_object_iter_value(it);
+        } else {
+            const json_t **slot = metadata_slot(v, k, len);
+            if (slot)
+                *slot = json_object_iter_value(it);
+        }
     }
     v->deleting = v->deletion_timestamp != NULL;
     v->owned = v->owner_references != NULL;
+}
+
+/* spec's members (kq_wl_view's pass over them): queueName, and active and
+ * maximumExecutionTimeSeconds as JX_BOOL and JX_INT read them */
+static void view_spec(const json_t *spec, struct kq_wl_view *v)
+{
+    json_t *o = (json_t *)spec;
+    v->active = true;
+    for (void *it = json_object_iter(o); it; it = json_object_iter_next(o, it)) {
+        const char *k = json_object_iter_key(it);
+        size_t len = json_object_iter_key_len(it);
+        if (VIEW_KEY_IS(k, len, "queueName")) {
+            v->queue = json_string_value(json_object_iter_value(it));
+        } else if (VIEW_KEY_IS(k, len, "active")) {
+            const json_t *a = json_object_iter_value(it);
+            v->active = !json_is_false(a);
+        } else if (VIEW_KEY_IS(k, len, "maximumExecutionTimeSeconds")) {
+            const json_t *m = json_object_iter_value(it);
+            v->max_exec_s = json_is_integer(m) ? (int64_t)json_integer_value(m) : 0;
+        }
+    }
 }
 
 /* status's members (kq_wl_view's pass over them) */
@@ -601,6 +665,8 @@ static void view_status(const json_t *st, struct kq_wl_view *v)
             v->requeue_state = json_object_iter_value(it);
         else if (VIEW_KEY_IS(k, len, "reclaimablePods"))
             v->reclaimable_pods = json_object_iter_value(it);
+        else if (VIEW_KEY_IS(k, len, "admissionChecks"))
+            v->admission_checks = json_object_iter_value(it);
     }
 }
 
@@ -620,7 +686,7 @@ void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
             v->status = json_object_iter_value(it);
     }
     view_metadata(md, v);
-    v->queue = view_str(v->spec, "queueName", 9);
+    view_spec(v->spec, v);
     view_status(v->status, v);
     v->cluster_queue = view_str(v->admission, "clusterQueue", 12);
     view_conds(v->conditions, v);

@@ -58,7 +58,9 @@ json_t *kq_wl_trace_podsets(const json_t *wl)
     json_t *out = json_array();
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(wl, "status", "admission", "podSetAssignments"), i, ps) {
+    /* looked up once (json_array_foreach evaluates its array at each step) */
+    const json_t *psas = JX_GET(wl, "status", "admission", "podSetAssignments");
+    json_array_foreach(psas, i, ps) {
         json_t *flv = JX_GET(ps, "flavors");
         json_t *count = JX_GET(ps, "count");
         json_array_append_new(out, json_pack("{s:s, s:O, s:O}", "name",
@@ -75,7 +77,8 @@ static void reset_checks_after_eviction(json_t *wl, int64_t now)
     timefmt_rfc3339(now, false, ts);
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    const json_t *checks = JX_GET(wl, "status", "admissionChecks"); /* looked up once */
+    json_array_foreach(checks, i, ac) {
         const char *st = JX_STR(ac, "state");
         if (!st || !strcmp(st, "Pending"))
             continue;
@@ -140,13 +143,13 @@ void kq_wl_evict(struct ctrl *c, json_t *wl, const char *reason, const char *und
 void kq_wl_unset_admitted(struct ctrl *c, json_t *wl, const char *reason, const char *message)
 {
     int64_t now = ctrl_now(c);
-    if (api_cond_is_true(wl, "Admitted")) {
-        int64_t since = api_cond_time_ms(wl, "Admitted");
+    const json_t *admitted = api_cond_get(wl, "Admitted"); /* found once */
+    if (api_cond_holds(admitted)) {
+        int64_t since = api_cond_ltt_ms(admitted);
         int64_t add_s = since > 0 && now > since ? (now - since) / 1000 : 0;
         json_t *st = JX_OBJ(wl, "status");
         int64_t acc = JX_INT(st, 0, "accumulatedPastExexcutionTimeSeconds");
-        json_object_set_new(st, "accumulatedPastExexcutionTimeSeconds",
-                            json_integer(acc + add_s));
+        JX_SET_LIT(st, "accumulatedPastExexcutionTimeSeconds", json_integer(acc + add_s));
     }
     api_cond_set(wl, "Admitted", "False", reason, message, now);
 }
@@ -270,10 +273,12 @@ static bool admission_uses_flavor(const json_t *admission, const char *flavor)
 {
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(admission, "podSetAssignments"), i, ps) {
+    const json_t *psas = JX_GET(admission, "podSetAssignments"); /* looked up once */
+    json_array_foreach(psas, i, ps) {
         const char *res;
         json_t *f;
-        json_object_foreach(JX_GET(ps, "flavors"), res, f) {
+        json_t *flavors = JX_GET(ps, "flavors");
+        json_object_foreach(flavors, res, f) {
             if (json_is_string(f) && !strcmp(json_string_value(f), flavor))
                 return true;
         }
@@ -320,7 +325,8 @@ json_t *kq_wl_check(const json_t *wl, const char *name)
 {
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    const json_t *checks = JX_GET(wl, "status", "admissionChecks"); /* looked up once */
+    json_array_foreach(checks, i, ac) {
         const char *n = JX_STR(ac, "name");
         if (n && !strcmp(n, name))
             return ac;
@@ -382,7 +388,8 @@ bool kq_wl_all_checks_ready(const json_t *wl)
 {
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    const json_t *checks = JX_GET(wl, "status", "admissionChecks"); /* looked up once */
+    json_array_foreach(checks, i, ac) {
         const char *st = JX_STR(ac, "state");
         if (!st || strcmp(st, "Ready"))
             return false;

@@ -36,10 +36,20 @@ struct stop_seen {
     UT_hash_handle hh;
 };
 
+/* Whether a ClusterQueue has admission check rules, as found when the
+ * store's resourceVersion was rv (nothing written since while it still is). */
+struct rules_seen {
+    char *name;
+    uint64_t rv;
+    bool any;
+    UT_hash_handle hh;
+};
+
 struct wl_rec {
     int rid;
     struct stop_seen *seen;
     size_t n_stopped; /* entries of seen whose policy is not None */
+    struct rules_seen *rules; /* by ClusterQueue name (wl_steady's) */
 };
 
 /* The condition types the steps read, in the order of cond_types. */
@@ -88,8 +98,7 @@ static bool x_true(struct wl_ctx *x, int t)
 {
     if (x->wl == x->orig && x->truth[t])
         return x->truth[t] == 2;
-    const char *st = x_status(x, t);
-    bool yes = st && !strcmp(st, "True");
+    bool yes = api_cond_holds(x_cond(x, t)); /* x_status(x, t) is "True" */
     if (x->wl == x->orig)
         x->truth[t] = yes ? 2 : 1;
     return yes;
@@ -168,14 +177,15 @@ static const char *stop_policy(const json_t *obj)
 /* "<Prefix> in <state> state: \"a\" (m1); \"b\" (m2)", or NULL if none. */
 static char *checks_in_state(const json_t *wl, const char *state, const char *prefix)
 {
-    if (!json_array_size(JX_GET(wl, "status", "admissionChecks")))
+    const json_t *checks = JX_GET(wl, "status", "admissionChecks");
+    if (!json_array_size(checks))
         return NULL;
     struct sbuf sb;
     sbuf_init(&sb, 0);
     int n = 0;
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    json_array_foreach(checks, i, ac) {
         if (strcmp(jx_or_empty(JX_STR(ac, "state")), state))
             continue;
         sbuf_addf(&sb, "%s\"%s\" (%s)", n ? "; " : "", jx_or_empty(JX_STR(ac, "name")),
@@ -203,7 +213,8 @@ static void retry_eviction(struct wl_ctx *x)
     int64_t at = 0;
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(x->wl, "status", "admissionChecks"), i, ac) {
+    const json_t *checks = JX_GET(x->wl, "status", "admissionChecks"); /* looked up once */
+    json_array_foreach(checks, i, ac) {
         if (strcmp(jx_or_empty(JX_STR(ac, "state")), "Retry"))
             continue;
         int64_t ltt = 0;
@@ -279,7 +290,8 @@ static void step_checks(struct wl_ctx *x)
     bool retry = false;
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    const json_t *checks = JX_GET(wl, "status", "admissionChecks"); /* looked up once */
+    json_array_foreach(checks, i, ac) {
         retry |= !strcmp(jx_or_empty(JX_STR(ac, "state")), "Retry");
     }
     if (retry) {
@@ -505,7 +517,11 @@ static void step_backoff(struct wl_ctx *x)
 
 static bool has_integration_owner(const json_t *wl)
 {
-    return kq_controlled_by_kind(wl, "Job") || kq_controlled_by_kind(wl, "RayJob");
+    /* kq_controlled_by_kind(wl, "Job") || kq_controlled_by_kind(wl, "RayJob"),
+     * from one lookup of the references */
+    const json_t *r = kq_controller_ref_in(JX_GET(wl, "metadata", "ownerReferences"));
+    const char *k = r ? JX_STR(r, "kind") : NULL;
+    return k && (!strcmp(k, "Job") || !strcmp(k, "RayJob"));
 }
 
 /* The status members step_bare never changes in place (the last step:
@@ -521,10 +537,11 @@ static void step_bare(struct wl_ctx *x)
     /* the conditions (found already) before the owner references */
     if (!x_true(x, C_EVICTED) || !x_reserved(x) || has_integration_owner(wl))
         return;
+    /* read before the copy, which shares orig's conditions: found already */
+    const json_t *ev = x_cond(x, C_EVICTED);
     if (x->wl == x->orig)
         x->wl = store_status_copy(x->orig, BARE_SHARED);
     wl = x->wl;
-    const json_t *ev = x_cond(x, C_EVICTED);
     const char *reason = jx_or_empty(JX_STR(ev, "reason"));
     char *msg = xstrdup(jx_or_empty(JX_STR(ev, "message")));
     char *rs = xstrdup(reason);
@@ -636,6 +653,32 @@ static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_ev
     json_decref(wls);
 }
 
+/* Whether kq_cq_check_rules finds rules for ClusterQueue cq (NULL: none):
+ * looked up once per store resourceVersion (the events of a round find
+ * the store as the first left it). */
+static bool cq_has_rules(struct ctrl *c, struct wl_rec *r, const char *cq)
+{
+    if (!cq)
+        return false;
+    uint64_t rv = store_rv(ctrl_store(c));
+    struct rules_seen *e;
+    HASH_FIND_STR(r->rules, cq, e);
+    if (e && e->rv == rv)
+        return e->any;
+    struct kq_check_rule *rules;
+    size_t n;
+    kq_cq_check_rules(c, cq, &rules, &n);
+    kq_rules_release(rules, n);
+    if (!e) {
+        e = xcalloc(1, sizeof(*e));
+        e->name = xstrdup(cq);
+        HASH_ADD_KEYPTR(hh, r->rules, e->name, strlen(e->name), e);
+    }
+    e->rv = rv;
+    e->any = n > 0;
+    return e->any;
+}
+
 /* Whether wl_reconcile of the admitted Workload v views (active, without
  * DeactivationTarget True or Requeued other than True) would do nothing:
  * with its reservation (QuotaReserved and the admission), Admitted, not
@@ -646,20 +689,15 @@ static void stop_changed(struct ctrl *c, struct wl_rec *r, const struct store_ev
  * are in sync and all (none) Ready with Admitted True already, and the
  * other steps need a stop policy, a timeout, an eviction, a deactivation
  * or a requeue. */
-static bool wl_steady(struct ctrl *c, const struct wl_rec *r, const struct kq_wl_view *v)
+static bool wl_steady(struct ctrl *c, struct wl_rec *r, const struct kq_wl_view *v)
 {
     if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 || v->cond[KQ_VC_ADMITTED] != 2 || !v->admission ||
         v->cond[KQ_VC_EVICTED] == 2 || r->n_stopped != 0 || ctrl_cfg(c)->wait_for_pods_ready)
         return false;
-    const json_t *acs = json_object_get(v->status, "admissionChecks");
-    if ((acs && (!json_is_array(acs) || json_array_size(acs))) ||
-        JX_INT(v->spec, 0, "maximumExecutionTimeSeconds") > 0)
+    const json_t *acs = v->admission_checks;
+    if ((acs && (!json_is_array(acs) || json_array_size(acs))) || v->max_exec_s > 0)
         return false;
-    struct kq_check_rule *rules;
-    size_t n;
-    kq_cq_check_rules(c, v->cluster_queue, &rules, &n);
-    kq_rules_release(rules, n);
-    return n == 0;
+    return !cq_has_rules(c, r, v->cluster_queue);
 }
 
 /* Whether wl_reconcile of the Workload v views, as stored, would do
@@ -676,14 +714,14 @@ static bool wl_steady(struct ctrl *c, const struct wl_rec *r, const struct kq_wl
  * Workload, so the document the event carries is still the one the
  * reconcile of this round would read. A queue whose stopPolicy changes
  * later requeues its Workloads (stop_changed). Errs towards false. */
-static bool wl_quiet(struct ctrl *c, const struct wl_rec *r, const struct kq_wl_view *v)
+static bool wl_quiet(struct ctrl *c, struct wl_rec *r, const struct kq_wl_view *v)
 {
     if (v->deleting || v->owned)
         return false;
     if (v->cond[KQ_VC_FINISHED] == 2)
         return true; /* the reconcile stops there */
     if (v->cond[KQ_VC_DEACTIVATION_TARGET] == 2 || v->cond[KQ_VC_REQUEUED] == 1 ||
-        ctrl_cfg(c)->flavor_fallback || (v->spec && !JX_BOOL(v->spec, true, "active")))
+        ctrl_cfg(c)->flavor_fallback || !v->active)
         return false;
     if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 && v->cond[KQ_VC_ADMITTED] != 2)
         return true; /* pending */
@@ -713,6 +751,12 @@ static void wl_free(void *self)
         xfree(s->key);
         xfree(s->policy);
         xfree(s);
+    }
+    struct rules_seen *e, *et;
+    HASH_ITER(hh, r->rules, e, et) {
+        HASH_DEL(r->rules, e);
+        xfree(e->name);
+        xfree(e);
     }
     xfree(r);
 }

@@ -210,6 +210,30 @@ static void queue_status_is_restored_and_localqueue_follows_its_clusterqueue(voi
     fx_free(f);
 }
 
+/* The LocalQueue counts a reserved Workload's amounts from its admission,
+ * read again only when a new version holds another admission object
+ * (kueue_queues.c wl_contrib.adm): an admission rewritten by a client with
+ * other amounts is counted with those. */
+static void localqueue_counts_a_rewritten_admission(void **state)
+{
+    (void)state;
+    struct fx *f = two_jobs();
+    json_t *a = fx_workload_of(f, "Job", "a");
+    assert_true(api_cond_is_true(a, "Admitted"));
+    json_t *cp = jx_deep_copy(a);
+    json_t *ps = json_array_get(JX_GET(cp, "status", "admission", "podSetAssignments"), 0);
+    JX_SET_NEW(ps, json_string("3"), "resourceUsage", "cpu");
+    fx_write_status(f, KIND_WORKLOAD, cp);
+    fx_run(f);
+    json_t *lq = fx_get(f, KIND_LOCALQUEUE, "default", "lq");
+    assert_string_equal(usage_of(lq, "flavorsReservation", "rf", "cpu"), "3");
+    assert_string_equal(usage_of(lq, "flavorUsage", "rf", "cpu"), "3");
+    json_decref(lq);
+    json_decref(cp);
+    json_decref(a);
+    fx_free(f);
+}
+
 static void explain_names_the_holder_and_an_estimate(void **state)
 {
     (void)state;
@@ -303,6 +327,7 @@ int main(void)
         cmocka_unit_test(queue_status_counts_and_usage),
         cmocka_unit_test(queue_status_is_restored_and_localqueue_follows_its_clusterqueue),
         cmocka_unit_test(queue_status_clobbered_between_steps_is_restored),
+        cmocka_unit_test(localqueue_counts_a_rewritten_admission),
         cmocka_unit_test(explain_names_the_holder_and_an_estimate),
         cmocka_unit_test(worker_metrics_are_gathered_on_the_job),
     };
