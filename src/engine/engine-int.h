@@ -440,7 +440,8 @@ struct eng {
     size_t max_decisions, n_decided;
     uint64_t usage_epoch;         /* bumped on every usage or quota-holder change */
     struct eng__pscratch *pre;    /* preemption search buffers and memo (preempt.c) */
-    int fill_block_max;           /* fill_back's largest block (preempt.c); 0 = default,
+    int fill_block_max;           /* largest block of classical preemption's removals and of
+                                   * fill_back (preempt.c); 0 = default,
                                    * 1 = one victim at a time (tests compare the two) */
     struct eng__entry *cyc;       /* cycle entries, reused */
     size_t cap_cyc;

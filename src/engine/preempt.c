@@ -653,20 +653,60 @@ static void restore(const struct pctx *p, const struct eng__targets *t)
         eng__sim_add(p->e, t->v[i].wl);
 }
 
+/* Move the block's removals (victims t->v[start..)) from cur to k victims:
+ * add back or remove the difference. */
+static void block_set(const struct pctx *p, const struct eng__targets *t, size_t start, size_t *cur,
+                      size_t k)
+{
+    for (; *cur > k; --*cur)
+        eng__sim_add(p->e, t->v[start + *cur - 1].wl);
+    for (; *cur < k; ++*cur)
+        eng__sim_remove(p->e, t->v[start + *cur].wl);
+}
+
 /* One attempt: remove candidates in order until the preemptor fits, then
- * add back (from the second-to-last) those it does not need. */
+ * add back (from the second-to-last) those it does not need.
+ *
+ * The fit is checked after blocks of removals (doubling up to
+ * FILL_BLOCK_MAX, e->fill_block_max as for fill_back): the fit being
+ * monotone in usage, the first victim count that fits lies in the first
+ * block that fits and is found there by bisection; a candidate's validity
+ * is decided with the victims before it removed, as in the one-by-one
+ * loop, so the victims are that loop's. */
 static bool attempt(const struct pctx *p, const struct cand *const *v, size_t n, bool borrow,
                     struct eng__targets *out)
 {
     struct eng__targets t = {0};
     bool fits = false;
+    size_t b = 1, b_max = p->e->fill_block_max > 0 ? (size_t)p->e->fill_block_max : FILL_BLOCK_MAX;
     XGROW(t.v, t.cap, n); /* one allocation: every candidate may be taken */
-    for (size_t i = 0; i < n && !fits; i++) {
-        if (!cand_valid(p, v[i], borrow))
-            continue;
-        eng__sim_remove(p->e, v[i]->wl);
-        targets_push(&t, v[i]->wl, variant_reason(cand_variant(v[i])));
+    for (size_t i = 0; i < n && !fits;) {
+        size_t start = t.n, m = 0;
+        for (; i < n && m < b; i++) {
+            if (!cand_valid(p, v[i], borrow))
+                continue;
+            eng__sim_remove(p->e, v[i]->wl);
+            targets_push(&t, v[i]->wl, variant_reason(cand_variant(v[i])));
+            m++;
+        }
+        if (!m)
+            break;
         fits = wl_fits(p, borrow);
+        if (!fits) {
+            b = b < b_max ? 2 * b : b_max;
+            continue;
+        }
+        size_t lo = 0, hi = m, cur = m; /* start + lo victims do not fit (or none yet), + hi do */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            block_set(p, &t, start, &cur, mid);
+            if (wl_fits(p, borrow))
+                hi = mid;
+            else
+                lo = mid;
+        }
+        block_set(p, &t, start, &cur, hi);
+        t.n = start + hi;
     }
     if (fits)
         fill_back(p, &t, borrow);

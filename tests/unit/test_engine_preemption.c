@@ -383,8 +383,9 @@ static char *random_preemption(unsigned seed, int fill_block_max, size_t *n_pree
     return out;
 }
 
-/* fill_back adds victims back in blocks: the decisions must be those of
- * the one-victim-at-a-time loop, whatever the block size. */
+/* The removal loop checks the fit after blocks of victims and fill_back
+ * adds victims back in blocks: the decisions must be those of the
+ * one-victim-at-a-time loops, whatever the block size. */
 static void fill_back_in_blocks_decides_as_one_by_one(void **state)
 {
     (void)state;
