@@ -95,10 +95,13 @@ static void cands_add(struct cands *c, struct cand x)
  * preemptor). Membership follows cq->holders (eng__hord_add/remove); the
  * keys may change behind its back (eviction flags, priority), so every use
  * checks the order first and sorts again when it no longer holds. Valid
- * for the forest of rebuild gen only. */
+ * for the forest of rebuild gen only. An order left unused for more
+ * holder changes than it has holders is dropped (root NULL): building it
+ * again costs less than keeping it up to date. */
 struct hord {
     const struct eng__node *root;
     uint64_t gen;
+    size_t changes; /* holder changes since its last use */
     struct eng__wl **v;
     size_t n, cap;
 };
@@ -451,9 +454,21 @@ static size_t hord_pos(const struct hord *h, const struct eng__wl *wl)
     return lo;
 }
 
-void eng__hord_add(struct eng *e, struct eng__wl *wl)
+/* The order kept for wl's tree, counting a change; NULL when none is kept
+ * (or it has just been dropped). */
+static struct hord *hord_changed(struct eng *e, const struct eng__wl *wl)
 {
     struct hord *h = wl->rcq ? hord_find(e, eng__node_root(&wl->rcq->node)) : NULL;
+    if (h && ++h->changes > h->n + 16) {
+        h->root = NULL;
+        return NULL;
+    }
+    return h;
+}
+
+void eng__hord_add(struct eng *e, struct eng__wl *wl)
+{
+    struct hord *h = hord_changed(e, wl);
     if (!h)
         return;
     XGROW(h->v, h->cap, h->n + 1);
@@ -466,7 +481,7 @@ void eng__hord_add(struct eng *e, struct eng__wl *wl)
 
 void eng__hord_remove(struct eng *e, struct eng__wl *wl)
 {
-    struct hord *h = wl->rcq ? hord_find(e, eng__node_root(&wl->rcq->node)) : NULL;
+    struct hord *h = hord_changed(e, wl);
     if (!h)
         return;
     size_t at = hord_pos(h, wl);
@@ -520,8 +535,8 @@ static struct hord *hord_get(struct eng *e, const struct eng__node *root)
     struct hord *h = hord_find(e, root);
     if (!h) {
         for (size_t i = 0; i < sc->n_ho && !h; i++)
-            if (sc->ho[i].gen != e->tree_gen)
-                h = &sc->ho[i]; /* a stale one is reused */
+            if (sc->ho[i].gen != e->tree_gen || !sc->ho[i].root)
+                h = &sc->ho[i]; /* a stale or dropped one is reused */
         if (!h) {
             XGROW(sc->ho, sc->cap_ho, sc->n_ho + 1);
             h = &sc->ho[sc->n_ho++];
@@ -531,6 +546,7 @@ static struct hord *hord_get(struct eng *e, const struct eng__node *root)
         h->gen = e->tree_gen;
         hord_build(e, h);
     }
+    h->changes = 0;
     return h;
 }
 
