@@ -13,6 +13,11 @@
  * one by one from the live usage until the preemptor fits; then the set is
  * minimised by adding back in reverse order. Every simulated removal is
  * undone before returning.
+ *
+ * Classical searches take the order from a holder order kept per cohort
+ * tree (struct hord; membership follows cq->holders through
+ * eng__hord_add/remove, keys are checked at each use), walked once and split
+ * into the candidate groups, instead of sorting the candidates each time.
  */
 #include <endian.h>
 #include <stdlib.h>
