@@ -268,6 +268,11 @@ struct eng__cq {
     /* quota holders */
     struct eng__wl *holders;   /* utlist DL list (hprev/hnext) */
     int32_t n_reserving, n_admitted;
+    /* classical preemption's tag for the search in progress (preempt.c):
+     * valid when pstamp equals the search's stamp */
+    uint64_t pstamp;
+    struct eng__node *plca;
+    unsigned plist;
 };
 
 struct eng__lq {
@@ -368,6 +373,12 @@ struct eng__wl {
     int *use_fr;              /* charged usage, global FR ids */
     int64_t *use_amt;
     struct eng__wl *hprev, *hnext;
+    /* holder-order key when last placed in its tree's holder order
+     * (preempt.c struct hord): group and priority, reservation time, uid
+     * prefix */
+    uint64_t hk1;
+    int64_t hk2;
+    uint64_t hk3;
     bool preempted;           /* the engine issued its preemption */
     uint64_t victim_cycle;    /* e->cycle of the cycle that made it a victim */
     int64_t expected_end_ms;
@@ -416,6 +427,7 @@ struct eng {
     struct eng__wl *time_parked;  /* utlist DL list (tprev/tnext) */
     struct eng__wl *unsent;       /* statuses to emit (uprev/unext) */
     bool tree_dirty;
+    uint64_t tree_gen;            /* bumped by every forest rebuild */
     bool route_all;               /* re-route every workload */
     uint64_t cycle;               /* scheduling cycle counter */
     int64_t now_ms;               /* `now` of the running schedule */
@@ -428,7 +440,8 @@ struct eng {
     size_t max_decisions, n_decided;
     uint64_t usage_epoch;         /* bumped on every usage or quota-holder change */
     struct eng__pscratch *pre;    /* preemption search buffers and memo (preempt.c) */
-    int fill_block_max;           /* fill_back's largest block (preempt.c); 0 = default,
+    int fill_block_max;           /* largest block of classical preemption's removals and of
+                                   * fill_back (preempt.c); 0 = default,
                                    * 1 = one victim at a time (tests compare the two) */
     struct eng__entry *cyc;       /* cycle entries, reused */
     size_t cap_cyc;
@@ -724,6 +737,22 @@ int eng__oracle(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, int fr, i
 void eng__pscratch_free(struct eng *e);
 /* Forget the last oracle search (a new nomination starts). */
 void eng__pmemo_reset(struct eng *e);
+
+/* Keep classical preemption's per-cohort-tree holder order (preempt.c)
+ * in step with cq->holders: call after wl joins wl->rcq's holders and
+ * before it leaves them (wl->rcq still set). No-ops when no order is kept
+ * for that tree (none until a search needs one) or while the forest is
+ * dirty (a rebuild drops every order). */
+void eng__hord_add(struct eng *e, struct eng__wl *wl);
+void eng__hord_remove(struct eng *e, struct eng__wl *wl);
+
+/* The quota holders of cq's cohort tree in classical preemption's holder
+ * order (evicted or preempted first, then priority ascending, reservation
+ * time descending, uid, namespace/name), as a search walks it: the kept
+ * order, sorted again when a key changed (and kept from then on). Returns
+ * the count; *out points into engine memory, valid until the next engine
+ * call. For tests. */
+size_t eng__hord_of(struct eng *e, struct eng__cq *cq, struct eng__wl *const **out);
 /* Temporarily remove / re-add a workload's usage (simulation). */
 void eng__sim_remove(struct eng *e, struct eng__wl *wl);
 /* Re-add a workload's usage after eng__sim_remove. */

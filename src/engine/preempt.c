@@ -13,6 +13,11 @@
  * one by one from the live usage until the preemptor fits; then the set is
  * minimised by adding back in reverse order. Every simulated removal is
  * undone before returning.
+ *
+ * Classical searches take the order from a holder order kept per cohort
+ * tree (struct hord; membership follows cq->holders through
+ * eng__hord_add/remove, keys are checked at each use), walked once and split
+ * into the candidate groups, instead of sorting the candidates each time.
  */
 #include <endian.h>
 #include <stdlib.h>
@@ -89,6 +94,23 @@ static void cands_add(struct cands *c, struct cand x)
     c->v[c->n++] = x;
 }
 
+/* The quota holders of one cohort tree (root) in holder order: evicted
+ * first, then priority, reservation time (later first), uid, namespace/name
+ * (Kueue CandidatesOrdering without its lists, which depend on the
+ * preemptor). Membership follows cq->holders (eng__hord_add/remove); the
+ * keys may change behind its back (eviction flags, priority), so every use
+ * checks the order first and sorts again when it no longer holds. Valid
+ * for the forest of rebuild gen only. An order left unused for more
+ * holder changes than it has holders is dropped (root NULL): building it
+ * again costs less than keeping it up to date. */
+struct hord {
+    const struct eng__node *root;
+    uint64_t gen;
+    size_t changes; /* holder changes since its last use */
+    struct eng__wl **v;
+    size_t n, cap;
+};
+
 /* Buffers reused across searches, and the last oracle search (its targets
  * serve the nomination that follows when nothing changed in between). */
 struct eng__pscratch {
@@ -98,6 +120,10 @@ struct eng__pscratch {
     size_t cap_ptr;
     int64_t *rem;
     size_t cap_rem;
+    struct hord *ho;  /* holder orders, one per cohort tree searched */
+    struct hord ho_dirty; /* built for each search while the forest is dirty */
+    size_t n_ho, cap_ho;
+    uint64_t stamp;   /* the classical search in progress (cq->pstamp) */
     bool memo_ok;
     uint64_t memo_epoch;
     int64_t memo_now_ms;
@@ -124,6 +150,10 @@ void eng__pscratch_free(struct eng *e)
     xfree(e->pre->ptr);
     xfree(e->pre->rem);
     xfree(e->pre->memo_t.v);
+    for (size_t i = 0; i < e->pre->n_ho; i++)
+        xfree(e->pre->ho[i].v);
+    xfree(e->pre->ho);
+    xfree(e->pre->ho_dirty.v);
     XFREE(e->pre);
 }
 
@@ -239,21 +269,27 @@ static bool within_nominal(const struct pctx *p, const struct eng__node *n)
     return eng__node_within_nominal(n, p->frs, p->n_frs);
 }
 
+/* Tag the ClusterQueues of cur's subtree (skip's excluded) whose holders
+ * are candidates: not within nominal, nor any cohort between them and cur;
+ * their list and lowest common ancestor with the preemptor (root). Returns
+ * how many were tagged. */
 static size_t in_subtree(const struct pctx *p, struct eng__node *cur, struct eng__node *root,
-                         struct eng__node *skip, bool adv, struct cands *out)
+                         struct eng__node *skip, unsigned list, uint64_t stamp)
 {
     size_t n = 0;
     for (size_t k = 0; k < cur->n_kids; k++) {
         struct eng__node *kid = cur->kids[k];
-        if (kid->is_cq || kid == skip || within_nominal(p, kid))
+        if (kid == skip || kid == &p->cq->node || within_nominal(p, kid))
             continue;
-        n += in_subtree(p, kid, root, skip, adv, out);
-    }
-    for (size_t k = 0; k < cur->n_kids; k++) {
-        struct eng__node *kid = cur->kids[k];
-        if (!kid->is_cq || kid == &p->cq->node || within_nominal(p, kid))
+        if (!kid->is_cq) {
+            n += in_subtree(p, kid, root, skip, list, stamp);
             continue;
-        n += from_cq(p, node_cq(kid), root, adv, adv ? L_HIER : L_PRIO, out);
+        }
+        struct eng__cq *q = node_cq(kid);
+        q->pstamp = stamp;
+        q->plca = root;
+        q->plist = list;
+        n++;
     }
     return n;
 }
@@ -273,14 +309,14 @@ static bool fits_in_quota(const struct pctx *p, const struct eng__node *n, int64
     return fits;
 }
 
-/* Candidates of the other ClusterQueues of the tree, level by level up
- * from the preemptor's parent; counts what went to each list. Levels
- * without the hierarchical advantage are skipped when `prio` is NULL (their
- * candidates could not be used). */
-static void hierarchical(const struct pctx *p, struct cands *out, size_t *hier, size_t *prio)
+/* Tag the other ClusterQueues of the tree whose holders are candidates,
+ * level by level up from the preemptor's parent; returns how many. Levels
+ * without the hierarchical advantage are skipped when `prio` is false
+ * (their candidates could not be used). */
+static size_t hierarchical(const struct pctx *p, bool prio, uint64_t stamp)
 {
     if (!p->cq->node.parent || p->cq->reclaim == PP_NEVER)
-        return;
+        return 0;
     struct eng__pscratch *sc = scratch(p->e);
     XGROW(sc->rem, sc->cap_rem, (size_t)p->n_use + 1);
     int64_t *rem = sc->rem;
@@ -288,29 +324,35 @@ static void hierarchical(const struct pctx *p, struct cands *out, size_t *hier, 
         memcpy(rem, p->use_amt, sizeof(int64_t) * (size_t)p->n_use);
     bool adv = fits_in_quota(p, &p->cq->node, rem);
     struct eng__node *prev = NULL;
-    for (struct eng__node *n = p->cq->node.parent; n; n = n->parent) {
-        if (adv)
-            *hier += in_subtree(p, n, n, prev, adv, out);
-        else if (prio)
-            *prio += in_subtree(p, n, n, prev, adv, out);
-        adv = fits_in_quota(p, n, rem) || adv;
-        prev = n;
+    size_t n = 0;
+    for (struct eng__node *nd = p->cq->node.parent; nd; nd = nd->parent) {
+        if (adv || prio)
+            n += in_subtree(p, nd, nd, prev, adv ? L_HIER : L_PRIO, stamp);
+        adv = fits_in_quota(p, nd, rem) || adv;
+        prev = nd;
     }
+    return n;
 }
 
 /* ---- ordering (Kueue CandidatesOrdering) ---- */
 
-/* True when a comes before b. A strict total order: keys are unique. */
+/* True when a (keys a1-a3) comes before b. A strict total order: keys are unique. */
+static inline bool keys_before(uint64_t a1, int64_t a2, uint64_t a3, const struct eng__wl *a,
+                               uint64_t b1, int64_t b2, uint64_t b3, const struct eng__wl *b)
+{
+    if (a1 != b1)
+        return a1 < b1;
+    if (a2 != b2)
+        return a2 > b2;
+    if (a3 != b3)
+        return a3 < b3;
+    int c = strcmp(a->uid, b->uid);
+    return c ? c < 0 : strcmp(a->key, b->key) < 0;
+}
+
 static inline bool cand_before(const struct cand *a, const struct cand *b)
 {
-    if (a->k1 != b->k1)
-        return a->k1 < b->k1;
-    if (a->k2 != b->k2)
-        return a->k2 > b->k2;
-    if (a->k3 != b->k3)
-        return a->k3 < b->k3;
-    int c = strcmp(a->wl->uid, b->wl->uid);
-    return c ? c < 0 : strcmp(a->wl->key, b->wl->key) < 0;
+    return keys_before(a->k1, a->k2, a->k3, a->wl, b->k1, b->k2, b->k3, b->wl);
 }
 
 /* Merge sort of the pointers v[0..n) with tmp (n slots) and the comparison
@@ -365,6 +407,164 @@ static void cands_sort(struct eng *e, struct cands *c)
     for (size_t i = 0; i < c->n; i++)
         sc->tmp.v[i] = *v[i];
     memcpy(c->v, sc->tmp.v, c->n * sizeof(*c->v));
+}
+
+/* ---- holder order per cohort tree ---- */
+
+/* Record w's live holder-order key (cand_make's, the evicted bit as group). */
+static inline void hord_snap(const struct eng *e, struct eng__wl *w)
+{
+    struct cand k = cand_make(e, w, NULL, V_NEVER, !is_evicted(w));
+    w->hk1 = k.k1;
+    w->hk2 = k.k2;
+    w->hk3 = k.k3;
+}
+
+/* w's recorded key is still its live one (uid and key never change). */
+static inline bool hord_snap_ok(const struct eng *e, const struct eng__wl *w)
+{
+    uint64_t prio = (uint64_t)((int64_t)w->priority - INT32_MIN);
+    return w->hk1 == ((uint64_t)!is_evicted(w) << 36 | prio << 3) && w->hk2 == reserved_at(e, w);
+}
+
+/* Holder order on the recorded keys: true when a comes before b. */
+static inline bool hord_before(const struct eng__wl *a, const struct eng__wl *b)
+{
+    return keys_before(a->hk1, a->hk2, a->hk3, a, b->hk1, b->hk2, b->hk3, b);
+}
+
+/* The order kept for root in the current forest, or NULL. */
+static struct hord *hord_find(struct eng *e, const struct eng__node *root)
+{
+    struct eng__pscratch *sc = e->pre;
+    if (!sc || e->tree_dirty)
+        return NULL;
+    for (size_t i = 0; i < sc->n_ho; i++)
+        if (sc->ho[i].root == root && sc->ho[i].gen == e->tree_gen)
+            return &sc->ho[i];
+    return NULL;
+}
+
+/* Where wl (recorded key) goes in h, or is. */
+static size_t hord_pos(const struct hord *h, const struct eng__wl *wl)
+{
+    size_t lo = 0, hi = h->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (hord_before(h->v[mid], wl))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The order kept for wl's tree, counting a change; NULL when none is kept
+ * (or it has just been dropped). */
+static struct hord *hord_changed(struct eng *e, const struct eng__wl *wl)
+{
+    struct hord *h = wl->rcq ? hord_find(e, eng__node_root(&wl->rcq->node)) : NULL;
+    if (h && ++h->changes > h->n + 16) {
+        h->root = NULL;
+        return NULL;
+    }
+    return h;
+}
+
+void eng__hord_add(struct eng *e, struct eng__wl *wl)
+{
+    struct hord *h = hord_changed(e, wl);
+    if (!h)
+        return;
+    XGROW(h->v, h->cap, h->n + 1);
+    hord_snap(e, wl);
+    size_t at = hord_pos(h, wl);
+    memmove(h->v + at + 1, h->v + at, (h->n - at) * sizeof(*h->v));
+    h->v[at] = wl;
+    h->n++;
+}
+
+void eng__hord_remove(struct eng *e, struct eng__wl *wl)
+{
+    struct hord *h = hord_changed(e, wl);
+    if (!h)
+        return;
+    size_t at = hord_pos(h, wl);
+    if (at >= h->n || h->v[at] != wl) /* not where its recorded key says */
+        for (at = 0; at < h->n && h->v[at] != wl; at++)
+            ;
+    if (at < h->n) {
+        memmove(h->v + at, h->v + at + 1, (h->n - at - 1) * sizeof(*h->v));
+        h->n--;
+    }
+}
+
+/* qsort comparison in recorded-key order (builds are rare). */
+static int hord_cmp(const void *pa, const void *pb)
+{
+    const struct eng__wl *a = *(struct eng__wl *const *)pa, *b = *(struct eng__wl *const *)pb;
+    return hord_before(a, b) ? -1 : hord_before(b, a);
+}
+
+/* Fill h from the holders of every ClusterQueue under h->root, their keys
+ * recorded afresh, sorted. */
+static void hord_build(struct eng *e, struct hord *h)
+{
+    h->n = 0;
+    for (size_t k = 0; k < e->n_cq_sorted; k++) {
+        struct eng__cq *cq = e->cq_sorted[k];
+        if (eng__node_root(&cq->node) != h->root)
+            continue;
+        for (struct eng__wl *w = cq->holders; w; w = w->hnext) {
+            XGROW(h->v, h->cap, h->n + 1);
+            hord_snap(e, w);
+            h->v[h->n++] = w;
+        }
+    }
+    if (h->n > 1)
+        qsort(h->v, h->n, sizeof(*h->v), hord_cmp);
+}
+
+/* The order kept for root's tree, built when missing (kept from now on).
+ * A recorded key may no longer be live: the user checks each (the order
+ * is total and h holds the tree's holders, so with every recorded key
+ * live h is the holder order) and calls hord_build when one is not. */
+static struct hord *hord_get(struct eng *e, const struct eng__node *root)
+{
+    struct eng__pscratch *sc = scratch(e);
+    if (e->tree_dirty) { /* not kept: the rebuild may change every tree */
+        sc->ho_dirty.root = root;
+        hord_build(e, &sc->ho_dirty);
+        return &sc->ho_dirty;
+    }
+    struct hord *h = hord_find(e, root);
+    if (!h) {
+        for (size_t i = 0; i < sc->n_ho && !h; i++)
+            if (sc->ho[i].gen != e->tree_gen || !sc->ho[i].root)
+                h = &sc->ho[i]; /* a stale or dropped one is reused */
+        if (!h) {
+            XGROW(sc->ho, sc->cap_ho, sc->n_ho + 1);
+            h = &sc->ho[sc->n_ho++];
+            memset(h, 0, sizeof(*h));
+        }
+        h->root = root;
+        h->gen = e->tree_gen;
+        hord_build(e, h);
+    }
+    h->changes = 0;
+    return h;
+}
+
+size_t eng__hord_of(struct eng *e, struct eng__cq *cq, struct eng__wl *const **out)
+{
+    struct hord *h = hord_get(e, eng__node_root(&cq->node));
+    for (size_t i = 0; i < h->n; i++)
+        if (!hord_snap_ok(e, h->v[i])) {
+            hord_build(e, h);
+            break;
+        }
+    *out = h->v;
+    return h->n;
 }
 
 /* ---- the search ---- */
@@ -474,20 +674,60 @@ static void restore(const struct pctx *p, const struct eng__targets *t)
         eng__sim_add(p->e, t->v[i].wl);
 }
 
+/* Move the block's removals (victims t->v[start..)) from cur to k victims:
+ * add back or remove the difference. */
+static void block_set(const struct pctx *p, const struct eng__targets *t, size_t start, size_t *cur,
+                      size_t k)
+{
+    for (; *cur > k; --*cur)
+        eng__sim_add(p->e, t->v[start + *cur - 1].wl);
+    for (; *cur < k; ++*cur)
+        eng__sim_remove(p->e, t->v[start + *cur].wl);
+}
+
 /* One attempt: remove candidates in order until the preemptor fits, then
- * add back (from the second-to-last) those it does not need. */
+ * add back (from the second-to-last) those it does not need.
+ *
+ * The fit is checked after blocks of removals (doubling up to
+ * FILL_BLOCK_MAX, e->fill_block_max as for fill_back): the fit being
+ * monotone in usage, the first victim count that fits lies in the first
+ * block that fits and is found there by bisection; a candidate's validity
+ * is decided with the victims before it removed, as in the one-by-one
+ * loop, so the victims are that loop's. */
 static bool attempt(const struct pctx *p, const struct cand *const *v, size_t n, bool borrow,
                     struct eng__targets *out)
 {
     struct eng__targets t = {0};
     bool fits = false;
+    size_t b = 1, b_max = p->e->fill_block_max > 0 ? (size_t)p->e->fill_block_max : FILL_BLOCK_MAX;
     XGROW(t.v, t.cap, n); /* one allocation: every candidate may be taken */
-    for (size_t i = 0; i < n && !fits; i++) {
-        if (!cand_valid(p, v[i], borrow))
-            continue;
-        eng__sim_remove(p->e, v[i]->wl);
-        targets_push(&t, v[i]->wl, variant_reason(cand_variant(v[i])));
+    for (size_t i = 0; i < n && !fits;) {
+        size_t start = t.n, m = 0;
+        for (; i < n && m < b; i++) {
+            if (!cand_valid(p, v[i], borrow))
+                continue;
+            eng__sim_remove(p->e, v[i]->wl);
+            targets_push(&t, v[i]->wl, variant_reason(cand_variant(v[i])));
+            m++;
+        }
+        if (!m)
+            break;
         fits = wl_fits(p, borrow);
+        if (!fits) {
+            b = b < b_max ? 2 * b : b_max;
+            continue;
+        }
+        size_t lo = 0, hi = m, cur = m; /* start + lo victims do not fit (or none yet), + hi do */
+        while (hi - lo > 1) {
+            size_t mid = lo + (hi - lo) / 2;
+            block_set(p, &t, start, &cur, mid);
+            if (wl_fits(p, borrow))
+                hi = mid;
+            else
+                lo = mid;
+        }
+        block_set(p, &t, start, &cur, hi);
+        t.n = start + hi;
     }
     if (fits)
         fill_back(p, &t, borrow);
@@ -506,17 +746,76 @@ static bool attempt(const struct pctx *p, const struct cand *const *v, size_t n,
  * while preempting and is not under nominal, the only attempt allows
  * borrowing, where candidates reclaimed without borrowing are never valid:
  * they are not even collected. */
+/* The candidates of the tagged ClusterQueues (own included when tagged)
+ * in candidate order: the tree's holder order walked once, each candidate
+ * going to its group (evicted or not x list), groups then laid end to end.
+ * Within a group the candidate order is the holder order (the variant is
+ * a function of group and priority), so this is the sort's result.
+ * Counts the candidates of the hierarchical and other-ClusterQueue lists. */
+static const struct cand *const *collect_tagged(const struct pctx *p, uint64_t stamp,
+                                               struct cands *all, size_t *hier, size_t *prio)
+{
+    struct eng *e = p->e;
+    struct hord *h = hord_get(e, eng__node_root(&p->cq->node));
+    size_t cnt[2 * L_N] = {0};
+    XGROW(all->v, all->cap, h->n + 1);
+    for (size_t i = 0; i < h->n; i++) {
+        struct eng__wl *w = h->v[i];
+        if (!hord_snap_ok(e, w)) { /* a key changed: sort again, start over */
+            hord_build(e, h);
+            memset(cnt, 0, sizeof(cnt));
+            all->n = 0;
+            i = (size_t)-1;
+            continue;
+        }
+        struct eng__cq *q = w->rcq;
+        if (q->pstamp != stamp)
+            continue;
+        enum variant v = classify(p, w, q->plist == L_HIER);
+        if (v == V_NEVER)
+            continue;
+        unsigned g = is_evicted(w) ? q->plist : q->plist + L_N;
+        /* cand_make with the recorded (live) keys */
+        all->v[all->n++] = (struct cand){(uint64_t)g << 36 | (w->hk1 & ((1ull << 36) - 1)) | v,
+                                         w->hk2, w->hk3, w, q->plca};
+        cnt[g]++;
+    }
+    *hier = cnt[L_HIER] + cnt[L_HIER + L_N];
+    *prio = cnt[L_PRIO] + cnt[L_PRIO + L_N];
+    struct eng__pscratch *sc = scratch(e);
+    XGROW(sc->ptr, sc->cap_ptr, 2 * all->n + 1);
+    const struct cand **v = sc->ptr;
+    size_t at[2 * L_N];
+    for (size_t g = 0, sum = 0; g < 2 * L_N; g++) {
+        at[g] = sum;
+        sum += cnt[g];
+    }
+    for (size_t i = 0; i < all->n; i++)
+        v[at[all->v[i].k1 >> 36]++] = &all->v[i];
+    return v;
+}
+
 static void classical(const struct pctx *p, struct eng__targets *out)
 {
     struct cands *all = &scratch(p->e)->all;
     size_t hier = 0, prio = 0;
     bool forbidden = p->cq->borrow_within == PP_NEVER;
     bool borrow_only = forbidden && !under_nominal(p);
+    uint64_t stamp = ++scratch(p->e)->stamp;
     all->n = 0;
-    if (p->cq->within_cq != PP_NEVER)
-        from_cq(p, p->cq, NULL, false, L_SAME, all);
-    hierarchical(p, all, &hier, borrow_only ? NULL : &prio);
-    const struct cand *const *order = cands_order(p->e, all);
+    const struct cand *const *order;
+    if (hierarchical(p, !borrow_only, stamp)) {
+        if (p->cq->within_cq != PP_NEVER) {
+            p->cq->pstamp = stamp;
+            p->cq->plca = NULL;
+            p->cq->plist = L_SAME;
+        }
+        order = collect_tagged(p, stamp, all, &hier, &prio);
+    } else { /* only the preemptor's own ClusterQueue */
+        if (p->cq->within_cq != PP_NEVER)
+            from_cq(p, p->cq, NULL, false, L_SAME, all);
+        order = cands_order(p->e, all);
+    }
     bool opts[2];
     int n_opts;
     if ((hier == 0 && prio == 0) || borrow_only) {

@@ -604,6 +604,7 @@ void eng__cq_detach_all(struct eng *e, struct eng__cq *cq)
     cq->n_park = cq->cap_park = 0;
     while (cq->holders) {
         struct eng__wl *wl = cq->holders;
+        eng__hord_remove(e, wl);
         DL_DELETE2(cq->holders, wl, hprev, hnext);
         wl->rcq = NULL;
     }

@@ -288,6 +288,7 @@ void eng__tree_rebuild(struct eng *e)
             for (int i = 0; i < c->node.n_fr; i++)
                 c->node.pidx[i] = -1;
     e->tree_dirty = false;
+    e->tree_gen++;
 }
 
 int64_t eng__available(const struct eng__node *n, int i)

@@ -373,6 +373,7 @@ void eng__holder_add(struct eng *e, struct eng__wl *wl, struct eng__cq *cq)
     if (!cq)
         return;
     DL_APPEND2(cq->holders, wl, hprev, hnext);
+    eng__hord_add(e, wl);
     e->usage_epoch++;
     cq->n_reserving++;
     if (wl->admitted)
@@ -387,6 +388,7 @@ void eng__holder_remove(struct eng *e, struct eng__wl *wl, bool freed)
     if (!cq)
         return;
     eng__wl_charge(e, wl, -1);
+    eng__hord_remove(e, wl);
     DL_DELETE2(cq->holders, wl, hprev, hnext);
     e->usage_epoch++;
     cq->n_reserving--;

@@ -383,8 +383,9 @@ static char *random_preemption(unsigned seed, int fill_block_max, size_t *n_pree
     return out;
 }
 
-/* fill_back adds victims back in blocks: the decisions must be those of
- * the one-victim-at-a-time loop, whatever the block size. */
+/* The removal loop checks the fit after blocks of victims and fill_back
+ * adds victims back in blocks: the decisions must be those of the
+ * one-victim-at-a-time loops, whatever the block size. */
 static void fill_back_in_blocks_decides_as_one_by_one(void **state)
 {
     (void)state;
@@ -402,6 +403,107 @@ static void fill_back_in_blocks_decides_as_one_by_one(void **state)
         xfree(dflt);
     }
     assert_true(several >= 20); /* the inputs do exercise fill-back */
+}
+
+
+/* Holder order restated: evicted (or preempted) first, lower priority,
+ * later reservation, uid, namespace/name. */
+static const struct eng *order_e;
+
+static int holder_cmp(const void *pa, const void *pb)
+{
+    const struct eng__wl *a = *(struct eng__wl *const *)pa, *b = *(struct eng__wl *const *)pb;
+    bool ea = a->evicted || a->preempted, eb = b->evicted || b->preempted;
+    if (ea != eb)
+        return ea ? -1 : 1;
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    int64_t ra = a->quota_reserved_ms ? a->quota_reserved_ms : order_e->now_ms;
+    int64_t rb = b->quota_reserved_ms ? b->quota_reserved_ms : order_e->now_ms;
+    if (ra != rb)
+        return ra > rb ? -1 : 1;
+    int c = strcmp(a->uid, b->uid);
+    return c ? c : strcmp(a->key, b->key);
+}
+
+/* The kept holder order of cq0's tree equals a fresh sort of its holders. */
+static void assert_holder_order(struct fx *f)
+{
+    struct eng__cq *cq0 = eng__cq_find(f->e, "cq0");
+    struct eng__wl *const *kept;
+    size_t n = eng__hord_of(f->e, cq0, &kept);
+    struct eng__wl *fresh[512];
+    size_t m = 0;
+    for (size_t k = 0; k < f->e->n_cq_sorted; k++) {
+        struct eng__cq *cq = f->e->cq_sorted[k];
+        if (eng__node_root(&cq->node) == eng__node_root(&cq0->node))
+            for (struct eng__wl *w = cq->holders; w; w = w->hnext) {
+                assert_true(m < 512);
+                fresh[m++] = w;
+            }
+    }
+    order_e = f->e;
+    qsort(fresh, m, sizeof(*fresh), holder_cmp);
+    assert_int_equal(n, m);
+    for (size_t i = 0; i < n; i++)
+        assert_ptr_equal(kept[i], fresh[i]);
+}
+
+/* Classical preemption keeps each cohort tree's holders in candidate
+ * order between searches (holders joining and leaving, workloads preempted
+ * or evicted while holding, new reservations): the kept order must be a
+ * fresh sort of the holders at every step. */
+static void kept_holder_order_equals_a_fresh_sort(void **state)
+{
+    (void)state;
+    size_t preempted = 0, flagged = 0;
+    for (unsigned seed = 1; seed <= 40; seed++) {
+        uint64_t r = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+#define NEXT(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (int)((r >> 33) % (n)))
+        struct fx *f = cluster();
+        int n_cq = 2 + NEXT(4);
+        char name[32], quota[32], cpu[16], wl[32];
+        for (int q = 0; q < n_cq; q++) {
+            snprintf(name, sizeof(name), "cq%d", q);
+            snprintf(quota, sizeof(quota), "f:cpu=%d", 3 + NEXT(6));
+            cq_with(f, name, "co", quota, PP_LOWER_PRIORITY, PP_ANY);
+        }
+        int j = 0;
+        for (int round = 0; round < 12; round++) {
+            for (int k = NEXT(6); k >= 0; k--, j++) {
+                snprintf(wl, sizeof(wl), "w%d", j);
+                snprintf(name, sizeof(name), "cq%d", NEXT(n_cq));
+                snprintf(cpu, sizeof(cpu), "%d", 1 + NEXT(3));
+                job(f, wl, name, NEXT(5) * (round > 2 ? 3 : 1), j, cpu);
+            }
+            f->now_ms += 1000 * NEXT(3);
+            fx_schedule(f); /* searches keep the order; preemptions flag holders */
+            preempted += fx_count(f, ENG_PREEMPT);
+            assert_holder_order(f);
+            fx_apply_all(f);
+            assert_holder_order(f);
+            if (NEXT(2))
+                fx_release_preempted(f); /* holders leave */
+            for (int w = 0; w < j; w++) { /* some finish, some are evicted while holding */
+                snprintf(wl, sizeof(wl), "w%d", w);
+                struct api_workload *a = fx_get(f, wl);
+                if (!a->quota_reserved || a->finished || NEXT(8))
+                    continue;
+                if (NEXT(2)) {
+                    fx_finish(f, a);
+                } else {
+                    a->evicted = true;
+                    fx_upsert_status(f, a);
+                    flagged++;
+                }
+            }
+            assert_holder_order(f);
+        }
+#undef NEXT
+        fx_free(f);
+    }
+    assert_true(preempted >= 20); /* searches did run and flag holders */
+    assert_true(flagged >= 20);
 }
 
 int main(void)
@@ -422,6 +524,7 @@ int main(void)
         cmocka_unit_test(overlapping_targets_defer_the_second_preemptor),
         cmocka_unit_test(sticky_preemptor_holds_the_head_of_a_best_effort_queue),
         cmocka_unit_test(fill_back_in_blocks_decides_as_one_by_one),
+        cmocka_unit_test(kept_holder_order_equals_a_fresh_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
