@@ -315,6 +315,193 @@ int sim_apply_precheck(const json_t *manifest, struct diag *d, json_t **admitted
     return rc;
 }
 
+/* ---- the load-time precheck of many similar Workload actions ----
+ *
+ * Scenarios generated for many queues repeat one Workload manifest per
+ * namespace: the actions differ only in metadata.name, metadata.namespace
+ * and spec.queueName. Admitting a new Workload reads those three strings
+ * only to check them (name: the kind's name rule, admit.c validate_meta;
+ * namespace: a DNS label there, and apply_namespace finds it equal to the
+ * request's; queueName: a plain string in the schema, compared with the
+ * stored one on update only, schema_workload.c validate_update), each has
+ * a plain-string schema without defaults or checks (verified below), and
+ * admission copies none of them elsewhere. So the admission of a manifest
+ * that equals an earlier admitted one in everything else (same members in
+ * the same order, same types) is the earlier admitted object with the
+ * three strings put in their places, provided the name and namespace pass
+ * their rules; anything else (a failing rule, another kind, a missing
+ * namespace) takes the full path, which gives the exact messages.
+ * test_sim_scenario checks the memo against the full precheck. */
+
+#define PRECHECK_MEMO_MAX 8
+
+struct precheck_template {
+    json_t *masked;   /* the prepared manifest with the free strings blanked */
+    json_t *admitted; /* its admission */
+};
+
+struct sim_precheck_memo {
+    size_t n, next;
+    struct precheck_template t[PRECHECK_MEMO_MAX];
+};
+
+struct sim_precheck_memo *sim_precheck_memo_new(void)
+{
+    return xcalloc(1, sizeof(struct sim_precheck_memo));
+}
+
+void sim_precheck_memo_free(struct sim_precheck_memo *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++) {
+        json_decref(m->t[i].masked);
+        json_decref(m->t[i].admitted);
+    }
+    xfree(m);
+}
+
+/* Equal values with object members in the same order (json_equal ignores
+ * the order, which the admitted object keeps). */
+static bool ordered_equal(const json_t *a, const json_t *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || json_typeof(a) != json_typeof(b))
+        return false;
+    if (json_is_array(a)) {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!ordered_equal(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
+    if (!json_is_object(a))
+        return json_equal(a, b);
+    if (json_object_size(a) != json_object_size(b))
+        return false;
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                     ib = json_object_iter_next((json_t *)b, ib)) {
+        size_t la = json_object_iter_key_len(ia), lb = json_object_iter_key_len(ib);
+        if (la != lb || memcmp(json_object_iter_key(ia), json_object_iter_key(ib), la) ||
+            !ordered_equal(json_object_iter_value(ia), json_object_iter_value(ib)))
+            return false;
+    }
+    return !ia && !ib;
+}
+
+/* A plain string field of the Workload schema: no enum, format, length,
+ * check or default. */
+static bool plain_string_field(const char *const *keys)
+{
+    const struct api_schema *f = api_schema_at(KIND_WORKLOAD, keys);
+    return f && f->type == SCH_STRING && !f->enum_values && f->format == FMT_NONE &&
+           !f->max_length && !f->check && !f->default_json;
+}
+
+static bool free_fields_plain(void)
+{
+    static const char *const name[] = {"metadata", "name", NULL};
+    static const char *const ns[] = {"metadata", "namespace", NULL};
+    static const char *const queue[] = {"spec", "queueName", NULL};
+    return plain_string_field(name) && plain_string_field(ns) && plain_string_field(queue);
+}
+
+/* A copy of o (a prepared Workload manifest) with its free strings
+ * blanked, or NULL when o's name or namespace are not strings that pass
+ * their rules (then only the full path says what is wrong). */
+static json_t *precheck_masked(const json_t *o)
+{
+    json_t *md = JX_GET(o, "metadata");
+    const char *name = JX_STR(md, "name"), *ns = JX_STR(md, "namespace");
+    if (!name || !name[0] || !ns || !ns[0])
+        return NULL;
+    const struct api_kind_schema *ks = api_kind_schema(KIND_WORKLOAD);
+    struct diag d;
+    diag_init(&d);
+    api_validate_name(name, ks->name_rule, ks->name_max, false, "metadata.name", &d);
+    api_validate_name(ns, api_check_dns1123_label, 0, false, "metadata.namespace", &d);
+    bool ok = !d.n;
+    diag_release(&d);
+    if (!ok)
+        return NULL;
+    json_t *mmd = json_copy(md);
+    json_object_set_new(mmd, "name", json_string(""));
+    json_object_set_new(mmd, "namespace", json_string(""));
+    json_t *out = jx_shallow_with(o, "metadata", 8, mmd);
+    json_t *spec = JX_GET(o, "spec");
+    if (json_is_string(json_object_get(spec, "queueName"))) {
+        json_t *ms = json_copy(spec);
+        json_object_set_new(ms, "queueName", json_string(""));
+        json_object_set_new(out, "spec", ms);
+    }
+    return out;
+}
+
+/* tmpl's admitted object with o's free strings in their places. */
+static json_t *precheck_from(const json_t *admitted, const json_t *o)
+{
+    json_t *md = json_copy(JX_GET(admitted, "metadata"));
+    json_object_set_new(md, "name", json_string(JX_STR(o, "metadata", "name")));
+    json_object_set_new(md, "namespace", json_string(JX_STR(o, "metadata", "namespace")));
+    json_t *out = jx_shallow_with(admitted, "metadata", 8, md);
+    const char *q = JX_STR(o, "spec", "queueName");
+    if (q) {
+        json_t *spec = json_copy(JX_GET(admitted, "spec"));
+        json_object_set_new(spec, "queueName", json_string(q));
+        json_object_set_new(out, "spec", spec);
+    }
+    return out;
+}
+
+int sim_apply_precheck_memo(struct sim_precheck_memo *m, const json_t *manifest,
+                            struct diag *d, json_t **admitted)
+{
+    if (admitted)
+        *admitted = NULL;
+    const struct api_kind *k = api_doc_kind(manifest, d);
+    if (!k)
+        return CU_EBADREQ;
+    if (!m || k->id != KIND_WORKLOAD || !free_fields_plain())
+        return sim_apply_precheck(manifest, d, admitted);
+    json_t *o = sim_subst_index(manifest, 0);
+    prepare_create_with(k, o, "aaaaa", "00000000-0000-4000-8000-000000000000");
+    json_t *masked = precheck_masked(o);
+    for (size_t i = 0; masked && i < m->n; i++) {
+        if (!ordered_equal(masked, m->t[i].masked))
+            continue;
+        if (admitted)
+            *admitted = precheck_from(m->t[i].admitted, o);
+        json_decref(masked);
+        json_decref(o);
+        return 0;
+    }
+    json_t *adm = NULL;
+    int rc = sim_apply_precheck(manifest, d, &adm);
+    if (!rc && masked) {
+        struct precheck_template *t = &m->t[m->next];
+        if (m->n < PRECHECK_MEMO_MAX) {
+            m->n++;
+        } else {
+            json_decref(t->masked);
+            json_decref(t->admitted);
+        }
+        t->masked = json_incref(masked);
+        t->admitted = json_incref(adm);
+        m->next = (m->next + 1) % PRECHECK_MEMO_MAX;
+    }
+    if (admitted)
+        *admitted = adm;
+    else
+        json_decref(adm);
+    json_decref(masked);
+    json_decref(o);
+    return rc;
+}
+
 /* The API server's namespace strategy: a new Namespace is Active. */
 static void namespace_active(struct sim *s, const json_t *stored)
 {
