@@ -233,9 +233,13 @@ static void stamp_new(struct store *s, json_t *meta, const char *name)
         rng_uuid(s->rng, buf);
         JX_SET_LIT(meta, "uid", jx_string(buf));
     }
-    char ts[TIMEFMT_LEN];
-    JX_SET_LIT(meta, "creationTimestamp",
-                        jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
+    int64_t now = clk_now(s->clock);
+    if (!s->stamp_valid || s->stamp_ms != now) {
+        timefmt_rfc3339(now, true, s->stamp);
+        s->stamp_ms = now;
+        s->stamp_valid = true;
+    }
+    JX_SET_LIT(meta, "creationTimestamp", jx_string(s->stamp));
     set_rv(meta, s->rv + 1);
     JX_SET_LIT(meta, "generation", json_integer(1));
 }
