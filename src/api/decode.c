@@ -136,7 +136,7 @@ static const char *const NONFINITE_WORDS[] = {".nan", ".NaN", ".NAN", ".inf", ".
 static bool in_list(const char *s, const char *const *l)
 {
     for (; *l; l++)
-        if (!strcmp(s, *l))
+        if ((*l)[0] == s[0] && !strcmp(s, *l)) /* the first byte: no call */
             return true;
     return false;
 }
@@ -233,7 +233,8 @@ static bool parse_float(const char *s, double *out)
 static void resolve_number(const char *in, struct sval *sv)
 {
     size_t n = strlen(in);
-    char *plain = xmalloc(n + 1);
+    char small[64];
+    char *plain = n < sizeof(small) ? small : xmalloc(n + 1);
     size_t j = 0;
     for (size_t i = 0; i < n; i++)
         if (in[i] != '_')
@@ -258,8 +259,12 @@ static void resolve_number(const char *in, struct sval *sv)
     }
     if (sv->kind == SV_STR && yaml_float_syntax(plain) && parse_float(plain, &sv->f))
         sv->kind = SV_FLOAT;
-    xfree(plain);
+    if (plain != small)
+        xfree(plain);
 }
+
+/* The longest word of the lists above ("false", "+.inf"...). */
+#define MAX_WORD_LEN 5
 
 /* Resolve a plain, untagged scalar as go-yaml v2's resolve() does. */
 static void resolve_plain(const char *in, struct sval *sv)
@@ -270,16 +275,17 @@ static void resolve_plain(const char *in, struct sval *sv)
     bool hinted = !c || strchr("+-0123456789yYnNtTfFoO~.", c) != NULL;
     if (!hinted)
         return;
-    if (in_list(in, TRUE_WORDS) || in_list(in, FALSE_WORDS)) {
+    bool short_word = strnlen(in, MAX_WORD_LEN + 1) <= MAX_WORD_LEN;
+    if (short_word && (in_list(in, TRUE_WORDS) || in_list(in, FALSE_WORDS))) {
         sv->kind = SV_BOOL;
         sv->b = in_list(in, TRUE_WORDS);
         return;
     }
-    if (in_list(in, NULL_WORDS)) {
+    if (short_word && in_list(in, NULL_WORDS)) {
         sv->kind = SV_NULL;
         return;
     }
-    if (in_list(in, NONFINITE_WORDS)) {
+    if (short_word && in_list(in, NONFINITE_WORDS)) {
         sv->kind = SV_NONFINITE;
         return;
     }
@@ -489,20 +495,40 @@ static json_t *parse_sequence(struct dec *x, yaml_event_t *start)
     return NULL;
 }
 
-/* A mapping key as JSON text: scalars as sigs.k8s.io/yaml converts them. */
-static char *key_text(struct dec *x, yaml_event_t *ev, bool *is_merge)
+static char *key_text_typed(struct dec *x, yaml_event_t *ev);
+
+/* A mapping key as JSON text: scalars as sigs.k8s.io/yaml converts them.
+ * A key that stays a string is ev's own text (valid while ev is; *owned
+ * NULL, no JSON value built: libyaml's scalars are valid UTF-8, which
+ * json_object_set checks again); others are new strings in *owned. */
+static const char *key_text(struct dec *x, yaml_event_t *ev, bool *is_merge, char **owned)
 {
     *is_merge = false;
+    *owned = NULL;
     if (ev->type != YAML_SCALAR_EVENT) {
         fail(x, CU_EBADREQ, &ev->start_mark, "mapping keys must be scalars");
         return NULL;
     }
     const char *text = (const char *)ev->data.scalar.value;
-    if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag &&
-        !strcmp(text, "<<")) {
+    bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    if (plain && !ev->data.scalar.tag && !strcmp(text, "<<")) {
         *is_merge = true;
-        return xstrdup(text);
+        return text;
     }
+    if (!ev->data.scalar.tag && !memchr(text, '\0', ev->data.scalar.length)) {
+        struct sval sv = {.kind = SV_STR};
+        if (plain)
+            resolve_plain(text, &sv);
+        if (sv.kind == SV_STR)
+            return text;
+    }
+    *owned = key_text_typed(x, ev);
+    return *owned;
+}
+
+/* key_text of a key that build_scalar must type (or reject). */
+static char *key_text_typed(struct dec *x, yaml_event_t *ev)
+{
     json_t *v = build_scalar(x, ev);
     if (!v)
         return NULL;
@@ -543,11 +569,12 @@ static bool merge_into(struct dec *x, json_t *merged, json_t *src, const yaml_ma
     return true;
 }
 
-static bool mapping_entry(struct dec *x, yaml_event_t *kev, json_t *obj, json_t *merged)
+static bool mapping_entry(struct dec *x, yaml_event_t *kev, json_t *obj, json_t **merged)
 {
     bool is_merge;
     yaml_mark_t km = kev->start_mark;
-    char *key = key_text(x, kev, &is_merge);
+    char *owned;
+    const char *key = key_text(x, kev, &is_merge, &owned);
     if (!key)
         return false;
     yaml_event_t vev;
@@ -558,15 +585,23 @@ static bool mapping_entry(struct dec *x, yaml_event_t *kev, json_t *obj, json_t 
     }
     bool ok = val != NULL;
     if (ok && is_merge) {
-        ok = merge_into(x, merged, val, &km);
-    } else if (ok && json_object_get(obj, key)) {
-        fail(x, CU_EBADREQ, &km, "duplicate key \"%s\" in mapping", key);
-        ok = false;
+        if (!*merged)
+            *merged = json_object();
+        ok = merge_into(x, *merged, val, &km);
     } else if (ok) {
-        json_object_set(obj, key, val);
+        /* a key already there is replaced, not added: the mapping is
+         * dropped on this error */
+        size_t before = json_object_size(obj);
+        if (json_object_set(obj, key, val)) {
+            fail(x, CU_EBADREQ, &km, "%s", "string is not valid UTF-8");
+            ok = false;
+        } else if (json_object_size(obj) == before) {
+            fail(x, CU_EBADREQ, &km, "duplicate key \"%s\" in mapping", key);
+            ok = false;
+        }
     }
     json_decref(val);
-    xfree(key);
+    xfree(owned);
     return ok;
 }
 
@@ -575,7 +610,7 @@ static json_t *parse_mapping(struct dec *x, yaml_event_t *start)
     if (!enter(x, start))
         return NULL;
     json_t *obj = json_object();
-    json_t *merged = json_object();
+    json_t *merged = NULL; /* made at the first `<<` */
     for (;;) {
         yaml_event_t ev;
         if (!next_event(x, &ev))
@@ -585,14 +620,14 @@ static json_t *parse_mapping(struct dec *x, yaml_event_t *start)
             x->depth--;
             const char *k;
             json_t *v;
-            json_object_foreach(merged, k, v) {
+            json_object_foreach(merged, k, v) { /* none when merged is NULL */
                 if (!json_object_get(obj, k)) /* explicit keys win over merged ones */
                     json_object_set(obj, k, v);
             }
             json_decref(merged);
             return obj;
         }
-        bool ok = mapping_entry(x, &ev, obj, merged);
+        bool ok = mapping_entry(x, &ev, obj, &merged);
         yaml_event_delete(&ev);
         if (!ok)
             break;

@@ -226,11 +226,17 @@ static json_t *decode(struct walk *w, const struct api_schema *s, json_t *v)
 static void defaults(struct walk *w, const struct api_schema *s, json_t *v)
 {
     if (s->type == SCH_OBJECT) {
+        /* members not met yet: none left, no lookup finds one */
+        size_t left = json_object_size(v);
         for (const struct api_schema_field *f = s->fields; f->name; f++) {
-            if (f->schema->default_json && !json_object_get(v, f->name))
+            json_t *child = left ? json_object_get(v, f->name) : NULL;
+            if (child) {
+                left--;
+            } else if (f->schema->default_json) {
                 json_object_set_new(v, f->name, json_loads(f->schema->default_json,
                                                            JSON_DECODE_ANY, NULL));
-            json_t *child = json_object_get(v, f->name);
+                child = json_object_get(v, f->name);
+            }
             if (child)
                 defaults(w, f->schema, child);
         }
@@ -395,14 +401,22 @@ static void validate_object(struct walk *w, const struct api_schema *s, json_t *
 {
     if (s->resource_field && JX_STR(v, s->resource_field))
         resource = JX_STR(v, s->resource_field);
+    /* members not met yet: none left, no lookup finds one */
+    size_t left = json_object_size(v);
     for (const struct api_schema_field *f = s->fields; f->name; f++) {
-        json_t *child = json_object_get(v, f->name);
-        const json_t *oc = json_object_get(old, f->name);
-        size_t mark = push_field(w, f->name);
+        json_t *child = left ? json_object_get(v, f->name) : NULL;
+        if (child)
+            left--;
+        const json_t *oc = old ? json_object_get(old, f->name) : NULL;
         bool empty = json_is_string(child) && json_string_length(child) == 0;
-        if ((!child || empty) && f->required)
+        bool required = (!child || empty) && f->required;
+        bool immutable = !child && oc && f->schema->immutable && w->c->old;
+        if (!child && !required && !immutable)
+            continue; /* nothing to say: no path needed */
+        size_t mark = push_field(w, f->name);
+        if (required)
             diag_add(w->c->d, DIAG_REQUIRED, w->path.buf, NULL, NULL);
-        if (!child && oc && f->schema->immutable && w->c->old)
+        if (immutable)
             diag_add(w->c->d, DIAG_INVALID, w->path.buf, NULL, "field is immutable");
         if (child)
             walk(w, f->schema, child, oc, resource);

@@ -315,6 +315,226 @@ int sim_apply_precheck(const json_t *manifest, struct diag *d, json_t **admitted
     return rc;
 }
 
+/* ---- the load-time precheck of many similar Workload actions ----
+ *
+ * Scenarios generated for many queues repeat one Workload manifest per
+ * namespace: the actions differ only in metadata.name, metadata.namespace
+ * and spec.queueName. Admitting a new Workload reads those three strings
+ * only to check them (name: the kind's name rule, admit.c validate_meta;
+ * namespace: a DNS label there, and apply_namespace finds it equal to the
+ * request's; queueName: a plain string in the schema, compared with the
+ * stored one on update only, schema_workload.c validate_update), each has
+ * a plain-string schema without defaults or checks (verified below), and
+ * admission copies none of them elsewhere. So the admission of a manifest
+ * that equals an earlier admitted one, as written, in everything else
+ * (same members in the same order, same types; equal texts give equal
+ * texts once ${i} = 0 is put in, and prepare_create_with treats both
+ * alike) is the earlier admitted object with the three strings (${i} = 0)
+ * put in their places, provided the name and namespace pass their rules;
+ * anything else (a failing rule, another kind, a missing namespace) takes
+ * the full path, which gives the exact messages.
+ * test_sim_scenario checks the memo against the full precheck. */
+
+#define PRECHECK_MEMO_MAX 8
+
+struct precheck_template {
+    json_t *manifest; /* as written (only read) */
+    json_t *admitted; /* its admission */
+};
+
+struct sim_precheck_memo {
+    size_t n, next;
+    struct precheck_template t[PRECHECK_MEMO_MAX];
+};
+
+struct sim_precheck_memo *sim_precheck_memo_new(void)
+{
+    return xcalloc(1, sizeof(struct sim_precheck_memo));
+}
+
+void sim_precheck_memo_free(struct sim_precheck_memo *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++) {
+        json_decref(m->t[i].manifest);
+        json_decref(m->t[i].admitted);
+    }
+    xfree(m);
+}
+
+/* Equal values with object members in the same order (json_equal ignores
+ * the order, which the admitted object keeps). */
+static bool ordered_equal(const json_t *a, const json_t *b)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || json_typeof(a) != json_typeof(b))
+        return false;
+    if (json_is_array(a)) {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!ordered_equal(json_array_get(a, i), json_array_get(b, i)))
+                return false;
+        return true;
+    }
+    if (!json_is_object(a))
+        return json_equal(a, b);
+    if (json_object_size(a) != json_object_size(b))
+        return false;
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                     ib = json_object_iter_next((json_t *)b, ib)) {
+        size_t la = json_object_iter_key_len(ia), lb = json_object_iter_key_len(ib);
+        if (la != lb || memcmp(json_object_iter_key(ia), json_object_iter_key(ib), la) ||
+            !ordered_equal(json_object_iter_value(ia), json_object_iter_value(ib)))
+            return false;
+    }
+    return !ia && !ib;
+}
+
+/* A plain string field of the Workload schema: no enum, format, length,
+ * check or default. */
+static bool plain_string_field(const char *const *keys)
+{
+    const struct api_schema *f = api_schema_at(KIND_WORKLOAD, keys);
+    return f && f->type == SCH_STRING && !f->enum_values && f->format == FMT_NONE &&
+           !f->max_length && !f->check && !f->default_json;
+}
+
+static bool free_fields_plain(void)
+{
+    static const char *const name[] = {"metadata", "name", NULL};
+    static const char *const ns[] = {"metadata", "namespace", NULL};
+    static const char *const queue[] = {"spec", "queueName", NULL};
+    return plain_string_field(name) && plain_string_field(ns) && plain_string_field(queue);
+}
+
+/* Members of two objects in the same order, equal except those named in
+ * skip, which need only be strings in both; at the top level (skip NULL)
+ * metadata skips name and namespace and spec skips queueName. */
+static bool equal_but_free(const json_t *a, const json_t *b, const char *const *skip)
+{
+    static const char *const md_free[] = {"name", "namespace", NULL};
+    static const char *const spec_free[] = {"queueName", NULL};
+    if (!json_is_object(a) || !json_is_object(b) || json_object_size(a) != json_object_size(b))
+        return false;
+    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
+    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
+                     ib = json_object_iter_next((json_t *)b, ib)) {
+        const char *key = json_object_iter_key(ia);
+        size_t len = json_object_iter_key_len(ia);
+        if (len != json_object_iter_key_len(ib) || memcmp(key, json_object_iter_key(ib), len))
+            return false;
+        const json_t *va = json_object_iter_value(ia), *vb = json_object_iter_value(ib);
+        bool ok;
+        bool skipped = false;
+        for (const char *const *sk = skip; sk && *sk && !skipped; sk++)
+            skipped = !strcmp(key, *sk);
+        if (skipped)
+            ok = json_is_string(va) && json_is_string(vb);
+        else if (!skip && !strcmp(key, "metadata"))
+            ok = equal_but_free(va, vb, md_free);
+        else if (!skip && !strcmp(key, "spec"))
+            ok = equal_but_free(va, vb, spec_free);
+        else
+            ok = ordered_equal(va, vb);
+        if (!ok)
+            return false;
+    }
+    return !ia && !ib;
+}
+
+static char *subst_str(const char *s, int32_t occ);
+
+/* m's string at keys with ${i} = 0, or NULL when absent or not a string.
+ * New string. */
+static char *free_string(const json_t *m, const char *k1, const char *k2)
+{
+    const char *v = JX_STR(m, k1, k2);
+    char *r = v ? subst_str(v, 0) : NULL;
+    return r ? r : v ? xstrdup(v) : NULL;
+}
+
+/* The admitted object of template t for manifest (equal_but_free to t's),
+ * or NULL when its name or namespace is empty or breaks its rule (then
+ * only the full path says what is wrong). */
+static json_t *precheck_from(const json_t *admitted, const json_t *manifest)
+{
+    char *name = free_string(manifest, "metadata", "name");
+    char *ns = free_string(manifest, "metadata", "namespace");
+    char *q = free_string(manifest, "spec", "queueName");
+    json_t *out = NULL;
+    const struct api_kind_schema *ks = api_kind_schema(KIND_WORKLOAD);
+    struct diag d;
+    diag_init(&d);
+    if (name && name[0] && ns && ns[0]) {
+        api_validate_name(name, ks->name_rule, ks->name_max, false, "metadata.name", &d);
+        api_validate_name(ns, api_check_dns1123_label, 0, false, "metadata.namespace", &d);
+    }
+    if (name && name[0] && ns && ns[0] && !d.n) {
+        json_t *md = json_copy(JX_GET(admitted, "metadata"));
+        json_object_set_new(md, "name", json_string(name));
+        json_object_set_new(md, "namespace", json_string(ns));
+        out = jx_shallow_with(admitted, "metadata", 8, md);
+        if (q) {
+            json_t *spec = json_copy(JX_GET(admitted, "spec"));
+            json_object_set_new(spec, "queueName", json_string(q));
+            json_object_set_new(out, "spec", spec);
+        }
+    }
+    diag_release(&d);
+    xfree(name);
+    xfree(ns);
+    xfree(q);
+    return out;
+}
+
+int sim_apply_precheck_memo(struct sim_precheck_memo *m, const json_t *manifest,
+                            struct diag *d, json_t **admitted)
+{
+    if (admitted)
+        *admitted = NULL;
+    const struct api_kind *k = api_doc_kind(manifest, d);
+    if (!k)
+        return CU_EBADREQ;
+    if (!m || k->id != KIND_WORKLOAD || !free_fields_plain())
+        return sim_apply_precheck(manifest, d, admitted);
+    for (size_t i = 0; i < m->n; i++) {
+        if (!equal_but_free(manifest, m->t[i].manifest, NULL))
+            continue;
+        json_t *adm = precheck_from(m->t[i].admitted, manifest);
+        if (!adm)
+            break;
+        if (admitted)
+            *admitted = adm;
+        else
+            json_decref(adm);
+        return 0;
+    }
+    json_t *adm = NULL;
+    int rc = sim_apply_precheck(manifest, d, &adm);
+    if (!rc) {
+        struct precheck_template *t = &m->t[m->next];
+        if (m->n < PRECHECK_MEMO_MAX) {
+            m->n++;
+        } else {
+            json_decref(t->manifest);
+            json_decref(t->admitted);
+        }
+        t->manifest = json_incref((json_t *)manifest);
+        t->admitted = json_incref(adm);
+        m->next = (m->next + 1) % PRECHECK_MEMO_MAX;
+    }
+    if (admitted)
+        *admitted = adm;
+    else
+        json_decref(adm);
+    return rc;
+}
+
 /* The API server's namespace strategy: a new Namespace is Active. */
 static void namespace_active(struct sim *s, const json_t *stored)
 {

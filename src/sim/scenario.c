@@ -414,7 +414,7 @@ static void decode_scale(const json_t *t, const char *base, struct sim_action *a
 }
 
 static void decode_action_body(const json_t *act, const char *base, struct sim_action *a,
-                               struct diag *d)
+                               struct sim_precheck_memo *memo, struct diag *d)
 {
     static const char *const verbs[] = {"apply", "delete", "patch", "scale"};
     int n = 0;
@@ -429,7 +429,7 @@ static void decode_action_body(const json_t *act, const char *base, struct sim_a
             a->manifest = json_incref(v); /* only read (and copied) from here on */
             struct diag kd;
             diag_init(&kd);
-            if (sim_apply_precheck(v, &kd, &a->admitted))
+            if (sim_apply_precheck_memo(memo, v, &kd, &a->admitted))
                 merge_prefixed(f, &kd, d);
             diag_release(&kd);
         } else if (a->type == SIM_ACT_DELETE) {
@@ -459,7 +459,7 @@ static void decode_action_body(const json_t *act, const char *base, struct sim_a
 }
 
 static void decode_action(const json_t *act, const char *base, struct sim_action *a,
-                          struct diag *d)
+                          struct sim_precheck_memo *memo, struct diag *d)
 {
     static const char *const keys[] = {"at", "apply", "delete", "patch", "scale", "runFor",
                                        "repeat", NULL};
@@ -471,7 +471,7 @@ static void decode_action(const json_t *act, const char *base, struct sim_action
         diag_add(d, DIAG_REQUIRED, f, NULL, NULL);
         xfree(f);
     }
-    decode_action_body(act, base, a, d);
+    decode_action_body(act, base, a, memo, d);
     if (duration_member(act, base, "runFor", &a->run_for_ms, d) == 0 &&
         a->type != SIM_ACT_APPLY) {
         char *f = path_key(base, "runFor");
@@ -513,6 +513,7 @@ static void decode_actions(const json_t *arr, const char *base, struct sim_scena
                            struct diag *d)
 {
     sc->actions = xcalloc(json_array_size(arr) + 1, sizeof(*sc->actions));
+    struct sim_precheck_memo *memo = sim_precheck_memo_new();
     size_t i;
     json_t *act;
     json_array_foreach(arr, i, act) {
@@ -521,10 +522,11 @@ static void decode_actions(const json_t *arr, const char *base, struct sim_scena
             struct sim_action *a = &sc->actions[sc->n_actions++];
             a->index = i;
             a->where = xstrdup(f);
-            decode_action(act, f, a, d);
+            decode_action(act, f, a, memo, d);
         }
         xfree(f);
     }
+    sim_precheck_memo_free(memo);
     qsort(sc->actions, sc->n_actions, sizeof(*sc->actions), action_cmp);
 }
 

@@ -255,6 +255,19 @@ int sim_apply(struct sim *s, const json_t *obj, int64_t run_for_ms, const char *
  * admitted (may be NULL) receives the admitted object on success (new
  * reference; its uid is a placeholder), else NULL. */
 int sim_apply_precheck(const json_t *manifest, struct diag *d, json_t **admitted);
+/* Load-time memo of sim_apply_precheck over a scenario's actions (apply.c):
+ * Workload manifests that differ only in metadata.name, metadata.namespace
+ * and spec.queueName are admitted once. Owned by the caller; free with
+ * sim_precheck_memo_free (NULL is fine). */
+struct sim_precheck_memo;
+struct sim_precheck_memo *sim_precheck_memo_new(void);
+void sim_precheck_memo_free(struct sim_precheck_memo *m);
+/* sim_apply_precheck through memo m (NULL: the plain precheck): the same
+ * return value, causes and admitted object (equal, members in the same
+ * order; it may share unchanged subtrees with earlier actions' admitted
+ * objects, which are never changed). */
+int sim_apply_precheck_memo(struct sim_precheck_memo *m, const json_t *manifest,
+                            struct diag *d, json_t **admitted);
 /* Run occurrence `occ` of an action at the current time. Missing targets of
  * delete/patch/scale are warnings (return 0); invalid results are errors. */
 int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err);

@@ -45,10 +45,22 @@ static const char *resolve_ns(enum api_kind_id kind, const char *ns, const json_
     return own && own[0] ? own : NULL;
 }
 
+/* meta[key] = the string val, unless it already holds that very string
+ * (then the value, equal JSON, stays as it is: no allocation). */
+static void set_str(json_t *meta, const char *key, size_t klen, const char *val)
+{
+    const json_t *cur = json_object_getn(meta, key, klen);
+    size_t n = strlen(val);
+    if (json_is_string(cur) && json_string_length(cur) == n &&
+        !memcmp(json_string_value(cur), val, n))
+        return;
+    json_object_setn_new_nocheck(meta, key, klen, jx_string(val));
+}
+
 static void set_ns(json_t *meta, enum api_kind_id kind, const char *ns)
 {
     if (api_kind_get(kind)->namespaced)
-        JX_SET_LIT(meta, "namespace", jx_string(ns));
+        set_str(meta, "namespace", 9, ns);
     else
         json_object_del(meta, "namespace");
 }
@@ -214,16 +226,20 @@ static char *choose_name(struct store *s, enum api_kind_id kind, const char *ns,
 /* Stamp the server-set metadata of a new object. mu held. */
 static void stamp_new(struct store *s, json_t *meta, const char *name)
 {
-    JX_SET_LIT(meta, "name", jx_string(name));
+    set_str(meta, "name", 4, name);
     const char *uid = json_string_value(JX_GET(meta, "uid"));
     if (!uid || !uid[0]) {
         char buf[37];
         rng_uuid(s->rng, buf);
         JX_SET_LIT(meta, "uid", jx_string(buf));
     }
-    char ts[TIMEFMT_LEN];
-    JX_SET_LIT(meta, "creationTimestamp",
-                        jx_string(timefmt_rfc3339(clk_now(s->clock), true, ts)));
+    int64_t now = clk_now(s->clock);
+    if (!s->stamp_valid || s->stamp_ms != now) {
+        timefmt_rfc3339(now, true, s->stamp);
+        s->stamp_ms = now;
+        s->stamp_valid = true;
+    }
+    JX_SET_LIT(meta, "creationTimestamp", jx_string(s->stamp));
     set_rv(meta, s->rv + 1);
     JX_SET_LIT(meta, "generation", json_integer(1));
 }

@@ -25,6 +25,7 @@
 #include <uthash.h>
 
 #include "store/store.h"
+#include "util/timefmt.h"
 
 struct store_obj {
     RB_ENTRY(store_obj) link;
@@ -72,6 +73,11 @@ struct store {
     struct store_index idx[KIND__COUNT];
     struct store_log log;
     struct store_db *db;
+    /* the RFC 3339 text of stamp_ms (creationTimestamp), reused by the
+     * creates of one instant (mutate.c stamp_new; mu held) */
+    bool stamp_valid;
+    int64_t stamp_ms;
+    char stamp[TIMEFMT_LEN];
 };
 
 /* index (store.c) */

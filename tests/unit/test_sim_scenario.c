@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "sim/sim-int.h"
+#include "util/sbuf.h"
 #include "util/timefmt.h"
 #include "util/xalloc.h"
 
@@ -306,6 +307,100 @@ static void test_invalid_apply_actions_fail_before_the_run(void **state)
                  needles);
 }
 
+/* One Workload apply action at t seconds in namespace ns, queue q (none
+ * when NULL), name name, priority prio. */
+static char *wl_act(int t, const char *ns, const char *q, const char *name, int prio)
+{
+    char *qf = q ? xasprintf("queueName: %s, ", q) : xstrdup("");
+    char *a = xasprintf("    - {at: %ds, repeat: {count: 3, every: 1s}, apply: {apiVersion: "
+                        "kueue.x-k8s.io/v1beta1, kind: Workload, metadata: {name: \"%s\", "
+                        "namespace: %s, labels: {tier: gold}}, spec: {%spriority: %d, podSets: "
+                        "[{name: main, count: 1, template: {spec: {containers: [{name: c, "
+                        "image: p, resources: {requests: {cpu: \"2\"}}}]}}}]}}}\n",
+                        t, name, ns, qf, prio);
+    xfree(qf);
+    return a;
+}
+
+static char *dump(const json_t *v)
+{
+    char *t = json_dumps(v, JSON_COMPACT);
+    char *r = xstrdup(t);
+    free(t); /* jansson's allocation */
+    return r;
+}
+
+/* Workload actions that differ only in name, namespace and queueName are
+ * admitted once at load (apply.c, sim_apply_precheck_memo): every
+ * action's admitted object is still the one its own full precheck gives,
+ * members in the same order, whether it came from the memo (b, c) or not
+ * (d: another priority; e: no queueName; f: the name first). */
+static void test_similar_workload_actions_are_admitted_as_each_alone(void **state)
+{
+    (void)state;
+    char *acts[] = {wl_act(1, "ns-a", "q-a", "w-${i}", 5), wl_act(2, "ns-b", "q-b", "x-${i}", 5),
+                    wl_act(3, "ns-c", "q-c", "w-${i}-c", 5), wl_act(4, "ns-d", "q-d", "w", 6),
+                    wl_act(5, "ns-e", NULL, "w-${i}", 5), NULL};
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    sbuf_adds(&sb, "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n  actions:\n");
+    for (char **a = acts; *a; a++)
+        sbuf_adds(&sb, *a);
+    struct sim_scenario sc;
+    char *err;
+    assert_int_equal(parse(sb.buf, &sc, &err), 0);
+    assert_int_equal(sc.n_actions, 5);
+    for (size_t i = 0; i < sc.n_actions; i++) {
+        struct diag d;
+        diag_init(&d);
+        json_t *alone = NULL;
+        assert_int_equal(sim_apply_precheck(sc.actions[i].manifest, &d, &alone), 0);
+        assert_non_null(sc.actions[i].admitted);
+        char *x = dump(sc.actions[i].admitted), *y = dump(alone);
+        assert_string_equal(x, y);
+        xfree(x);
+        xfree(y);
+        json_decref(alone);
+        diag_release(&d);
+    }
+    sim_scenario_release(&sc);
+    sbuf_release(&sb);
+    for (char **a = acts; *a; a++)
+        xfree(*a);
+}
+
+/* A name or namespace the rules reject, in an action otherwise like an
+ * admitted one, gets the message the full admission gives. */
+static void test_similar_workload_action_with_a_bad_name_gets_the_full_message(void **state)
+{
+    (void)state;
+    static const char *const bad[][2] = {{"ns-b", "X_${i}"}, {"Ns_B", "w-${i}"}};
+    for (size_t k = 0; k < 2; k++) {
+        char *good = wl_act(1, "ns-a", "q-a", "w-${i}", 5);
+        char *b = wl_act(2, bad[k][0], "q-b", bad[k][1], 5);
+        char *alone_text = xasprintf("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n"
+                                     "  actions:\n%s", b);
+        char *both_text = xasprintf("apiVersion: cueue.dev/v1alpha1\nkind: Scenario\nspec:\n"
+                                    "  actions:\n%s%s", good, b);
+        struct sim_scenario s1, s2;
+        char *e1, *e2;
+        assert_int_not_equal(parse(alone_text, &s1, &e1), 0);
+        assert_int_not_equal(parse(both_text, &s2, &e2), 0);
+        /* the same message, about actions[0] alone and actions[1] after good */
+        char *p1 = strstr(e1, "spec.actions[0].apply.metadata.");
+        char *p2 = strstr(e2, "spec.actions[1].apply.metadata.");
+        assert_non_null(p1);
+        assert_non_null(p2);
+        assert_string_equal(p1 + strlen("spec.actions[0]"), p2 + strlen("spec.actions[1]"));
+        xfree(e1);
+        xfree(e2);
+        xfree(good);
+        xfree(b);
+        xfree(alone_text);
+        xfree(both_text);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +414,8 @@ int main(void)
         cmocka_unit_test(test_durations_too_large_say_so_with_the_limit),
         cmocka_unit_test(test_scenario_size_is_capped),
         cmocka_unit_test(test_invalid_apply_actions_fail_before_the_run),
+        cmocka_unit_test(test_similar_workload_actions_are_admitted_as_each_alone),
+        cmocka_unit_test(test_similar_workload_action_with_a_bad_name_gets_the_full_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,6 +30,24 @@ static void create_stamps_kubernetes_metadata(void **state)
     json_decref(lq);
 }
 
+/* creationTimestamp is the clock's time at each create: the text kept for
+ * one instant is made again when the clock moves (the virtual clock only
+ * moves forward). */
+static void create_timestamp_follows_the_clock(void **state)
+{
+    struct fx *f = *state;
+    static const int64_t offsets_ms[] = {0, 0, 1, 61001, 61001, 61002};
+    for (size_t i = 0; i < sizeof(offsets_ms) / sizeof(offsets_ms[0]); i++) {
+        clk_virtual_set(&f->clock, FX_START_MS + offsets_ms[i]);
+        char name[16], want[TIMEFMT_LEN];
+        snprintf(name, sizeof(name), "q%zu", i);
+        json_t *lq = fx_create(f->s, KIND_LOCALQUEUE, "ns", fx_lq(NULL, name, "cq"));
+        timefmt_rfc3339(FX_START_MS + offsets_ms[i], true, want);
+        assert_string_equal(fx_meta(lq, "creationTimestamp"), want);
+        json_decref(lq);
+    }
+}
+
 static void create_does_not_keep_callers_object(void **state)
 {
     struct fx *f = *state;
@@ -752,6 +770,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         T(create_stamps_kubernetes_metadata),
+        T(create_timestamp_follows_the_clock),
         T(create_does_not_keep_callers_object),
         T(create_keeps_given_uid_and_drops_server_fields),
         T(create_namespace_from_argument_or_object),
