@@ -363,38 +363,6 @@ void sim_precheck_memo_free(struct sim_precheck_memo *m)
     xfree(m);
 }
 
-/* Equal values with object members in the same order (json_equal ignores
- * the order, which the admitted object keeps). */
-static bool ordered_equal(const json_t *a, const json_t *b)
-{
-    if (a == b)
-        return true;
-    if (!a || !b || json_typeof(a) != json_typeof(b))
-        return false;
-    if (json_is_array(a)) {
-        size_t n = json_array_size(a);
-        if (n != json_array_size(b))
-            return false;
-        for (size_t i = 0; i < n; i++)
-            if (!ordered_equal(json_array_get(a, i), json_array_get(b, i)))
-                return false;
-        return true;
-    }
-    if (!json_is_object(a))
-        return json_equal(a, b);
-    if (json_object_size(a) != json_object_size(b))
-        return false;
-    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
-    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
-                     ib = json_object_iter_next((json_t *)b, ib)) {
-        size_t la = json_object_iter_key_len(ia), lb = json_object_iter_key_len(ib);
-        if (la != lb || memcmp(json_object_iter_key(ia), json_object_iter_key(ib), la) ||
-            !ordered_equal(json_object_iter_value(ia), json_object_iter_value(ib)))
-            return false;
-    }
-    return !ia && !ib;
-}
-
 /* A plain string field of the Workload schema: no enum, format, length,
  * check or default. */
 static bool plain_string_field(const char *const *keys)
@@ -440,7 +408,7 @@ static bool equal_but_free(const json_t *a, const json_t *b, const char *const *
         else if (!skip && !strcmp(key, "spec"))
             ok = equal_but_free(va, vb, spec_free);
         else
-            ok = ordered_equal(va, vb);
+            ok = jx_equal_walk(va, vb, false); /* the admitted object keeps the order */
         if (!ok)
             return false;
     }

@@ -453,41 +453,6 @@ static struct doc_parts parts_of(const json_t *doc)
     return (struct doc_parts){JX_GET(doc, "metadata"), JX_GET(doc, "status"), NULL};
 }
 
-/* json_equal(a, b) for two statuses or their members (either may be
- * NULL), cheaper when maps hold their members in the same order: members
- * holding the very same value are equal without a look at their contents
- * (the usual status write shares what it did not replace), and no key is
- * looked up by hashing; arrays compare element by element the same way. */
-static bool status_same(const json_t *a, const json_t *b)
-{
-    if (a == b)
-        return true;
-    if (!a || !b)
-        return false;
-    if (json_is_array(a) && json_is_array(b)) {
-        size_t n = json_array_size(a);
-        if (n != json_array_size(b))
-            return false;
-        for (size_t i = 0; i < n; i++)
-            if (!status_same(json_array_get(a, i), json_array_get(b, i)))
-                return false;
-        return true;
-    }
-    if (!json_is_object(a) || !json_is_object(b) || json_object_size(a) != json_object_size(b))
-        return json_equal(a, b);
-    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
-    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
-                     ib = json_object_iter_next((json_t *)b, ib)) {
-        size_t len = json_object_iter_key_len(ia);
-        if (len != json_object_iter_key_len(ib) ||
-            memcmp(json_object_iter_key(ia), json_object_iter_key(ib), len))
-            return json_equal(a, b); /* another order: compare by key */
-        if (!status_same(json_object_iter_value(ia), json_object_iter_value(ib)))
-            return false;
-    }
-    return true;
-}
-
 /* Store cand (reference taken) over o, or delete o when cand is a deleting
  * object whose finalizers are now empty. status_only: cand is o's document
  * with (at most) another status (copy_with over a document with a metadata
@@ -508,7 +473,8 @@ static json_t *commit_update(struct store *s, enum api_kind_id kind, struct stor
         op = &op_read;
         np = &np_read;
     }
-    bool same = status_only ? status_same(np->status, op->status) : json_equal(cand, o->doc);
+    /* a status write shares what it did not replace: jx_equal_walk skips it */
+    bool same = status_only ? jx_equal_walk(np->status, op->status, true) : json_equal(cand, o->doc);
     if (same) {
         json_decref(cand);
         return json_incref(o->doc);
@@ -563,16 +529,10 @@ static bool same_members(const json_t *a, const json_t *b)
 {
     if (json_object_size(a) != json_object_size(b))
         return false;
-    void *ia = json_object_iter((json_t *)a), *ib = json_object_iter((json_t *)b);
-    for (; ia && ib; ia = json_object_iter_next((json_t *)a, ia),
-                     ib = json_object_iter_next((json_t *)b, ib)) {
-        size_t len = json_object_iter_key_len(ia);
-        if (len != json_object_iter_key_len(ib) ||
-            memcmp(json_object_iter_key(ia), json_object_iter_key(ib), len) ||
-            json_object_iter_value(ia) != json_object_iter_value(ib))
+    JX_PAIRS_FOREACH(a, b, ia, ib)
+        if (!jx_iter_same_key(ia, ib) || json_object_iter_value(ia) != json_object_iter_value(ib))
             return false;
-    }
-    return !ia && !ib;
+    return true;
 }
 
 static bool iter_key_is(void *it, const char *want, size_t wlen)

@@ -186,3 +186,31 @@ json_t *jx_deep_copy(const json_t *v)
     }
     return json_incref((json_t *)v);
 }
+
+bool jx_equal_walk(const json_t *a, const json_t *b, bool any_order)
+{
+    if (a == b)
+        return true;
+    if (!a || !b || json_typeof(a) != json_typeof(b))
+        return false;
+    if (json_is_array(a)) {
+        size_t n = json_array_size(a);
+        if (n != json_array_size(b))
+            return false;
+        for (size_t i = 0; i < n; i++)
+            if (!jx_equal_walk(json_array_get(a, i), json_array_get(b, i), any_order))
+                return false;
+        return true;
+    }
+    if (!json_is_object(a))
+        return json_equal(a, b);
+    if (json_object_size(a) != json_object_size(b))
+        return false;
+    JX_PAIRS_FOREACH(a, b, ia, ib) {
+        if (!jx_iter_same_key(ia, ib))
+            return any_order && json_equal(a, b); /* another key order */
+        if (!jx_equal_walk(json_object_iter_value(ia), json_object_iter_value(ib), any_order))
+            return false;
+    }
+    return true;
+}

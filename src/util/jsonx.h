@@ -114,6 +114,21 @@ json_t *jx_deep_copy(const json_t *v);
     for (void *it = json_object_iter((json_t *)(m)); it; \
          it = json_object_iter_next((json_t *)(m), it))
 
+/* Walk the members of the objects a and b side by side, iterators ia and
+ * ib, while both have members left (equal sizes: they end together). */
+#define JX_PAIRS_FOREACH(a, b, ia, ib)                                                    \
+    for (void *ia = json_object_iter((json_t *)(a)), *ib = json_object_iter((json_t *)(b)); \
+         ia && ib;                                                                        \
+         ia = json_object_iter_next((json_t *)(a), ia), ib = json_object_iter_next((json_t *)(b), ib))
+
+/* Whether the object iterators ia and ib are at members of the same key. */
+static inline bool jx_iter_same_key(void *ia, void *ib)
+{
+    size_t len = json_object_iter_key_len(ia);
+    return len == json_object_iter_key_len(ib) &&
+           !memcmp(json_object_iter_key(ia), json_object_iter_key(ib), len);
+}
+
 /* The members of o named keys[0..n) into out[0..n) (NULL where absent, or
  * all NULL when o is not an object), found in one pass over o's members
  * that stops once all are found: for the handful of members of a
@@ -128,6 +143,15 @@ void jx_members(const json_t *o, const char *const *keys, size_t n, json_t **out
  * replaces one member and shares the rest; stored values are never
  * changed in place. New reference. */
 json_t *jx_shallow_with(const json_t *obj, const char *key, size_t klen, json_t *val);
+
+/* Whether a and b are equal, walked in member order: shared values
+ * (pointer-equal, as unchanged members of two versions of a document are)
+ * are equal without a look inside, arrays element by element, scalars by
+ * json_equal. Objects whose members come in another key order are equal
+ * only when any_order (then json_equal decides, which ignores order);
+ * without it the member order is part of what is compared (a document's
+ * text). NULL equals only NULL. */
+bool jx_equal_walk(const json_t *a, const json_t *b, bool any_order);
 
 /* json_string(s) (a new JSON string, or NULL when s is NULL or not valid
  * UTF-8), faster for the usual ASCII text: jansson checks UTF-8 one

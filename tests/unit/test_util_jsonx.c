@@ -197,6 +197,48 @@ static void shallow_with_replaces_one_member(void **state)
     json_decref(o);
 }
 
+/* jx_equal_walk: member order counts unless any_order; shared values and
+ * deep values compare as json_equal does otherwise. */
+static void equal_walk_orders_and_shares(void **state)
+{
+    (void)state;
+    json_t *a = json_loads("{\"x\": 1, \"y\": [1, {\"p\": \"q\", \"r\": 2}], \"z\": null}", 0, NULL);
+    json_t *b = json_loads("{\"x\": 1, \"y\": [1, {\"p\": \"q\", \"r\": 2}], \"z\": null}", 0, NULL);
+    json_t *swapped = json_loads("{\"x\": 1, \"y\": [1, {\"r\": 2, \"p\": \"q\"}], \"z\": null}", 0, NULL);
+    json_t *other = json_loads("{\"x\": 1, \"y\": [1, {\"p\": \"q\", \"r\": 3}], \"z\": null}", 0, NULL);
+    json_t *shorter = json_loads("{\"x\": 1, \"y\": [1]}", 0, NULL);
+    for (int any = 0; any < 2; any++) {
+        assert_true(jx_equal_walk(a, a, any));
+        assert_true(jx_equal_walk(a, b, any));
+        assert_false(jx_equal_walk(a, other, any));
+        assert_false(jx_equal_walk(a, shorter, any));
+        assert_false(jx_equal_walk(a, NULL, any));
+        assert_true(jx_equal_walk(NULL, NULL, any));
+    }
+    /* the same members in another order: equal only when order may differ */
+    assert_false(jx_equal_walk(a, swapped, false));
+    assert_true(jx_equal_walk(a, swapped, true));
+    /* an integer and a real are different JSON, as json_equal says */
+    json_t *i1 = json_integer(1), *r1 = json_real(1.0);
+    assert_false(jx_equal_walk(i1, r1, true));
+    assert_int_equal(jx_equal_walk(i1, r1, true), json_equal(i1, r1));
+    /* a version sharing an unchanged member with the old one */
+    json_t *v2 = jx_shallow_with(a, "z", 1, json_string("new"));
+    assert_false(jx_equal_walk(a, v2, true));
+    assert_ptr_equal(json_object_get(a, "y"), json_object_get(v2, "y"));
+    json_t *v3 = jx_shallow_with(a, "z", 1, json_null());
+    assert_true(jx_equal_walk(a, v3, false));
+    json_decref(i1);
+    json_decref(r1);
+    json_decref(v2);
+    json_decref(v3);
+    json_decref(a);
+    json_decref(b);
+    json_decref(swapped);
+    json_decref(other);
+    json_decref(shorter);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -205,6 +247,7 @@ int main(void)
         cmocka_unit_test(string_matches_json_string),
         cmocka_unit_test(members_match_lookups),
         cmocka_unit_test(shallow_with_replaces_one_member),
+        cmocka_unit_test(equal_walk_orders_and_shares),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
