@@ -525,14 +525,27 @@ static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref,
 }
 
 /* kq_wl_is_finished(wl) || kq_wl_has_reservation(wl), from one scan of
- * the conditions: a reservation or pending decision no longer applies. */
-static bool finished_or_reserved(const json_t *wl)
+ * the conditions: a reservation or pending decision no longer applies.
+ * *qr_holds (when not NULL): whether QuotaReserved=True (with or without
+ * an admission). */
+static bool finished_or_reserved(const json_t *wl, bool *qr_holds)
 {
     static const char *const types[] = {"Finished", "QuotaReserved"};
     const json_t *c[2];
     api_cond_get_all(wl, types, 2, c);
-    return api_cond_holds(c[0]) ||
-           (api_cond_holds(c[1]) && JX_GET(wl, "status", "admission") != NULL);
+    bool qr = api_cond_holds(c[1]);
+    if (qr_holds)
+        *qr_holds = qr;
+    return api_cond_holds(c[0]) || (qr && JX_GET(wl, "status", "admission") != NULL);
+}
+
+/* now_ms as a lastTransitionTime api_cond_set writes at now_ms reads
+ * back (api_cond_ltt_ms): RFC 3339 with whole seconds, so rounded down
+ * to the second. */
+static int64_t transition_ms_of(int64_t now_ms)
+{
+    int64_t r = now_ms % 1000;
+    return now_ms - (r < 0 ? r + 1000 : r);
 }
 
 /* Write a decision's Workload status (*wl: a decision_target copy of the
@@ -678,7 +691,8 @@ static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const 
 static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
-    if (!wl || finished_or_reserved(wl) || api_is_deleting(wl)) {
+    bool qr_held = false;
+    if (!wl || finished_or_reserved(wl, &qr_held) || api_is_deleting(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
@@ -718,7 +732,11 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
         ctrl_trace(c, "QuotaReserved", f);
     }
     if (no_checks || kq_wl_all_checks_ready(wl))
-        kq_wl_set_admitted(c, wl);
+        /* QuotaReserved flipped to True now unless it held already */
+        kq_wl_set_admitted_at(c, wl,
+                              d->admission.cluster_queue ? d->admission.cluster_queue
+                                                         : d->cluster_queue,
+                              qr_held ? -1 : transition_ms_of(now));
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                      "The workload has not all checks ready", now);
@@ -820,7 +838,7 @@ static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *re
 static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
-    if (!wl || finished_or_reserved(wl)) {
+    if (!wl || finished_or_reserved(wl, NULL)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
