@@ -83,6 +83,10 @@ struct memo_entry {
     struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
     json_t *rr_spec; /* the spec rr was computed for (reference) */
     json_t *rr;      /* status.resourceRequests for it (reference) */
+    /* kq_memo_admission_hint: a status.admission value (reference, NULL:
+     * none) being written, and what it decodes to */
+    json_t *hint_adm;
+    struct api_admission hint;
     /* what the engine was last given (kq_memo_expected_changed): its
      * expected run time and, when has_end, its expected end */
     bool has_expected, has_end;
@@ -150,12 +154,20 @@ static void entry_clear_inputs(struct memo_entry *m)
     memset(m->cobj, 0, sizeof(m->cobj));
 }
 
+static void entry_drop_hint(struct memo_entry *m)
+{
+    json_decref(m->hint_adm);
+    m->hint_adm = NULL;
+    api_admission_release(&m->hint);
+}
+
 static void entry_free(struct kq_memo *memo, struct memo_entry *m)
 {
     if (memo->last_entry == m)
         memo->last_entry = NULL;
     entry_clear_inputs(m);
     entry_drop_decoded(m);
+    entry_drop_hint(m);
     json_decref(m->rr_spec);
     json_decref(m->rr);
     xfree(m->key);
@@ -403,6 +415,15 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
         struct api_wl_status_values now, was;
         status_values(in, memo->last_view.cobj, &now);
         status_values(m->in, (const json_t *const *)m->cobj, &was);
+        if (m->hint_adm && now.admission == m->hint_adm && was.admission != now.admission) {
+            /* the admission the hint says it decodes to: taken, not decoded */
+            api_admission_release(&m->dec.admission);
+            m->dec.admission = m->hint;
+            m->dec.has_admission = true;
+            memset(&m->hint, 0, sizeof(m->hint));
+            entry_drop_hint(m);
+            was.admission = now.admission;
+        }
         if (api_workload_status_from_values(&now, &was, &m->dec) != 0) {
             kq_avoid_release(avoid, n_avoid);
             m->has_dec = false;
@@ -475,6 +496,17 @@ void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
         HASH_DEL(memo->entries, m);
         entry_free(memo, m);
     }
+}
+
+void kq_memo_admission_hint(struct kq_memo *memo, const char *ns, const char *name, json_t *adm,
+                            struct api_admission *decoded)
+{
+    drop_last(memo);
+    struct memo_entry *m = find_or_add(memo, ns, name);
+    entry_drop_hint(m);
+    m->hint_adm = json_incref(adm);
+    m->hint = *decoded;
+    memset(decoded, 0, sizeof(*decoded));
 }
 
 json_t *kq_memo_requests(struct kq_memo *memo, const char *ns, const char *name,

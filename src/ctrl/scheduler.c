@@ -573,7 +573,7 @@ static void set_named(json_t *obj, const char *key, json_t *v)
         json_object_set_new(obj, key, v);
 }
 
-static json_t *admission_json(const struct api_admission *a, const char *cq)
+json_t *kq_admission_json(const struct api_admission *a, const char *cq)
 {
     json_t *psas = json_array();
     for (size_t i = 0; i < a->n_podsets; i++) {
@@ -600,7 +600,7 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
     return out;
 }
 
-/* The key of admission_json(a, cq) in t: every value it reads. */
+/* The key of kq_admission_json(a, cq) in t: every value it reads. */
 static void adm_key(struct kq_shared *t, const struct api_admission *a, const char *cq)
 {
     kq_shared_key_reset(t);
@@ -623,7 +623,7 @@ static void adm_key(struct kq_shared *t, const struct api_admission *a, const ch
     }
 }
 
-/* admission_json(a, cq) as a new reference to a value shared by every
+/* kq_admission_json(a, cq) as a new reference to a value shared by every
  * Workload admitted with the same assignment (many are, in every
  * ClusterQueue): built once, not per reservation, and freed once. Sharing
  * is safe as for api_cond_set's shared conditions: stored documents are
@@ -634,7 +634,7 @@ static json_t *admission_shared(struct sched *s, const struct api_admission *a, 
 {
     adm_key(s->adms, a, cq);
     json_t *v = kq_shared_find(s->adms);
-    return v ? v : kq_shared_keep(s->adms, admission_json(a, cq));
+    return v ? v : kq_shared_keep(s->adms, kq_admission_json(a, cq));
 }
 
 /* JX_SET_NEW(wl, v, "status", key) (v taken), without walking the path
@@ -688,7 +688,23 @@ static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const 
     json_decref(old);
 }
 
-static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
+/* Hand the memo d's admission (taken: d's is left empty), which adm, the
+ * status.admission written for it, decodes to, so that the Workload event
+ * of the write does not decode adm again (kq_memo_admission_hint). Only
+ * in the shape decoding gives: kq_admission_json writes the cluster queue
+ * d names when the admission names none, and decoding sorts the flavors
+ * and the usage by resource; the quantities read back exactly
+ * (kq_quantity_json, test_ctrl_memo). */
+static void hint_admission(struct sched *s, struct eng_decision *d, json_t *adm)
+{
+    struct api_admission *a = &d->admission;
+    if (!a->cluster_queue && d->cluster_queue)
+        a->cluster_queue = xstrdup(d->cluster_queue);
+    if (api_admission_is_canonical(a))
+        kq_memo_admission_hint(s->memo, d->wl.ns, d->wl.name, adm, a);
+}
+
+static void apply_reserve(struct ctrl *c, struct sched *s, struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
     bool qr_held = false;
@@ -698,7 +714,8 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
         return;
     }
     int64_t now = ctrl_now(c);
-    set_status_member(wl, "admission", admission_shared(s, &d->admission, d->cluster_queue));
+    json_t *adm = admission_shared(s, &d->admission, d->cluster_queue);
+    set_status_member(wl, "admission", adm); /* taken; wl holds it */
     /* "Quota reserved in ClusterQueue <cq>", without printf */
     static const char prefix[] = "Quota reserved in ClusterQueue ";
     const char *cqn = d->cluster_queue ? d->cluster_queue : "(null)"; /* as printf did */
@@ -740,6 +757,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                      "The workload has not all checks ready", now);
+    hint_admission(s, d, adm);
     if (write_status(c, &d->wl, &wl) != 0)
         resync_workload(c, s, &d->wl);
     else
@@ -945,7 +963,7 @@ static bool sched_round(struct ctrl *c, struct sched *s)
     struct eng_result res = {0};
     int n = eng_schedule(s->eng, now, 0, &res);
     for (size_t i = 0; i < res.n; i++) {
-        const struct eng_decision *d = &res.items[i];
+        struct eng_decision *d = &res.items[i]; /* apply_reserve takes its admission */
         kq_queues_mark_cq(s->queues, d->cluster_queue);
         if (d->type == ENG_RESERVE)
             apply_reserve(c, s, d);
