@@ -524,19 +524,22 @@ static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref,
     return wl;
 }
 
-/* kq_wl_is_finished(wl) || kq_wl_has_reservation(wl), from one scan of
- * the conditions: a reservation or pending decision no longer applies.
- * *qr_holds (when not NULL): whether QuotaReserved=True (with or without
- * an admission). */
-static bool finished_or_reserved(const json_t *wl, bool *qr_holds)
+/* kq_wl_is_finished(wl) || kq_wl_has_reservation(wl), from wl's first
+ * Finished (c[0]) and QuotaReserved (c[1]) conditions: a reservation or
+ * pending decision no longer applies. */
+static bool finished_or_reserved_in(const json_t *wl, const json_t *const c[2])
+{
+    return api_cond_holds(c[0]) ||
+           (api_cond_holds(c[1]) && JX_GET(wl, "status", "admission") != NULL);
+}
+
+/* finished_or_reserved_in, from one scan of the conditions. */
+static bool finished_or_reserved(const json_t *wl)
 {
     static const char *const types[] = {"Finished", "QuotaReserved"};
     const json_t *c[2];
     api_cond_get_all(wl, types, 2, c);
-    bool qr = api_cond_holds(c[1]);
-    if (qr_holds)
-        *qr_holds = qr;
-    return api_cond_holds(c[0]) || (qr && JX_GET(wl, "status", "admission") != NULL);
+    return finished_or_reserved_in(wl, c);
 }
 
 /* now_ms as a lastTransitionTime api_cond_set writes at now_ms reads
@@ -648,12 +651,13 @@ static void set_status_member(json_t *wl, const char *key, json_t *v)
         JX_SET_NEW(wl, v, "status", key);
 }
 
-/* Reset the active Evicted and Preempted conditions on reservation (§2.9). */
-static void reset_on_reserve(json_t *wl, int64_t now)
+/* Reset the active Evicted and Preempted conditions on reservation (§2.9).
+ * conds: wl's first Evicted and Preempted conditions, found before wl's
+ * conditions changed: still alive (the stored document's, or wl's own
+ * array's), and setting one condition leaves the others as they are. */
+static void reset_on_reserve(json_t *wl, int64_t now, const json_t *const conds[2])
 {
     static const char *const types[] = {"Evicted", "Preempted"};
-    const json_t *conds[2];
-    api_cond_get_all(wl, types, 2, conds); /* replacing one leaves the other */
     for (size_t i = 0; i < 2; i++) {
         if (!api_cond_holds(conds[i]))
             continue;
@@ -707,12 +711,18 @@ static void hint_admission(struct sched *s, struct eng_decision *d, json_t *adm)
 static void apply_reserve(struct ctrl *c, struct sched *s, struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
-    bool qr_held = false;
-    if (!wl || finished_or_reserved(wl, &qr_held) || api_is_deleting(wl)) {
+    /* the conditions read here, in one scan: the first two decide, the
+     * others are reset */
+    static const char *const types[] = {"Finished", "QuotaReserved", "Evicted", "Preempted"};
+    const json_t *conds[4];
+    if (wl)
+        api_cond_get_all(wl, types, 4, conds);
+    if (!wl || finished_or_reserved_in(wl, conds) || api_is_deleting(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
     }
+    bool qr_held = api_cond_holds(conds[1]);
     int64_t now = ctrl_now(c);
     json_t *adm = admission_shared(s, &d->admission, d->cluster_queue);
     set_status_member(wl, "admission", adm); /* taken; wl holds it */
@@ -727,7 +737,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, struct eng_decision *
     api_cond_set(wl, "QuotaReserved", "True", "QuotaReserved", msg, now);
     if (msg != buf)
         xfree(msg);
-    reset_on_reserve(wl, now);
+    reset_on_reserve(wl, now, conds + 2);
     struct kq_check_rule *rules;
     size_t n;
     kq_cq_check_rules(c, d->cluster_queue, &rules, &n);
@@ -856,7 +866,7 @@ static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *re
 static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
-    if (!wl || finished_or_reserved(wl, NULL)) {
+    if (!wl || finished_or_reserved(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
