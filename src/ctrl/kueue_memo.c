@@ -460,13 +460,17 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
     return &m->dec;
 }
 
+/* m's decoded Workload when it was decoded from spec, else NULL. */
+static const struct api_workload *entry_dec_of(const struct memo_entry *m, const json_t *spec)
+{
+    return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
+}
+
 const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const char *ns,
                                                 const char *name, const json_t *obj)
 {
     drop_last(memo);
-    struct memo_entry *m = find(memo, ns, name);
-    const json_t *spec = json_object_get(obj, "spec");
-    return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
+    return entry_dec_of(find(memo, ns, name), json_object_get(obj, "spec"));
 }
 
 bool kq_memo_expected_changed(struct kq_memo *memo, const char *ns, const char *name,
@@ -509,13 +513,27 @@ void kq_memo_admission_hint(struct kq_memo *memo, const char *ns, const char *na
     memset(decoded, 0, sizeof(*decoded));
 }
 
+/* m's resourceRequests when computed for spec, as a new reference, else
+ * NULL. */
+static json_t *entry_rr_of(const struct memo_entry *m, const json_t *spec)
+{
+    return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
+}
+
+/* Remember rr (a reference of its own) as the resourceRequests of spec. */
+static void entry_set_rr(struct memo_entry *m, json_t *spec, json_t *rr)
+{
+    json_decref(m->rr_spec);
+    json_decref(m->rr);
+    m->rr_spec = json_incref(spec);
+    m->rr = json_incref(rr);
+}
+
 json_t *kq_memo_requests(struct kq_memo *memo, const char *ns, const char *name,
                          const json_t *obj)
 {
     drop_last(memo);
-    struct memo_entry *m = find(memo, ns, name);
-    const json_t *spec = json_object_get(obj, "spec");
-    return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
+    return entry_rr_of(find(memo, ns, name), json_object_get(obj, "spec"));
 }
 
 void kq_memo_set_requests(struct kq_memo *memo, const char *ns, const char *name,
@@ -523,11 +541,22 @@ void kq_memo_set_requests(struct kq_memo *memo, const char *ns, const char *name
 {
     drop_last(memo);
     json_t *spec = json_object_get(obj, "spec");
-    if (!spec)
-        return;
-    struct memo_entry *m = find_or_add(memo, ns, name);
-    json_decref(m->rr_spec);
-    json_decref(m->rr);
-    m->rr_spec = json_incref(spec);
-    m->rr = json_incref(rr);
+    if (spec)
+        entry_set_rr(find_or_add(memo, ns, name), spec, rr);
+}
+
+json_t *kq_memo_requests_or(struct kq_memo *memo, const char *ns, const char *name, const json_t *obj,
+                            json_t *(*compute)(void *ctx, const struct api_workload *known),
+                            void *ctx)
+{
+    drop_last(memo);
+    struct memo_entry *m = find(memo, ns, name);
+    json_t *spec = json_object_get(obj, "spec");
+    json_t *rr = entry_rr_of(m, spec);
+    if (rr)
+        return rr;
+    rr = compute(ctx, entry_dec_of(m, spec));
+    if (spec)
+        entry_set_rr(m ? m : add(memo, ns, name), spec, rr);
+    return rr;
 }

@@ -137,5 +137,12 @@ json_t *kq_memo_requests(struct kq_memo *m, const char *ns, const char *name, co
  * status.resourceRequests of obj's spec. ns, name: obj's. */
 void kq_memo_set_requests(struct kq_memo *m, const char *ns, const char *name, const json_t *obj,
                           json_t *rr);
+/* kq_memo_requests, else compute(ctx, known) remembered as by
+ * kq_memo_set_requests, with one lookup of ns/name: known is what
+ * kq_memo_decoded_spec gives (NULL: obj's spec is to be decoded). compute
+ * returns a new reference. Returns a new reference. */
+json_t *kq_memo_requests_or(struct kq_memo *m, const char *ns, const char *name, const json_t *obj,
+                            json_t *(*compute)(void *ctx, const struct api_workload *known),
+                            void *ctx);
 
 #endif

@@ -848,17 +848,24 @@ static json_t *resource_requests_shared(struct sched *s, const struct api_worklo
     return v ? v : kq_shared_keep(t, resource_requests(wl));
 }
 
-/* resource_requests of obj's spec, from the Workload the memo decoded from
- * it when there is one. */
-static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *ref,
-                                    const json_t *obj)
+/* What resource_requests_of reads: the scheduler and the Workload
+ * document. */
+struct rr_ctx {
+    struct sched *s;
+    const json_t *obj;
+};
+
+/* resource_requests of the document's spec (kq_memo_requests_or's
+ * compute), from known, the Workload the memo decoded from that spec,
+ * when there is one. */
+static json_t *resource_requests_of(void *ctx, const struct api_workload *known)
 {
-    const struct api_workload *known = kq_memo_decoded_spec(s->memo, ref->ns, ref->name, obj);
+    struct rr_ctx *x = ctx;
     if (known)
-        return resource_requests_shared(s, known);
+        return resource_requests_shared(x->s, known);
     struct api_workload wl;
     memset(&wl, 0, sizeof(wl));
-    json_t *out = api_workload_from_json(obj, &wl) == 0 ? resource_requests(&wl) : json_array();
+    json_t *out = api_workload_from_json(x->obj, &wl) == 0 ? resource_requests(&wl) : json_array();
     api_workload_release(&wl);
     return out;
 }
@@ -877,11 +884,8 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     api_cond_set(wl, "QuotaReserved", "False", reason, msg, now);
     api_cond_set(wl, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
     /* they follow the spec: computed once per spec value */
-    json_t *rr = kq_memo_requests(s->memo, d->wl.ns, d->wl.name, wl);
-    if (!rr) {
-        rr = resource_requests_of(s, &d->wl, wl);
-        kq_memo_set_requests(s->memo, d->wl.ns, d->wl.name, wl, rr);
-    }
+    struct rr_ctx x = {s, wl};
+    json_t *rr = kq_memo_requests_or(s->memo, d->wl.ns, d->wl.name, wl, resource_requests_of, &x);
     set_status_member(wl, "resourceRequests", rr);
     int rc = write_status(c, &d->wl, &wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);

@@ -471,6 +471,51 @@ static void requests_are_remembered_per_spec_value(void **state)
     kq_memo_free(m);
 }
 
+/* kq_memo_requests_or's compute: counts its calls, records what it was
+ * given, returns a new array. */
+struct compute_log {
+    int calls;
+    const struct api_workload *known;
+};
+
+static json_t *log_compute(void *ctx, const struct api_workload *known)
+{
+    struct compute_log *l = ctx;
+    l->calls++;
+    l->known = known;
+    return json_pack("[{s:s}]", "name", "main");
+}
+
+/* kq_memo_requests_or computes once per spec value, from the decoded
+ * Workload when it was decoded from that very spec. */
+static void requests_or_computes_once_per_spec_value(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    struct compute_log l = {0, NULL};
+    json_t *v1 = workload(); /* not decoded: compute decodes */
+    json_t *rr = kq_memo_requests_or(m, "ns", "w", v1, log_compute, &l);
+    assert_int_equal(l.calls, 1);
+    assert_null(l.known);
+    json_t *v2 = store_status_copy(v1, NULL); /* the same spec value */
+    json_t *got = kq_memo_requests_or(m, "ns", "w", v2, log_compute, &l);
+    assert_int_equal(l.calls, 1);
+    assert_ptr_equal(got, rr);
+    json_decref(got);
+    json_decref(rr);
+    json_t *v3 = decodable_workload(); /* another spec value, decoded */
+    const struct api_workload *d = kq_memo_decode(m, v3, NULL);
+    assert_non_null(d);
+    rr = kq_memo_requests_or(m, "ns", "w", v3, log_compute, &l);
+    assert_int_equal(l.calls, 2);
+    assert_ptr_equal(l.known, d);
+    json_decref(rr);
+    json_decref(v1);
+    json_decref(v2);
+    json_decref(v3);
+    kq_memo_free(m);
+}
+
 /* The memo holds the values it compares, not the document they came from
  * (the store can then give a Workload's next version the metadata map in
  * place): the document it was fed is freed once its other holders let it
@@ -672,6 +717,7 @@ int main(void)
         cmocka_unit_test(meta_then_same_or_decode),
         cmocka_unit_test(expected_values_are_given_once),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
+        cmocka_unit_test(requests_or_computes_once_per_spec_value),
         cmocka_unit_test(values_outlive_the_document),
         cmocka_unit_test(admission_json_decodes_to_its_admission),
         cmocka_unit_test(an_admission_hint_is_taken_for_its_very_value),
