@@ -267,6 +267,60 @@ static size_t sorted_find(const void *base, size_t n, size_t stride, const char 
     return lo;
 }
 
+static bool str_same(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool assignment_equal(const struct api_podset_assignment *a,
+                             const struct api_podset_assignment *b)
+{
+    if (!str_same(a->name, b->name) || a->count != b->count || a->flavors.n != b->flavors.n ||
+        a->resource_usage.n != b->resource_usage.n)
+        return false;
+    for (size_t j = 0; j < a->flavors.n; j++)
+        if (!str_same(a->flavors.items[j].key, b->flavors.items[j].key) ||
+            !str_same(a->flavors.items[j].value, b->flavors.items[j].value))
+            return false;
+    for (size_t j = 0; j < a->resource_usage.n; j++)
+        if (!str_same(a->resource_usage.items[j].name, b->resource_usage.items[j].name) ||
+            a->resource_usage.items[j].value != b->resource_usage.items[j].value)
+            return false;
+    return true;
+}
+
+bool api_admission_equal(const struct api_admission *a, const struct api_admission *b)
+{
+    if (!str_same(a->cluster_queue, b->cluster_queue) || a->n_podsets != b->n_podsets)
+        return false;
+    for (size_t i = 0; i < a->n_podsets; i++)
+        if (!assignment_equal(&a->podsets[i], &b->podsets[i]))
+            return false;
+    return true;
+}
+
+bool api_admission_is_canonical(const struct api_admission *a)
+{
+    if (!a->cluster_queue)
+        return false;
+    for (size_t i = 0; i < a->n_podsets; i++) {
+        const struct api_podset_assignment *p = &a->podsets[i];
+        if (!p->name)
+            return false;
+        for (size_t j = 0; j < p->flavors.n; j++) {
+            const struct api_kv *kv = &p->flavors.items[j];
+            if (!kv->key || !kv->value || (j > 0 && strcmp(p->flavors.items[j - 1].key, kv->key) >= 0))
+                return false;
+        }
+        for (size_t j = 0; j < p->resource_usage.n; j++) {
+            const char *name = p->resource_usage.items[j].name;
+            if (!name || (j > 0 && strcmp(p->resource_usage.items[j - 1].name, name) >= 0))
+                return false;
+        }
+    }
+    return true;
+}
+
 static size_t labels_find(const struct api_labels *l, const char *key, bool *found)
 {
     return sorted_find(l->items, l->n, sizeof(*l->items), key, found);

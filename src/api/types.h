@@ -269,6 +269,16 @@ void api_podset_assignment_release(struct api_podset_assignment *a);
 void api_admission_release(struct api_admission *a);
 void api_workload_release(struct api_workload *wl);
 
+/* Whether a and b hold the same admission: cluster queue, and per pod
+ * set (in order) name, count, flavors and resource usage (in order). NULL
+ * strings equal NULL only. */
+bool api_admission_equal(const struct api_admission *a, const struct api_admission *b);
+/* Whether a is in the shape decoding status.admission gives
+ * (api_workload_from_json): every string set, and each pod set's flavors
+ * and resource usage sorted by key without repeats (api_labels_set,
+ * api_reslist_set). */
+bool api_admission_is_canonical(const struct api_admission *a);
+
 /* Value for key, or NULL. */
 const char *api_labels_get(const struct api_labels *l, const char *key);
 /* Set key (copied) to value (copied), keeping the map sorted. */

@@ -245,6 +245,11 @@ void kq_wl_finish(struct ctrl *c, json_t *wl, const char *reason, const char *me
 /* Admitted=True (Phase 2) with event "Admitted by ClusterQueue <cq>, wait
  * time since reservation was <s>s" and trace "Admitted". Modifies wl. */
 void kq_wl_set_admitted(struct ctrl *c, json_t *wl);
+/* kq_wl_set_admitted with what the caller knows already: cq, the
+ * Workload's status.admission.clusterQueue (borrowed; may be NULL), and
+ * reserved_ms, the QuotaReserved condition's lastTransitionTime as it
+ * reads back (whole seconds), or -1 to read it from wl. */
+void kq_wl_set_admitted_at(struct ctrl *c, json_t *wl, const char *cq, int64_t reserved_ms);
 /* Admitted=False/reason leaving admission: adds the admitted time to
  * accumulatedPastExexcutionTimeSeconds when it was True. */
 void kq_wl_unset_admitted(struct ctrl *c, json_t *wl, const char *reason, const char *message);

@@ -83,6 +83,10 @@ struct memo_entry {
     struct api_workload dec; /* with its avoided flavors (kq_avoid_from_workload) */
     json_t *rr_spec; /* the spec rr was computed for (reference) */
     json_t *rr;      /* status.resourceRequests for it (reference) */
+    /* kq_memo_admission_hint: a status.admission value (reference, NULL:
+     * none) being written, and what it decodes to */
+    json_t *hint_adm;
+    struct api_admission hint;
     /* what the engine was last given (kq_memo_expected_changed): its
      * expected run time and, when has_end, its expected end */
     bool has_expected, has_end;
@@ -150,12 +154,20 @@ static void entry_clear_inputs(struct memo_entry *m)
     memset(m->cobj, 0, sizeof(m->cobj));
 }
 
+static void entry_drop_hint(struct memo_entry *m)
+{
+    json_decref(m->hint_adm);
+    m->hint_adm = NULL;
+    api_admission_release(&m->hint);
+}
+
 static void entry_free(struct kq_memo *memo, struct memo_entry *m)
 {
     if (memo->last_entry == m)
         memo->last_entry = NULL;
     entry_clear_inputs(m);
     entry_drop_decoded(m);
+    entry_drop_hint(m);
     json_decref(m->rr_spec);
     json_decref(m->rr);
     xfree(m->key);
@@ -403,6 +415,15 @@ static int entry_decode(struct kq_memo *memo, struct memo_entry *m, const json_t
         struct api_wl_status_values now, was;
         status_values(in, memo->last_view.cobj, &now);
         status_values(m->in, (const json_t *const *)m->cobj, &was);
+        if (m->hint_adm && now.admission == m->hint_adm && was.admission != now.admission) {
+            /* the admission the hint says it decodes to: taken, not decoded */
+            api_admission_release(&m->dec.admission);
+            m->dec.admission = m->hint;
+            m->dec.has_admission = true;
+            memset(&m->hint, 0, sizeof(m->hint));
+            entry_drop_hint(m);
+            was.admission = now.admission;
+        }
         if (api_workload_status_from_values(&now, &was, &m->dec) != 0) {
             kq_avoid_release(avoid, n_avoid);
             m->has_dec = false;
@@ -439,13 +460,17 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
     return &m->dec;
 }
 
+/* m's decoded Workload when it was decoded from spec, else NULL. */
+static const struct api_workload *entry_dec_of(const struct memo_entry *m, const json_t *spec)
+{
+    return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
+}
+
 const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const char *ns,
                                                 const char *name, const json_t *obj)
 {
     drop_last(memo);
-    struct memo_entry *m = find(memo, ns, name);
-    const json_t *spec = json_object_get(obj, "spec");
-    return m && m->has_dec && spec && m->in[5] == spec ? &m->dec : NULL;
+    return entry_dec_of(find(memo, ns, name), json_object_get(obj, "spec"));
 }
 
 bool kq_memo_expected_changed(struct kq_memo *memo, const char *ns, const char *name,
@@ -477,13 +502,38 @@ void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
     }
 }
 
+void kq_memo_admission_hint(struct kq_memo *memo, const char *ns, const char *name, json_t *adm,
+                            struct api_admission *decoded)
+{
+    drop_last(memo);
+    struct memo_entry *m = find_or_add(memo, ns, name);
+    entry_drop_hint(m);
+    m->hint_adm = json_incref(adm);
+    m->hint = *decoded;
+    memset(decoded, 0, sizeof(*decoded));
+}
+
+/* m's resourceRequests when computed for spec, as a new reference, else
+ * NULL. */
+static json_t *entry_rr_of(const struct memo_entry *m, const json_t *spec)
+{
+    return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
+}
+
+/* Remember rr (a reference of its own) as the resourceRequests of spec. */
+static void entry_set_rr(struct memo_entry *m, json_t *spec, json_t *rr)
+{
+    json_decref(m->rr_spec);
+    json_decref(m->rr);
+    m->rr_spec = json_incref(spec);
+    m->rr = json_incref(rr);
+}
+
 json_t *kq_memo_requests(struct kq_memo *memo, const char *ns, const char *name,
                          const json_t *obj)
 {
     drop_last(memo);
-    struct memo_entry *m = find(memo, ns, name);
-    const json_t *spec = json_object_get(obj, "spec");
-    return m && m->rr && spec && m->rr_spec == spec ? json_incref(m->rr) : NULL;
+    return entry_rr_of(find(memo, ns, name), json_object_get(obj, "spec"));
 }
 
 void kq_memo_set_requests(struct kq_memo *memo, const char *ns, const char *name,
@@ -491,11 +541,22 @@ void kq_memo_set_requests(struct kq_memo *memo, const char *ns, const char *name
 {
     drop_last(memo);
     json_t *spec = json_object_get(obj, "spec");
-    if (!spec)
-        return;
-    struct memo_entry *m = find_or_add(memo, ns, name);
-    json_decref(m->rr_spec);
-    json_decref(m->rr);
-    m->rr_spec = json_incref(spec);
-    m->rr = json_incref(rr);
+    if (spec)
+        entry_set_rr(find_or_add(memo, ns, name), spec, rr);
+}
+
+json_t *kq_memo_requests_or(struct kq_memo *memo, const char *ns, const char *name, const json_t *obj,
+                            json_t *(*compute)(void *ctx, const struct api_workload *known),
+                            void *ctx)
+{
+    drop_last(memo);
+    struct memo_entry *m = find(memo, ns, name);
+    json_t *spec = json_object_get(obj, "spec");
+    json_t *rr = entry_rr_of(m, spec);
+    if (rr)
+        return rr;
+    rr = compute(ctx, entry_dec_of(m, spec));
+    if (spec)
+        entry_set_rr(m ? m : add(memo, ns, name), spec, rr);
+    return rr;
 }

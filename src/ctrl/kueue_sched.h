@@ -39,6 +39,15 @@ void kq_queues_observe_status(struct kq_queues *q, enum api_kind_id kind, const 
  * LocalQueue. Returns true when something was written. */
 bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e);
 
+/* ---- scheduler.c ---- */
+
+/* status.admission for the admission a (clusterQueue: a's, else cq):
+ * {clusterQueue, podSetAssignments: [{name, flavors, resourceUsage
+ * (quantities as kq_quantity_json writes them), count}]}. New reference.
+ * Decoding it (api_workload_from_json) gives a back when a is
+ * api_admission_is_canonical (test_ctrl_memo). */
+json_t *kq_admission_json(const struct api_admission *a, const char *cq);
+
 /* ---- kueue_memo.c: what the engine was last fed per Workload ---- */
 
 struct kq_memo;
@@ -108,6 +117,16 @@ const struct api_workload *kq_memo_decoded_spec(struct kq_memo *m, const char *n
  * would leave the engine as it is. */
 bool kq_memo_expected_changed(struct kq_memo *m, const char *ns, const char *name,
                               int64_t run_ms, bool has_end, int64_t end_ms);
+/* Tell the memo that the Workload ns/name is being written with
+ * status.admission adm (a reference is held), which decodes to *decoded
+ * (taken: left empty; the caller vouches for it, e.g. the engine's
+ * decision adm was built from, when api_admission_is_canonical). The
+ * kq_memo_decode of a document of ns/name whose admission is the very
+ * value adm, where the last one's was not, then takes *decoded instead of
+ * decoding adm again. A later hint for ns/name replaces it; forgetting the
+ * Workload drops it. */
+void kq_memo_admission_hint(struct kq_memo *m, const char *ns, const char *name, json_t *adm,
+                            struct api_admission *decoded);
 /* Forget a Workload (deleted, finished, or to be decoded again). */
 void kq_memo_forget(struct kq_memo *m, const char *ns, const char *name);
 /* The status.resourceRequests remembered for obj's spec (the same spec
@@ -118,5 +137,12 @@ json_t *kq_memo_requests(struct kq_memo *m, const char *ns, const char *name, co
  * status.resourceRequests of obj's spec. ns, name: obj's. */
 void kq_memo_set_requests(struct kq_memo *m, const char *ns, const char *name, const json_t *obj,
                           json_t *rr);
+/* kq_memo_requests, else compute(ctx, known) remembered as by
+ * kq_memo_set_requests, with one lookup of ns/name: known is what
+ * kq_memo_decoded_spec gives (NULL: obj's spec is to be decoded). compute
+ * returns a new reference. Returns a new reference. */
+json_t *kq_memo_requests_or(struct kq_memo *m, const char *ns, const char *name, const json_t *obj,
+                            json_t *(*compute)(void *ctx, const struct api_workload *known),
+                            void *ctx);
 
 #endif

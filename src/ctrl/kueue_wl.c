@@ -13,7 +13,6 @@
 #include "api/object.h"
 #include "ctrl/kueue_int.h"
 #include "util/jsonx.h"
-#include "util/sbuf.h"
 #include "util/timefmt.h"
 #include "util/xalloc.h"
 
@@ -187,36 +186,54 @@ void kq_wl_finish(struct ctrl *c, json_t *wl, const char *reason, const char *me
 }
 
 /* ms (>= 0) as printf's "%.0f" prints ms / 1000.0: whole seconds,
- * rounded to nearest, a half to the even neighbour. */
-static void add_whole_seconds(struct sbuf *sb, int64_t ms)
+ * rounded to nearest, a half to the even neighbour, written at out (at
+ * least 20 bytes, not NUL-terminated). Returns the length. */
+static size_t whole_seconds(char *out, int64_t ms)
 {
     int64_t s = ms / 1000, frac = ms % 1000;
     s += frac > 500 || (frac == 500 && s % 2 == 1);
-    char buf[24];
+    char buf[20];
     char *p = buf + sizeof(buf);
-    *--p = '\0';
     do {
         *--p = (char)('0' + s % 10);
         s /= 10;
     } while (s > 0);
-    sbuf_adds(sb, p);
+    size_t n = (size_t)(buf + sizeof(buf) - p);
+    memcpy(out, p, n);
+    return n;
 }
 
 void kq_wl_set_admitted(struct ctrl *c, json_t *wl)
 {
+    kq_wl_set_admitted_at(c, wl, kq_wl_cluster_queue(wl), -1);
+}
+
+void kq_wl_set_admitted_at(struct ctrl *c, json_t *wl, const char *cq, int64_t reserved_ms)
+{
     int64_t now = ctrl_now(c);
-    const char *cq = kq_wl_cluster_queue(wl);
     api_cond_set(wl, "Admitted", "True", "Admitted", "The workload is admitted", now);
-    int64_t since = api_cond_time_ms(wl, "QuotaReserved");
-    struct sbuf msg;
-    sbuf_init(&msg, 0);
-    sbuf_adds(&msg, "Admitted by ClusterQueue ");
-    sbuf_adds(&msg, jx_or_empty(cq));
-    sbuf_adds(&msg, ", wait time since reservation was ");
-    add_whole_seconds(&msg, since > 0 && now > since ? now - since : 0);
-    sbuf_addc(&msg, 's');
-    ctrl_event(c, wl, "Normal", "Admitted", "%s", msg.buf);
-    sbuf_release(&msg);
+    int64_t since = reserved_ms >= 0 ? reserved_ms : api_cond_time_ms(wl, "QuotaReserved");
+    /* "Admitted by ClusterQueue <cq>, wait time since reservation was
+     * <s>s", without printf or a heap buffer for the usual name */
+    static const char head[] = "Admitted by ClusterQueue ";
+    static const char mid[] = ", wait time since reservation was ";
+    const char *name = jx_or_empty(cq);
+    size_t nl = strlen(name), max = sizeof(head) + nl + sizeof(mid) + 20;
+    char buf[256];
+    char *msg = max <= sizeof(buf) ? buf : xmalloc(max);
+    char *p = msg;
+    memcpy(p, head, sizeof(head) - 1);
+    p += sizeof(head) - 1;
+    memcpy(p, name, nl);
+    p += nl;
+    memcpy(p, mid, sizeof(mid) - 1);
+    p += sizeof(mid) - 1;
+    p += whole_seconds(p, since > 0 && now > since ? now - since : 0);
+    *p++ = 's';
+    *p = '\0';
+    ctrl_event(c, wl, "Normal", "Admitted", "%s", msg);
+    if (msg != buf)
+        xfree(msg);
     if (ctrl_traces(c, "Admitted")) {
         json_t *f = kq_wl_trace_fields(wl, cq);
         json_object_set_new(f, "podSets", kq_wl_trace_podsets(wl));

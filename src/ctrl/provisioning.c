@@ -126,7 +126,8 @@ static const json_t *spec_podset(const json_t *wl, const char *name)
 {
     size_t i;
     json_t *ps;
-    json_array_foreach(JX_GET(wl, "spec", "podSets"), i, ps) {
+    json_t *podsets = JX_GET(wl, "spec", "podSets"); /* looked up once, not per step */
+    json_array_foreach(podsets, i, ps) {
         if (!strcmp(jx_or_empty(JX_STR(ps, "name")), name))
             return ps;
     }
@@ -142,7 +143,8 @@ static json_t *sched_requirements(const json_t *tmpl)
     for (int l = 0; l < 2; l++) {
         size_t i;
         json_t *ctr;
-        json_array_foreach(JX_GET(spec, lists[l]), i, ctr) {
+        json_t *ctrs = JX_GET(spec, lists[l]); /* looked up once, not per step */
+        json_array_foreach(ctrs, i, ctr) {
             json_t *r = JX_GET(ctr, "resources", "requests");
             json_array_append_new(JX_GET(req, lists[l]), r ? jx_deep_copy(r) : json_object());
         }
@@ -181,7 +183,8 @@ static json_t *needed_podsets(const json_t *wl, const json_t *prc)
     const char *policy = JX_STR(prc, "spec", "podSetMergePolicy");
     size_t i;
     json_t *psa;
-    json_array_foreach(JX_GET(wl, "status", "admission", "podSetAssignments"), i, psa) {
+    json_t *psas = JX_GET(wl, "status", "admission", "podSetAssignments"); /* looked up once, not per step */
+    json_array_foreach(psas, i, psa) {
         const char *name = jx_or_empty(JX_STR(psa, "name"));
         const json_t *ps = spec_podset(wl, name);
         int64_t count = JX_INT(psa, JX_INT(ps, 1, "count"), "count");
@@ -259,7 +262,8 @@ static json_t *request_parameters(const json_t *wl, const json_t *prc)
     }
     const char *k;
     json_t *v;
-    json_object_foreach(JX_GET(wl, "metadata", "annotations"), k, v) {
+    json_t *annotations = JX_GET(wl, "metadata", "annotations"); /* looked up once, not per step */
+    json_object_foreach(annotations, k, v) {
         if (!strncmp(k, KQ_PROVREQ_PREFIX, strlen(KQ_PROVREQ_PREFIX)) && json_is_string(v))
             json_object_set(params, k + strlen(KQ_PROVREQ_PREFIX), v);
     }
@@ -273,7 +277,8 @@ static bool request_in_sync(const json_t *pr, const json_t *prc)
         return false;
     const char *k;
     json_t *v;
-    json_object_foreach(JX_GET(prc, "spec", "parameters"), k, v) {
+    json_t *params = JX_GET(prc, "spec", "parameters"); /* looked up once, not per step */
+    json_object_foreach(params, k, v) {
         if (!jx_equal(JX_GET(pr, "spec", "parameters", k), v))
             return false;
     }
@@ -321,7 +326,8 @@ static json_t *provisioned_updates(const struct pcheck *pc)
         json_t *u = json_pack("{s:s, s:{s:s, s:s}}", "name", JX_STR(ps, "name"), "annotations",
                               KQ_CONSUME_ANNOTATION, api_name(pc->active), KQ_CLASS_ANNOTATION,
                               class);
-        json_array_foreach(JX_GET(pc->prc, "spec", "podSetUpdates", "nodeSelector"), j, sel) {
+        json_t *selectors = JX_GET(pc->prc, "spec", "podSetUpdates", "nodeSelector"); /* looked up once, not per step */
+        json_array_foreach(selectors, j, sel) {
             const char *key = JX_STR(sel, "key");
             const char *detail = JX_STR(sel, "valueFromProvisioningClassDetail");
             const char *val = detail ? JX_STR(pc->active, "status", "provisioningClassDetails",
@@ -420,10 +426,12 @@ static void fill_requests_from_limits(json_t *spec)
     for (int l = 0; l < 2; l++) {
         size_t i;
         json_t *ctr;
-        json_array_foreach(JX_GET(spec, lists[l]), i, ctr) {
+        json_t *ctrs = JX_GET(spec, lists[l]); /* looked up once, not per step */
+        json_array_foreach(ctrs, i, ctr) {
             const char *res;
             json_t *v;
-            json_object_foreach(JX_GET(ctr, "resources", "limits"), res, v) {
+            json_t *limits = JX_GET(ctr, "resources", "limits"); /* looked up once, not per step */
+            json_object_foreach(limits, res, v) {
                 if (!JX_GET(ctr, "resources", "requests", res))
                     JX_SET_NEW(ctr, json_incref(v), "resources", "requests", res);
             }
@@ -452,13 +460,15 @@ static json_t *build_pod_template(struct ctrl *c, const json_t *wl, const json_t
         json_t *rf = store_get(ctrl_store(c), KIND_RESOURCEFLAVOR, NULL, json_string_value(f));
         const char *k;
         json_t *v;
-        json_object_foreach(JX_GET(rf, "spec", "nodeLabels"), k, v) {
+        json_t *node_labels = JX_GET(rf, "spec", "nodeLabels"); /* looked up once, not per step */
+        json_object_foreach(node_labels, k, v) {
             if (!json_object_get(info.node_selector, k))
                 json_object_set(info.node_selector, k, v);
         }
         size_t i;
         json_t *t;
-        json_array_foreach(JX_GET(rf, "spec", "tolerations"), i, t) {
+        json_t *tolerations = JX_GET(rf, "spec", "tolerations"); /* looked up once, not per step */
+        json_array_foreach(tolerations, i, t) {
             json_array_append(info.tolerations, t);
         }
         json_decref(rf);
@@ -568,7 +578,8 @@ static bool has_provisioning_check(struct ctrl *c, const json_t *wl)
 {
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    json_t *checks = JX_GET(wl, "status", "admissionChecks"); /* looked up once, not per step */
+    json_array_foreach(checks, i, ac) {
         const char *check = JX_STR(ac, "name");
         if (check && is_provisioning_check(c, check))
             return true;
@@ -585,7 +596,8 @@ static void sync_checks(struct ctrl *c, struct prov_rec *r, const json_t *cur,
     bool dirty = false;
     size_t i;
     json_t *ac;
-    json_array_foreach(JX_GET(wl, "status", "admissionChecks"), i, ac) {
+    json_t *checks = JX_GET(wl, "status", "admissionChecks"); /* looked up once, not per step */
+    json_array_foreach(checks, i, ac) {
         const char *check = JX_STR(ac, "name");
         if (!check || !is_provisioning_check(c, check))
             continue;
@@ -657,16 +669,20 @@ static void prov_on_event(struct ctrl *c, void *self, const struct store_event *
 {
     struct prov_rec *r = self;
     switch (ev->kind) {
-    case KIND_WORKLOAD:
+    case KIND_WORKLOAD: {
         /* finished or evicted: its requests are deleted (nothing to do
          * while no request exists at all; one created later brings its
-         * owner back) */
-        if (ev->type != STORE_DELETED &&
-            (JX_GET(ev->obj, "status", "admissionChecks") ||
-             (store_count(ctrl_store(c), KIND_PROVISIONINGREQUEST) > 0 &&
-              (kq_wl_is_finished(ev->obj) || kq_wl_is_evicted(ev->obj)))))
-            ctrl_enqueue(c, r->rid, api_namespace(ev->obj), api_name(ev->obj));
+         * owner back). Read from the event's view, which the Workload
+         * controller and the scheduler read before (kq_wl_view_peek). */
+        if (ev->type == STORE_DELETED)
+            break;
+        const struct kq_wl_view *w = kq_wl_view_peek(ev->obj);
+        if (w->admission_checks ||
+            (store_count(ctrl_store(c), KIND_PROVISIONINGREQUEST) > 0 &&
+             (w->cond[KQ_VC_FINISHED] == 2 || w->cond[KQ_VC_EVICTED] == 2)))
+            ctrl_enqueue(c, r->rid, w->ns, w->name);
         break;
+    }
     case KIND_PROVISIONINGREQUEST:
         if (kq_controlled_by_kind(ev->obj, "Workload"))
             ctrl_enqueue(c, r->rid, api_namespace(ev->obj),

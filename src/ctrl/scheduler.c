@@ -524,15 +524,31 @@ static json_t *decision_target(struct ctrl *c, const struct eng_wl_ref *ref,
     return wl;
 }
 
-/* kq_wl_is_finished(wl) || kq_wl_has_reservation(wl), from one scan of
- * the conditions: a reservation or pending decision no longer applies. */
+/* kq_wl_is_finished(wl) || kq_wl_has_reservation(wl), from wl's first
+ * Finished (c[0]) and QuotaReserved (c[1]) conditions: a reservation or
+ * pending decision no longer applies. */
+static bool finished_or_reserved_in(const json_t *wl, const json_t *const c[2])
+{
+    return api_cond_holds(c[0]) ||
+           (api_cond_holds(c[1]) && JX_GET(wl, "status", "admission") != NULL);
+}
+
+/* finished_or_reserved_in, from one scan of the conditions. */
 static bool finished_or_reserved(const json_t *wl)
 {
     static const char *const types[] = {"Finished", "QuotaReserved"};
     const json_t *c[2];
     api_cond_get_all(wl, types, 2, c);
-    return api_cond_holds(c[0]) ||
-           (api_cond_holds(c[1]) && JX_GET(wl, "status", "admission") != NULL);
+    return finished_or_reserved_in(wl, c);
+}
+
+/* now_ms as a lastTransitionTime api_cond_set writes at now_ms reads
+ * back (api_cond_ltt_ms): RFC 3339 with whole seconds, so rounded down
+ * to the second. */
+static int64_t transition_ms_of(int64_t now_ms)
+{
+    int64_t r = now_ms % 1000;
+    return now_ms - (r < 0 ? r + 1000 : r);
 }
 
 /* Write a decision's Workload status (*wl: a decision_target copy of the
@@ -560,7 +576,7 @@ static void set_named(json_t *obj, const char *key, json_t *v)
         json_object_set_new(obj, key, v);
 }
 
-static json_t *admission_json(const struct api_admission *a, const char *cq)
+json_t *kq_admission_json(const struct api_admission *a, const char *cq)
 {
     json_t *psas = json_array();
     for (size_t i = 0; i < a->n_podsets; i++) {
@@ -587,7 +603,7 @@ static json_t *admission_json(const struct api_admission *a, const char *cq)
     return out;
 }
 
-/* The key of admission_json(a, cq) in t: every value it reads. */
+/* The key of kq_admission_json(a, cq) in t: every value it reads. */
 static void adm_key(struct kq_shared *t, const struct api_admission *a, const char *cq)
 {
     kq_shared_key_reset(t);
@@ -610,7 +626,7 @@ static void adm_key(struct kq_shared *t, const struct api_admission *a, const ch
     }
 }
 
-/* admission_json(a, cq) as a new reference to a value shared by every
+/* kq_admission_json(a, cq) as a new reference to a value shared by every
  * Workload admitted with the same assignment (many are, in every
  * ClusterQueue): built once, not per reservation, and freed once. Sharing
  * is safe as for api_cond_set's shared conditions: stored documents are
@@ -621,7 +637,7 @@ static json_t *admission_shared(struct sched *s, const struct api_admission *a, 
 {
     adm_key(s->adms, a, cq);
     json_t *v = kq_shared_find(s->adms);
-    return v ? v : kq_shared_keep(s->adms, admission_json(a, cq));
+    return v ? v : kq_shared_keep(s->adms, kq_admission_json(a, cq));
 }
 
 /* JX_SET_NEW(wl, v, "status", key) (v taken), without walking the path
@@ -635,12 +651,13 @@ static void set_status_member(json_t *wl, const char *key, json_t *v)
         JX_SET_NEW(wl, v, "status", key);
 }
 
-/* Reset the active Evicted and Preempted conditions on reservation (§2.9). */
-static void reset_on_reserve(json_t *wl, int64_t now)
+/* Reset the active Evicted and Preempted conditions on reservation (§2.9).
+ * conds: wl's first Evicted and Preempted conditions, found before wl's
+ * conditions changed: still alive (the stored document's, or wl's own
+ * array's), and setting one condition leaves the others as they are. */
+static void reset_on_reserve(json_t *wl, int64_t now, const json_t *const conds[2])
 {
     static const char *const types[] = {"Evicted", "Preempted"};
-    const json_t *conds[2];
-    api_cond_get_all(wl, types, 2, conds); /* replacing one leaves the other */
     for (size_t i = 0; i < 2; i++) {
         if (!api_cond_holds(conds[i]))
             continue;
@@ -675,16 +692,40 @@ static void finish_replaced(struct ctrl *c, const struct eng_decision *d, const 
     json_decref(old);
 }
 
-static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_decision *d)
+/* Hand the memo d's admission (taken: d's is left empty), which adm, the
+ * status.admission written for it, decodes to, so that the Workload event
+ * of the write does not decode adm again (kq_memo_admission_hint). Only
+ * in the shape decoding gives: kq_admission_json writes the cluster queue
+ * d names when the admission names none, and decoding sorts the flavors
+ * and the usage by resource; the quantities read back exactly
+ * (kq_quantity_json, test_ctrl_memo). */
+static void hint_admission(struct sched *s, struct eng_decision *d, json_t *adm)
+{
+    struct api_admission *a = &d->admission;
+    if (!a->cluster_queue && d->cluster_queue)
+        a->cluster_queue = xstrdup(d->cluster_queue);
+    if (api_admission_is_canonical(a))
+        kq_memo_admission_hint(s->memo, d->wl.ns, d->wl.name, adm, a);
+}
+
+static void apply_reserve(struct ctrl *c, struct sched *s, struct eng_decision *d)
 {
     json_t *wl = decision_target(c, &d->wl, REPLACED_OR_KEPT);
-    if (!wl || finished_or_reserved(wl) || api_is_deleting(wl)) {
+    /* the conditions read here, in one scan: the first two decide, the
+     * others are reset */
+    static const char *const types[] = {"Finished", "QuotaReserved", "Evicted", "Preempted"};
+    const json_t *conds[4];
+    if (wl)
+        api_cond_get_all(wl, types, 4, conds);
+    if (!wl || finished_or_reserved_in(wl, conds) || api_is_deleting(wl)) {
         json_decref(wl);
         resync_workload(c, s, &d->wl);
         return;
     }
+    bool qr_held = api_cond_holds(conds[1]);
     int64_t now = ctrl_now(c);
-    set_status_member(wl, "admission", admission_shared(s, &d->admission, d->cluster_queue));
+    json_t *adm = admission_shared(s, &d->admission, d->cluster_queue);
+    set_status_member(wl, "admission", adm); /* taken; wl holds it */
     /* "Quota reserved in ClusterQueue <cq>", without printf */
     static const char prefix[] = "Quota reserved in ClusterQueue ";
     const char *cqn = d->cluster_queue ? d->cluster_queue : "(null)"; /* as printf did */
@@ -696,7 +737,7 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
     api_cond_set(wl, "QuotaReserved", "True", "QuotaReserved", msg, now);
     if (msg != buf)
         xfree(msg);
-    reset_on_reserve(wl, now);
+    reset_on_reserve(wl, now, conds + 2);
     struct kq_check_rule *rules;
     size_t n;
     kq_cq_check_rules(c, d->cluster_queue, &rules, &n);
@@ -718,10 +759,15 @@ static void apply_reserve(struct ctrl *c, struct sched *s, const struct eng_deci
         ctrl_trace(c, "QuotaReserved", f);
     }
     if (no_checks || kq_wl_all_checks_ready(wl))
-        kq_wl_set_admitted(c, wl);
+        /* QuotaReserved flipped to True now unless it held already */
+        kq_wl_set_admitted_at(c, wl,
+                              d->admission.cluster_queue ? d->admission.cluster_queue
+                                                         : d->cluster_queue,
+                              qr_held ? -1 : transition_ms_of(now));
     else
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                      "The workload has not all checks ready", now);
+    hint_admission(s, d, adm);
     if (write_status(c, &d->wl, &wl) != 0)
         resync_workload(c, s, &d->wl);
     else
@@ -802,17 +848,24 @@ static json_t *resource_requests_shared(struct sched *s, const struct api_worklo
     return v ? v : kq_shared_keep(t, resource_requests(wl));
 }
 
-/* resource_requests of obj's spec, from the Workload the memo decoded from
- * it when there is one. */
-static json_t *resource_requests_of(struct sched *s, const struct eng_wl_ref *ref,
-                                    const json_t *obj)
+/* What resource_requests_of reads: the scheduler and the Workload
+ * document. */
+struct rr_ctx {
+    struct sched *s;
+    const json_t *obj;
+};
+
+/* resource_requests of the document's spec (kq_memo_requests_or's
+ * compute), from known, the Workload the memo decoded from that spec,
+ * when there is one. */
+static json_t *resource_requests_of(void *ctx, const struct api_workload *known)
 {
-    const struct api_workload *known = kq_memo_decoded_spec(s->memo, ref->ns, ref->name, obj);
+    struct rr_ctx *x = ctx;
     if (known)
-        return resource_requests_shared(s, known);
+        return resource_requests_shared(x->s, known);
     struct api_workload wl;
     memset(&wl, 0, sizeof(wl));
-    json_t *out = api_workload_from_json(obj, &wl) == 0 ? resource_requests(&wl) : json_array();
+    json_t *out = api_workload_from_json(x->obj, &wl) == 0 ? resource_requests(&wl) : json_array();
     api_workload_release(&wl);
     return out;
 }
@@ -831,11 +884,8 @@ static void apply_pending(struct ctrl *c, struct sched *s, const struct eng_deci
     api_cond_set(wl, "QuotaReserved", "False", reason, msg, now);
     api_cond_set(wl, "Admitted", "False", "NoReservation", "The workload has no reservation", now);
     /* they follow the spec: computed once per spec value */
-    json_t *rr = kq_memo_requests(s->memo, d->wl.ns, d->wl.name, wl);
-    if (!rr) {
-        rr = resource_requests_of(s, &d->wl, wl);
-        kq_memo_set_requests(s->memo, d->wl.ns, d->wl.name, wl, rr);
-    }
+    struct rr_ctx x = {s, wl};
+    json_t *rr = kq_memo_requests_or(s->memo, d->wl.ns, d->wl.name, wl, resource_requests_of, &x);
     set_status_member(wl, "resourceRequests", rr);
     int rc = write_status(c, &d->wl, &wl);
     ctrl_event(c, wl, "Warning", reason, "%s", msg);
@@ -927,7 +977,7 @@ static bool sched_round(struct ctrl *c, struct sched *s)
     struct eng_result res = {0};
     int n = eng_schedule(s->eng, now, 0, &res);
     for (size_t i = 0; i < res.n; i++) {
-        const struct eng_decision *d = &res.items[i];
+        struct eng_decision *d = &res.items[i]; /* apply_reserve takes its admission */
         kq_queues_mark_cq(s->queues, d->cluster_queue);
         if (d->type == ENG_RESERVE)
             apply_reserve(c, s, d);

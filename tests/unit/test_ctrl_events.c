@@ -262,6 +262,37 @@ static void admitted_event_rounds_the_wait_half_to_even(void **state)
     fx_free(f);
 }
 
+/* A reservation and admission in the same scheduling pass, at an instant
+ * that is not a whole second: the Admitted event's wait is measured from
+ * QuotaReserved's lastTransitionTime as written (whole seconds, so 0.7 s
+ * before, rounding to 1 s), the same as a later admission reads it. */
+static void admitted_at_reservation_waits_since_the_written_transition(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(NULL);
+    fx_apply_text(f, queues, "queues");
+    fx_run(f);
+    for (int k = 0; k < 2; k++) {
+        fx_advance(f, k == 0 ? 700 : 1100); /* x.700 s, then (x+1).800 s */
+        char name[8];
+        snprintf(name, sizeof(name), "j%d", k);
+        job(f, name, "low", "1");
+        json_t *wl = fx_workload_of(f, "Job", name);
+        assert_non_null(wl);
+        assert_string_equal(fx_reason(wl, "Admitted"), "Admitted");
+        int64_t since = api_cond_time_ms(wl, "QuotaReserved");
+        assert_int_equal(since % 1000, 0);
+        assert_true(f->clock.now_ms - since == 700 + 100 * k);
+        json_t *evs = events_of(f, api_uid(wl), "Admitted");
+        assert_int_equal(json_array_size(evs), 1);
+        assert_string_equal(JX_STR(json_array_get(evs, 0), "message"),
+                            "Admitted by ClusterQueue cq, wait time since reservation was 1s");
+        json_decref(evs);
+        json_decref(wl);
+    }
+    fx_free(f);
+}
+
 /* The events hook runs in every round once the round has read the log;
  * a reader that trims there keeps every event it has not read yet (it
  * reads each version, in order, with no gap), and the log trimmed while
@@ -303,6 +334,7 @@ int main(void)
         cmocka_unit_test(repeats_aggregate_whatever_the_message_length),
         cmocka_unit_test(distinct_keys_never_share_an_event),
         cmocka_unit_test(admitted_event_rounds_the_wait_half_to_even),
+        cmocka_unit_test(admitted_at_reservation_waits_since_the_written_transition),
         cmocka_unit_test(events_hook_trims_only_what_every_reader_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,6 +17,7 @@
 #include "ctrl/kueue_sched.h"
 #include "store/store.h"
 #include "util/jsonx.h"
+#include "util/xalloc.h"
 
 #define T0 INT64_C(1767225600000)
 
@@ -220,6 +221,15 @@ static void decoding_keeps_what_did_not_change(void **state)
     kq_memo_free(m);
 }
 
+/* A status.admission of decodable_workload()'s pod set: 1 pod, cpu "2"
+ * of flavor f in ClusterQueue cq. */
+static json_t *admission_value(void)
+{
+    return json_pack("{s:s, s:[{s:s, s:i, s:{s:s}, s:{s:s}}]}", "clusterQueue", "cq",
+                     "podSetAssignments", "name", "main", "count", 1, "flavors", "cpu", "f",
+                     "resourceUsage", "cpu", "2");
+}
+
 /* What kq_memo_decode gives for a status write equals the full decoding
  * of the written document, through the writes the control plane makes to
  * a Workload (its values shared with the previous version as
@@ -233,9 +243,7 @@ static void status_writes_decode_as_the_full_decoding(void **state)
     struct kq_memo *m = kq_memo_new();
     json_t *prev = decodable_workload();
     assert_non_null(kq_memo_decode(m, prev, NULL));
-    json_t *adm = json_pack("{s:s, s:[{s:s, s:i, s:{s:s}, s:{s:s}}]}", "clusterQueue", "cq",
-                            "podSetAssignments", "name", "main", "count", 1, "flavors", "cpu",
-                            "f", "resourceUsage", "cpu", "2");
+    json_t *adm = admission_value();
     for (int step = 0; step < 9; step++) {
         json_t *doc = store_status_copy(prev, NULL);
         int64_t t = T0 + 1000 * (step + 1);
@@ -463,6 +471,51 @@ static void requests_are_remembered_per_spec_value(void **state)
     kq_memo_free(m);
 }
 
+/* kq_memo_requests_or's compute: counts its calls, records what it was
+ * given, returns a new array. */
+struct compute_log {
+    int calls;
+    const struct api_workload *known;
+};
+
+static json_t *log_compute(void *ctx, const struct api_workload *known)
+{
+    struct compute_log *l = ctx;
+    l->calls++;
+    l->known = known;
+    return json_pack("[{s:s}]", "name", "main");
+}
+
+/* kq_memo_requests_or computes once per spec value, from the decoded
+ * Workload when it was decoded from that very spec. */
+static void requests_or_computes_once_per_spec_value(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    struct compute_log l = {0, NULL};
+    json_t *v1 = workload(); /* not decoded: compute decodes */
+    json_t *rr = kq_memo_requests_or(m, "ns", "w", v1, log_compute, &l);
+    assert_int_equal(l.calls, 1);
+    assert_null(l.known);
+    json_t *v2 = store_status_copy(v1, NULL); /* the same spec value */
+    json_t *got = kq_memo_requests_or(m, "ns", "w", v2, log_compute, &l);
+    assert_int_equal(l.calls, 1);
+    assert_ptr_equal(got, rr);
+    json_decref(got);
+    json_decref(rr);
+    json_t *v3 = decodable_workload(); /* another spec value, decoded */
+    const struct api_workload *d = kq_memo_decode(m, v3, NULL);
+    assert_non_null(d);
+    rr = kq_memo_requests_or(m, "ns", "w", v3, log_compute, &l);
+    assert_int_equal(l.calls, 2);
+    assert_ptr_equal(l.known, d);
+    json_decref(rr);
+    json_decref(v1);
+    json_decref(v2);
+    json_decref(v3);
+    kq_memo_free(m);
+}
+
 /* The memo holds the values it compares, not the document they came from
  * (the store can then give a Workload's next version the metadata map in
  * place): the document it was fed is freed once its other holders let it
@@ -500,6 +553,159 @@ static void values_outlive_the_document(void **state)
     kq_memo_free(m);
 }
 
+/* A small deterministic generator for the random admissions below. */
+static uint64_t next_rand(uint64_t *x)
+{
+    *x = *x * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+    return *x >> 17;
+}
+
+/* A resource amount: the edge values and random ones of every size, in
+ * the units of the resource (milli-CPU for cpu). */
+static int64_t random_amount(uint64_t *x)
+{
+    static const int64_t edges[] = {0, 1, 7, 999, 1000, 1001, 1023, 1024, 1500, 1536,
+                                    INT64_C(1000000), INT64_C(1048576), INT64_C(1073741824),
+                                    INT64_C(1000000000000), INT64_C(1099511627776),
+                                    INT64_C(3) << 40, INT64_C(999999999999999),
+                                    INT64_C(123456789012345678)};
+    uint64_t r = next_rand(x);
+    switch (r % 4) {
+    case 0: return edges[(r >> 2) % (sizeof(edges) / sizeof(edges[0]))];
+    case 1: return (int64_t)((r >> 2) % 100000);
+    case 2: return (int64_t)((r >> 2) % 1000 + 1) * (int64_t)(1 << (10 * ((r >> 12) % 4)));
+    default: return (int64_t)(next_rand(x) % (UINT64_C(1) << (next_rand(x) % 60)));
+    }
+}
+
+/* A random admission in the engine's shape: per pod set, a sorted subset
+ * of the resources, each with a flavor and a usage. */
+static void random_admission(uint64_t *x, struct api_admission *a)
+{
+    static const char *const res[] = {"cpu", "example.com/dongle", "memory",
+                                      "nvidia.com/gpu", "pods"};
+    memset(a, 0, sizeof(*a));
+    a->cluster_queue = next_rand(x) % 4 ? xstrdup("cq-a") : NULL;
+    a->n_podsets = 1 + next_rand(x) % 3;
+    a->podsets = xcalloc(a->n_podsets, sizeof(*a->podsets));
+    for (size_t i = 0; i < a->n_podsets; i++) {
+        struct api_podset_assignment *p = &a->podsets[i];
+        p->name = xasprintf("ps-%zu", i);
+        p->count = (int32_t)(next_rand(x) % 1000);
+        p->flavors.items = xcalloc(5, sizeof(*p->flavors.items));
+        p->resource_usage.items = xcalloc(5, sizeof(*p->resource_usage.items));
+        for (size_t r = 0; r < 5; r++) {
+            if (next_rand(x) % 2)
+                continue;
+            p->flavors.items[p->flavors.n].key = xstrdup(res[r]);
+            p->flavors.items[p->flavors.n++].value = xasprintf("flavor-%d", (int)(next_rand(x) % 3));
+            p->resource_usage.items[p->resource_usage.n].name = xstrdup(res[r]);
+            p->resource_usage.items[p->resource_usage.n++].value = random_amount(x);
+        }
+    }
+}
+
+/* The status.admission the scheduler writes for an engine admission
+ * (kq_admission_json) decodes to that admission exactly (its cluster
+ * queue, else the decision's): names, counts, flavors and usage in the
+ * same order, every quantity read back as the amount written. The
+ * scheduler's admission hint to the memo rests on it. */
+static void admission_json_decodes_to_its_admission(void **state)
+{
+    (void)state;
+    uint64_t x = 42;
+    for (int k = 0; k < 2000; k++) {
+        struct api_admission a;
+        random_admission(&x, &a);
+        assert_true(api_admission_is_canonical(&a) == (a.cluster_queue != NULL));
+        json_t *doc = json_pack("{s:{s:o}}", "status", "admission", kq_admission_json(&a, "cq-d"));
+        if (!a.cluster_queue)
+            a.cluster_queue = xstrdup("cq-d");
+        assert_true(api_admission_is_canonical(&a));
+        struct api_workload wl;
+        memset(&wl, 0, sizeof(wl));
+        assert_int_equal(api_workload_status_from_json(doc, &wl, false), 0);
+        assert_true(wl.has_admission);
+        assert_true(api_admission_equal(&wl.admission, &a));
+        api_workload_release(&wl);
+        api_admission_release(&a);
+        json_decref(doc);
+    }
+    /* and what is not in the decoded shape says so */
+    struct api_admission a;
+    random_admission(&x, &a);
+    xfree(a.cluster_queue);
+    a.cluster_queue = xstrdup("cq");
+    struct api_podset_assignment *p = &a.podsets[0];
+    api_labels_release(&p->flavors);
+    p->flavors.items = xcalloc(2, sizeof(*p->flavors.items));
+    p->flavors.items[0].key = xstrdup("memory");
+    p->flavors.items[0].value = xstrdup("f");
+    p->flavors.items[1].key = xstrdup("cpu");
+    p->flavors.items[1].value = xstrdup("f");
+    p->flavors.n = 2;
+    assert_false(api_admission_is_canonical(&a));
+    api_admission_release(&a);
+}
+
+/* The next version of *prev with status.admission adm (taken; NULL:
+ * removed), decoded by the memo; *prev becomes it. */
+static const struct api_workload *with_admission(struct kq_memo *m, json_t **prev, json_t *adm)
+{
+    json_t *doc = store_status_copy(*prev, NULL);
+    if (adm)
+        JX_SET_NEW(doc, adm, "status", "admission");
+    else
+        json_object_del(json_object_get(doc, "status"), "admission");
+    json_decref(*prev);
+    *prev = doc;
+    const struct api_workload *d = kq_memo_decode(m, doc, NULL);
+    assert_non_null(d);
+    assert_int_equal(d->has_admission, adm != NULL);
+    return d;
+}
+
+/* The admission of a document written with kq_admission_json's value (any
+ * JSON) decodes as the memo's hint for that very value says, once; another
+ * value, even an equal one, is decoded. */
+static void an_admission_hint_is_taken_for_its_very_value(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *prev = decodable_workload();
+    assert_non_null(kq_memo_decode(m, prev, NULL));
+    json_t *adm = admission_value();
+    /* hints that differ from adm's decoding (count 7), to see one taken */
+    json_t *src = json_pack("{s:{s:O}}", "status", "admission", adm);
+    struct api_workload hinted[2];
+    for (int i = 0; i < 2; i++) {
+        memset(&hinted[i], 0, sizeof(hinted[i]));
+        assert_int_equal(api_workload_status_from_json(src, &hinted[i], false), 0);
+        hinted[i].admission.podsets[0].count = 7;
+    }
+    kq_memo_admission_hint(m, "ns", "w", adm, &hinted[0].admission);
+    assert_null(hinted[0].admission.podsets); /* taken */
+    /* an equal value, not the very one: decoded */
+    assert_int_equal(with_admission(m, &prev, jx_deep_copy(adm))->admission.podsets[0].count, 1);
+    with_admission(m, &prev, NULL);
+    /* the very value: the hint */
+    const struct api_workload *d = with_admission(m, &prev, json_incref(adm));
+    assert_string_equal(d->admission.cluster_queue, "cq");
+    assert_int_equal(d->admission.podsets[0].count, 7);
+    /* taken once: the very value again later is decoded */
+    with_admission(m, &prev, NULL);
+    assert_int_equal(with_admission(m, &prev, json_incref(adm))->admission.podsets[0].count, 1);
+    /* a hint left unused goes with the entry */
+    kq_memo_admission_hint(m, "ns", "w", adm, &hinted[1].admission);
+    kq_memo_forget(m, "ns", "w");
+    for (int i = 0; i < 2; i++)
+        api_workload_release(&hinted[i]);
+    json_decref(prev);
+    json_decref(src);
+    json_decref(adm);
+    kq_memo_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -511,7 +717,10 @@ int main(void)
         cmocka_unit_test(meta_then_same_or_decode),
         cmocka_unit_test(expected_values_are_given_once),
         cmocka_unit_test(requests_are_remembered_per_spec_value),
+        cmocka_unit_test(requests_or_computes_once_per_spec_value),
         cmocka_unit_test(values_outlive_the_document),
+        cmocka_unit_test(admission_json_decodes_to_its_admission),
+        cmocka_unit_test(an_admission_hint_is_taken_for_its_very_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
