@@ -40,6 +40,12 @@
 #include "util/hash.h"
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
+/* Sparser tables than uthash's default (a bucket doubled at a chain of 10,
+ * about 3 entries per bucket): a lookup steps along its chain through
+ * entries that are each a cache miss, so the buckets double at a chain of
+ * 5 (read where HASH_ADD expands), as the store's index does. */
+#undef HASH_BKT_CAPACITY_THRESH
+#define HASH_BKT_CAPACITY_THRESH 5U
 
 #include "api/meta.h"
 #include "api/object.h"
@@ -73,8 +79,6 @@ static const char *const MEMO_CONDS[] = {"QuotaReserved", "Admitted", "Finished"
  * message stale. */
 
 struct memo_entry {
-    char *key; /* ns NUL name */
-    size_t keylen;
     bool has_doc;          /* in and cobj are a document's (the last fed) */
     json_t *in[N_INPUTS];  /* its values (references), NULL where absent */
     json_t *cobj[N_CONDS]; /* its conditions (references), NULL absent */
@@ -91,7 +95,11 @@ struct memo_entry {
      * expected run time and, when has_end, its expected end */
     bool has_expected, has_end;
     int64_t run_ms, end_ms;
+    /* the hash handle and the key it compares in the same allocation,
+     * next to each other (a lookup reads no separate string) */
+    size_t keylen;
     UT_hash_handle hh;
+    char key[]; /* ns NUL name NUL */
 };
 
 /* What the memo reads of a Workload document (values borrowed from it):
@@ -170,7 +178,6 @@ static void entry_free(struct kq_memo *memo, struct memo_entry *m)
     entry_drop_hint(m);
     json_decref(m->rr_spec);
     json_decref(m->rr);
-    xfree(m->key);
     xfree(m);
 }
 
@@ -213,13 +220,21 @@ static bool entry_is(const struct memo_entry *m, const char *ns, const char *nam
            !strcmp(m->key + nl + 1, jx_or_empty(name));
 }
 
+/* The entry of ns/name, or NULL: the last one view_entry found when it is
+ * that one (the calls for the event's Workload that follow the memo's
+ * reading of it: no hashing, no bucket), else found in the table. */
+static struct memo_entry *find_last(struct kq_memo *memo, const char *ns, const char *name)
+{
+    struct memo_entry *m = memo->last_entry;
+    return m && entry_is(m, ns, name) ? m : find(memo, ns, name);
+}
+
 /* A new entry for ns/name (which has none). */
 static struct memo_entry *add(struct kq_memo *memo, const char *ns, const char *name)
 {
-    struct memo_entry *m = xcalloc(1, sizeof(*m));
     size_t nl = strlen(jx_or_empty(ns)), ml = strlen(jx_or_empty(name));
+    struct memo_entry *m = xcalloc(1, sizeof(*m) + nl + ml + 2);
     m->keylen = nl + 1 + ml;
-    m->key = xmalloc(m->keylen + 1);
     memcpy(m->key, jx_or_empty(ns), nl + 1);
     memcpy(m->key + nl + 1, jx_or_empty(name), ml + 1);
     HASH_ADD_KEYPTR(hh, memo->entries, m->key, m->keylen, m);
@@ -228,7 +243,7 @@ static struct memo_entry *add(struct kq_memo *memo, const char *ns, const char *
 
 static struct memo_entry *find_or_add(struct kq_memo *memo, const char *ns, const char *name)
 {
-    struct memo_entry *m = find(memo, ns, name);
+    struct memo_entry *m = find_last(memo, ns, name);
     return m ? m : add(memo, ns, name);
 }
 
@@ -470,16 +485,14 @@ const struct api_workload *kq_memo_decoded_spec(struct kq_memo *memo, const char
                                                 const char *name, const json_t *obj)
 {
     drop_last(memo);
-    return entry_dec_of(find(memo, ns, name), json_object_get(obj, "spec"));
+    return entry_dec_of(find_last(memo, ns, name), json_object_get(obj, "spec"));
 }
 
 bool kq_memo_expected_changed(struct kq_memo *memo, const char *ns, const char *name,
                               int64_t run_ms, bool has_end, int64_t end_ms)
 {
     drop_last(memo);
-    struct memo_entry *m = memo->last_entry; /* the event's, usually */
-    if (!m || !entry_is(m, ns, name))
-        m = find(memo, ns, name);
+    struct memo_entry *m = find_last(memo, ns, name); /* the event's, usually */
     if (!m)
         return true;
     if (m->has_expected && m->run_ms == run_ms && m->has_end == has_end &&
@@ -495,7 +508,7 @@ bool kq_memo_expected_changed(struct kq_memo *memo, const char *ns, const char *
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)
 {
     drop_last(memo);
-    struct memo_entry *m = find(memo, ns, name);
+    struct memo_entry *m = find_last(memo, ns, name);
     if (m) {
         HASH_DEL(memo->entries, m);
         entry_free(memo, m);
@@ -533,7 +546,7 @@ json_t *kq_memo_requests(struct kq_memo *memo, const char *ns, const char *name,
                          const json_t *obj)
 {
     drop_last(memo);
-    return entry_rr_of(find(memo, ns, name), json_object_get(obj, "spec"));
+    return entry_rr_of(find_last(memo, ns, name), json_object_get(obj, "spec"));
 }
 
 void kq_memo_set_requests(struct kq_memo *memo, const char *ns, const char *name,
@@ -550,7 +563,7 @@ json_t *kq_memo_requests_or(struct kq_memo *memo, const char *ns, const char *na
                             void *ctx)
 {
     drop_last(memo);
-    struct memo_entry *m = find(memo, ns, name);
+    struct memo_entry *m = find_last(memo, ns, name);
     json_t *spec = json_object_get(obj, "spec");
     json_t *rr = entry_rr_of(m, spec);
     if (rr)

@@ -38,6 +38,12 @@
 #include "util/hash.h"
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
+/* Sparser tables than uthash's default (a bucket doubled at a chain of 10,
+ * about 3 entries per bucket): a lookup steps along its chain through
+ * entries that are each a cache miss, so the buckets double at a chain of
+ * 5 (read where HASH_ADD expands), as the store's index does. */
+#undef HASH_BKT_CAPACITY_THRESH
+#define HASH_BKT_CAPACITY_THRESH 5U
 
 #include "api/meta.h"
 #include "ctrl/kueue_int.h"
@@ -74,28 +80,32 @@ struct last_write {
     json_t *lists[2];
 };
 
+/* What a Workload event reads of its queues (their names, the dirty
+ * flag, the hash handle and the key it compares) is at the end of each, in
+ * the same allocation as the key: the lookups and marks of an event touch
+ * one or two cache lines of each, not a separate string. */
 struct lq_agg {
-    char *key; /* "ns/name" */
-    char *ns;
-    char *name;
-    char *cq; /* as last seen */
     struct lq_figures now;     /* act unused */
     struct last_write written;
     struct lq_figures written_figs;
-    bool dirty;                /* in kq_queues.dirty_lq */
-    bool deferred;             /* in kq_queues.deferred_lq */
+    char *cq; /* as last seen */
     json_t *spec;              /* the spec mark_wl_cq last read (status writes share it) */
     struct cq_state *spec_cs;  /* the ClusterQueue its spec names, or NULL */
     /* the store's resourceVersion before mark_wl_cq last looked it up (0:
      * never), found then to name spec_cs (NULL: none, or no LocalQueue):
      * while the store's is still that, nothing was written since */
     uint64_t spec_rv;
+    bool dirty;                /* in kq_queues.dirty_lq */
+    bool deferred;             /* in kq_queues.deferred_lq */
+    char *ns;   /* into mem */
+    char *name; /* into mem */
+    char *key;  /* into mem: "ns/name" */
     UT_hash_handle hh;
+    char mem[]; /* "ns/name" NUL ns NUL name NUL */
 };
 
 /* A ClusterQueue's last status write and its LocalQueues. */
 struct cq_state {
-    char *name;
     struct last_write written;
     struct eng_cq_status figs; /* the figures of that write */
     int lqs_active;            /* -1, or the Active state its LocalQueues were marked for */
@@ -104,13 +114,17 @@ struct cq_state {
     bool dirty;                /* in kq_queues.dirty_cq */
     bool deferred;             /* in kq_queues.deferred_cq */
     UT_hash_handle hh;
+    char name[]; /* the hash key */
 };
 
 enum wl_st { WS_NONE, WS_PENDING, WS_RESERVING, WS_ADMITTED };
 
 struct wl_contrib {
-    char *key;         /* "ns/name" */
     struct lq_agg *lq; /* its LocalQueue (lq_aggs live as long as kq_queues) */
+    /* the ClusterQueue its admission named when last marked (NULL: none
+     * yet), compared by name before the table is searched: cq_states live
+     * as long as kq_queues */
+    struct cq_state *cq;
     enum wl_st st;
     struct usage amt;
     /* the status.admission amt was read from (reference held) while st is
@@ -119,6 +133,7 @@ struct wl_contrib {
      * admission, its amounts are amt (not read again) */
     json_t *adm;
     UT_hash_handle hh;
+    char key[]; /* "ns/name" */
 };
 
 /* The queues marked for the next flush, in the order first marked since
@@ -286,7 +301,6 @@ static void contrib_free(struct wl_contrib *w)
 {
     usage_release(&w->amt);
     json_decref(w->adm);
-    xfree(w->key);
     xfree(w);
 }
 
@@ -306,9 +320,6 @@ void kq_queues_free(struct kq_queues *q)
         lq_figures_release(&a->written_figs);
         json_decref(a->written.doc);
         json_decref(a->spec);
-        xfree(a->key);
-        xfree(a->ns);
-        xfree(a->name);
         xfree(a->cq);
         xfree(a);
     }
@@ -318,7 +329,6 @@ void kq_queues_free(struct kq_queues *q)
         json_decref(cs->written.doc);
         eng_cq_status_release(&cs->figs);
         kq_set_free(cs->lqs);
-        xfree(cs->name);
         xfree(cs);
     }
     struct wl_contrib *w, *wt;
@@ -359,11 +369,18 @@ static struct lq_agg *lq_get(struct kq_queues *q, const char *ns, const char *na
         xfree(heap);
         return a;
     }
-    a = xcalloc(1, sizeof(*a));
-    a->key = heap ? heap : xstrdup(key);
-    a->ns = xstrdup(ns);
-    a->name = xstrdup(name);
-    HASH_ADD_KEYPTR(hh, q->lqs, a->key, strlen(a->key), a);
+    ns = jx_or_empty(ns);
+    name = jx_or_empty(name);
+    size_t kl = strlen(key), nl = strlen(ns), ml = strlen(name);
+    a = xcalloc(1, sizeof(*a) + kl + nl + ml + 3);
+    a->key = a->mem;
+    a->ns = a->key + kl + 1;
+    a->name = a->ns + nl + 1;
+    memcpy(a->key, key, kl + 1);
+    memcpy(a->ns, ns, nl + 1);
+    memcpy(a->name, name, ml + 1);
+    xfree(heap);
+    HASH_ADD_KEYPTR(hh, q->lqs, a->key, kl, a);
     return a;
 }
 
@@ -372,11 +389,12 @@ static struct cq_state *cq_state_get(struct kq_queues *q, const char *name)
     struct cq_state *cs;
     HASH_FIND_STR(q->cqs, name, cs);
     if (!cs) {
-        cs = xcalloc(1, sizeof(*cs));
-        cs->name = xstrdup(name);
+        size_t n = strlen(name);
+        cs = xcalloc(1, sizeof(*cs) + n + 1);
+        memcpy(cs->name, name, n + 1);
         cs->lqs_active = -1;
         cs->lqs = kq_set_new();
-        HASH_ADD_KEYPTR(hh, q->cqs, cs->name, strlen(cs->name), cs);
+        HASH_ADD_KEYPTR(hh, q->cqs, cs->name, n, cs);
     }
     return cs;
 }
@@ -498,12 +516,20 @@ static void contrib_from(const struct kq_wl_view *wv, const struct wl_contrib *p
 
 /* Mark the ClusterQueue of the Workload: its admission's (cq), else its
  * LocalQueue's (ns/queue, from the store; a: that LocalQueue's state, or
- * NULL, remembers the spec read and what it named). */
-static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, const char *cq, const char *ns,
-                       const char *queue, struct lq_agg *a)
+ * NULL, remembers the spec read and what it named). w: the Workload's
+ * contribution (NULL: none), which remembers the admission's. */
+static void mark_wl_cq(struct kq_queues *q, struct ctrl *c, struct wl_contrib *w,
+                       const char *cq, const char *ns, const char *queue, struct lq_agg *a)
 {
     if (cq || !queue) {
-        kq_queues_mark_cq(q, cq);
+        if (!cq || !cq[0])
+            return;
+        /* the ClusterQueue of the Workload's last mark, most times */
+        struct cq_state *cs = w && w->cq && !strcmp(w->cq->name, cq) ? w->cq
+                                                                      : cq_state_get(q, cq);
+        if (w)
+            w->cq = cs;
+        mark_cq_state(q, cs);
         return;
     }
     /* the many events of one round's Workloads of a LocalQueue find the
@@ -586,13 +612,13 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
             w->adm = json_incref(now.adm);
         }
         xfree(heap);
-        mark_wl_cq(q, c, cq, ns, queue, a);
+        mark_wl_cq(q, c, w, cq, ns, queue, a);
         mark_lq_agg(q, a);
         return;
     }
     if (w)
         apply_contrib(q, w, -1);
-    mark_wl_cq(q, c, cq, ns, queue, a);
+    mark_wl_cq(q, c, w, cq, ns, queue, a);
     if (!a) {
         if (w) {
             HASH_DEL(q->wls, w);
@@ -611,10 +637,10 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
             w->adm = json_incref(now.adm);
         }
     } else {
-        w = xcalloc(1, sizeof(*w));
-        w->key = heap ? heap : xstrdup(key);
-        heap = NULL;
-        HASH_ADD_KEYPTR(hh, q->wls, w->key, strlen(w->key), w);
+        size_t kl = strlen(key);
+        w = xcalloc(1, sizeof(*w) + kl + 1);
+        memcpy(w->key, key, kl + 1);
+        HASH_ADD_KEYPTR(hh, q->wls, w->key, kl, w);
         w->amt = now.amt;
         w->adm = json_incref(now.adm);
     }

@@ -27,13 +27,16 @@
 #include "store/store.h"
 #include "util/timefmt.h"
 
+/* What a lookup reads is together at the end: a chain step reads the
+ * hash handle's next pointer and hash value, a match the key right after
+ * it, the caller the document between them. */
 struct store_obj {
     RB_ENTRY(store_obj) link;
-    UT_hash_handle hh; /* by key */
-    json_t *doc;       /* owned reference to the immutable stored document */
     char *ns;          /* into key; "" for cluster-scoped kinds */
     char *name;        /* into key */
     size_t keylen;
+    UT_hash_handle hh; /* by key */
+    json_t *doc;       /* owned reference to the immutable stored document */
     char key[];        /* ns, '\0', name, '\0' (keylen excludes the last NUL) */
 };
 

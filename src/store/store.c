@@ -82,9 +82,11 @@ struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const 
     struct store_index *ix = &s->idx[kind];
     const char *nsk = ns_key(kind, ns);
     struct store_obj *o = ix->last;
-    if (o && !strcmp(o->name, name) && !strcmp(o->ns, nsk))
-        return o;
     struct split_key k = {nsk, strlen(nsk), name};
+    /* compared in the key (o->name is o->key + k.nl + 1 when the
+     * namespaces are equal): no load of the ns and name pointers */
+    if (o && !strcmp(o->key, nsk) && !strcmp(o->key + k.nl + 1, name))
+        return o;
     size_t ml = strlen(name);
     HASH_FIND_BYHASHVALUE(hh, ix->hash, &k, k.nl + 1 + ml, key_hash(k.ns, k.nl, name, ml), o);
     if (o)

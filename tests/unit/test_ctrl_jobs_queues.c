@@ -234,6 +234,40 @@ static void localqueue_counts_a_rewritten_admission(void **state)
     fx_free(f);
 }
 
+/* The queue controller marks a reserved Workload's ClusterQueue from the
+ * one it marked last (kueue_queues.c wl_contrib.cq) while the admission
+ * names that one: an admission rewritten to name another ClusterQueue
+ * marks that one, whose status then counts the Workload. */
+static void admission_moved_to_another_clusterqueue_marks_that_one(void **state)
+{
+    (void)state;
+    struct fx *f = two_jobs();
+    fx_apply_text(f,
+                  "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n"
+                  "  name: other\nspec:\n  namespaceSelector: {}\n"
+                  "  resourceGroups:\n  - coveredResources: [cpu]\n    flavors:\n"
+                  "    - name: rf\n      resources:\n      - name: cpu\n"
+                  "        nominalQuota: 4\n",
+                  "other");
+    fx_run(f);
+    json_t *other = fx_get(f, KIND_CLUSTERQUEUE, NULL, "other");
+    assert_int_equal(JX_INT(other, -1, "status", "reservingWorkloads"), 0);
+    json_decref(other);
+    json_t *a = fx_workload_of(f, "Job", "a");
+    assert_true(api_cond_is_true(a, "Admitted"));
+    json_t *cp = jx_deep_copy(a);
+    JX_SET_NEW(cp, json_string("other"), "status", "admission", "clusterQueue");
+    fx_write_status(f, KIND_WORKLOAD, cp);
+    fx_run(f);
+    other = fx_get(f, KIND_CLUSTERQUEUE, NULL, "other");
+    assert_int_equal(JX_INT(other, -1, "status", "reservingWorkloads"), 1);
+    assert_string_equal(usage_of(other, "flavorsReservation", "rf", "cpu"), "4");
+    json_decref(other);
+    json_decref(cp);
+    json_decref(a);
+    fx_free(f);
+}
+
 static void explain_names_the_holder_and_an_estimate(void **state)
 {
     (void)state;
@@ -328,6 +362,7 @@ int main(void)
         cmocka_unit_test(queue_status_is_restored_and_localqueue_follows_its_clusterqueue),
         cmocka_unit_test(queue_status_clobbered_between_steps_is_restored),
         cmocka_unit_test(localqueue_counts_a_rewritten_admission),
+        cmocka_unit_test(admission_moved_to_another_clusterqueue_marks_that_one),
         cmocka_unit_test(explain_names_the_holder_and_an_estimate),
         cmocka_unit_test(worker_metrics_are_gathered_on_the_job),
     };

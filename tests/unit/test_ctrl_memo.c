@@ -706,6 +706,48 @@ static void an_admission_hint_is_taken_for_its_very_value(void **state)
     kq_memo_free(m);
 }
 
+/* The calls that name a Workload (ns, name) look at the entry the memo
+ * found last before the table (kueue_memo.c find_last): each answers for
+ * its own Workload only, a name sharing a prefix with the last one's
+ * included, and a forgotten last entry is not found again. */
+static void last_entry_answers_for_its_name_only(void **state)
+{
+    (void)state;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = decodable_workload(); /* ns/w */
+    assert_non_null(kq_memo_decode(m, v1, NULL)); /* ns/w found last */
+    json_t *rr = json_pack("[{s:s}]", "name", "main");
+    kq_memo_set_requests(m, "ns", "w2", v1, rr); /* another Workload's */
+    assert_null(kq_memo_requests(m, "ns", "w", v1));
+    assert_null(kq_memo_requests(m, "nsw", "", v1));
+    assert_null(kq_memo_requests(m, "n", "s", v1));
+    json_t *got = kq_memo_requests(m, "ns", "w2", v1);
+    assert_ptr_equal(got, rr);
+    json_decref(got);
+    assert_null(kq_memo_decoded_spec(m, "ns", "w2", v1));
+    assert_non_null(kq_memo_decoded_spec(m, "ns", "w", v1));
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
+    assert_true(kq_memo_expected_changed(m, "ns", "w2", 1000, false, 0));
+    assert_false(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
+    /* w2 forgotten after w was read: w stays */
+    struct kq_wl_meta meta;
+    kq_memo_meta(m, v1, &meta);
+    kq_memo_forget(m, "ns", "w2");
+    assert_null(kq_memo_requests(m, "ns", "w2", v1));
+    assert_non_null(kq_memo_decoded_spec(m, "ns", "w", v1));
+    assert_false(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
+    /* the last entry forgotten: none found for its name */
+    kq_memo_meta(m, v1, &meta);
+    kq_memo_forget(m, "ns", "w");
+    assert_null(kq_memo_decoded_spec(m, "ns", "w", v1));
+    assert_true(kq_memo_expected_changed(m, "ns", "w", 1000, false, 0));
+    bool admitted = false;
+    assert_false(kq_memo_same(m, v1, &admitted));
+    json_decref(rr);
+    json_decref(v1);
+    kq_memo_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -721,6 +763,7 @@ int main(void)
         cmocka_unit_test(values_outlive_the_document),
         cmocka_unit_test(admission_json_decodes_to_its_admission),
         cmocka_unit_test(an_admission_hint_is_taken_for_its_very_value),
+        cmocka_unit_test(last_entry_answers_for_its_name_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
