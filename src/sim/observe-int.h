@@ -80,6 +80,8 @@ struct wl_state {
     size_t n_contrib, cap_contrib;
     json_t *contrib_from; /* the status.admission contrib was computed from
                              (reference; NULL = contributes nothing) */
+    const char *queue_name; /* seen_spec's queueName (borrowed from it),
+                               during a diff the diffed spec's; NULL none */
     json_t *seen_spec, *seen_status; /* the spec and status last diffed
                                         (references: stored documents never
                                         change in place, so the same pointers

@@ -166,7 +166,7 @@ static const char *wl_cq(struct sim *s, struct wl_state *w, const json_t *obj)
         w->cq = xstrdup(cq);
     }
     if (!w->cq) {
-        const char *lq = JX_STR(obj, "spec", "queueName");
+        const char *lq = w->queue_name;
         json_t *q = lq ? store_get(s->store, KIND_LOCALQUEUE, w->ns, lq) : NULL;
         const char *name = JX_STR(q, "spec", "clusterQueue");
         if (name)
@@ -706,6 +706,7 @@ static void wl_forget(struct sim *s, struct wl_state *w)
     json_decref(w->seen_spec);
     json_decref(w->seen_status);
     w->seen_spec = w->seen_status = NULL;
+    w->queue_name = NULL; /* it went with seen_spec */
     w->n_conds = 0; /* its pointers went with seen_status */
     w->deleted = true;
     recount(s->obs, w);
@@ -760,6 +761,10 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     json_t *spec = top[1], *status = top[2];
     if (!status || spec != w->seen_spec || status != w->seen_status) {
         bool spec_same = spec && spec == w->seen_spec;
+        /* read while the new spec is warm (creation), not at the first
+         * record that names the ClusterQueue */
+        if (!spec_same)
+            w->queue_name = JX_STR(spec, "queueName");
         static const struct sim_key status_keys[] = {
             SIM_KEY("conditions"), SIM_KEY("admissionChecks"), SIM_KEY("admission")};
         json_t *st[3];
