@@ -80,6 +80,8 @@ struct wl_state {
     size_t n_contrib, cap_contrib;
     json_t *contrib_from; /* the status.admission contrib was computed from
                              (reference; NULL = contributes nothing) */
+    const char *queue_name; /* seen_spec's queueName (borrowed from it),
+                               during a diff the diffed spec's; NULL none */
     json_t *seen_spec, *seen_status; /* the spec and status last diffed
                                         (references: stored documents never
                                         change in place, so the same pointers
@@ -110,13 +112,22 @@ struct node_run {
 
 #define SIM_FINISH_MSGS 8
 
-/* uid_cache: a direct-mapped memo in front of the by_uid index, keyed by
- * the address of a document's metadata.uid string (the store shares it
- * between an object's versions). A slot holds (p, w) only while w is live
- * and w->uid_json == p; w's reference keeps p from being freed and its
- * address reused, so a slot whose p matches names the right Workload.
- * Misses (a collision, a new string) go to by_uid. */
+/* uid_cache: a memo in front of the by_uid index, keyed by the address of
+ * a document's metadata.uid string (the store shares it between an
+ * object's versions). A slot holds (p, w) only while w is live and
+ * w->uid_json == p; w's reference keeps p from being freed and its address
+ * reused, so a slot whose p matches names the right Workload. Misses (a
+ * full set, a new string) go to by_uid. Set-associative: p maps to a set
+ * of SIM_UID_WAYS slots (one cache line), the most recently put first.
+ * The table starts with 2^SIM_UID_CACHE_LOG2 slots and is replaced by an
+ * empty one twice as large whenever the live Workloads outnumber its sets
+ * (up to 2^SIM_UID_CACHE_MAX_LOG2 slots): on the large scenario (50,000
+ * live Workloads), a direct-mapped table of 16,384 slots sent most events
+ * to by_uid's chains of cold wl_states. */
 #define SIM_UID_CACHE_LOG2 14
+#define SIM_UID_CACHE_MAX_LOG2 20
+#define SIM_UID_WAYS_LOG2 2
+#define SIM_UID_WAYS (1u << SIM_UID_WAYS_LOG2)
 struct uid_slot {
     const json_t *uid;
     struct wl_state *w;
@@ -138,7 +149,9 @@ struct sim_observer {
     size_t n_deferred, cap_deferred;
     struct wl_state *live;
     struct wl_state *by_uid;
-    struct uid_slot *uid_cache; /* 1 << SIM_UID_CACHE_LOG2 slots */
+    struct uid_slot *uid_cache; /* 1 << uid_cache_log2 slots */
+    unsigned uid_cache_log2;
+    size_t n_live; /* Workloads in `live` */
     struct wl_state **all; /* every Workload seen, in creation order */
     size_t n_all, cap_all;
     struct sim_finish_tree finishes;

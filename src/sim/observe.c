@@ -63,7 +63,8 @@ struct sim_observer *sim_observer_new(struct sim *s)
     RB_INIT(&o->finishes);
     o->usage = sim_usage_new();
     o->last_finish_ms = -1;
-    o->uid_cache = xcalloc((size_t)1 << SIM_UID_CACHE_LOG2, sizeof(*o->uid_cache));
+    o->uid_cache_log2 = SIM_UID_CACHE_LOG2;
+    o->uid_cache = xcalloc((size_t)1 << o->uid_cache_log2, sizeof(*o->uid_cache));
     (void)s;
     return o;
 }
@@ -165,7 +166,7 @@ static const char *wl_cq(struct sim *s, struct wl_state *w, const json_t *obj)
         w->cq = xstrdup(cq);
     }
     if (!w->cq) {
-        const char *lq = JX_STR(obj, "spec", "queueName");
+        const char *lq = w->queue_name;
         json_t *q = lq ? store_get(s->store, KIND_LOCALQUEUE, w->ns, lq) : NULL;
         const char *name = JX_STR(q, "spec", "clusterQueue");
         if (name)
@@ -578,6 +579,83 @@ static void play_bare(struct sim *s, struct wl_state *w, const json_t *obj)
     }
 }
 
+/* ---- finding a Workload's state from its uid ---- */
+
+/* The set of SIM_UID_WAYS slots uid maps to (one cache line). */
+static struct uid_slot *uid_set(struct sim_observer *o, const json_t *uid)
+{
+    uint64_t h = (uint64_t)(uintptr_t)uid * 0x9E3779B97F4A7C15ULL;
+    unsigned set_log2 = o->uid_cache_log2 - SIM_UID_WAYS_LOG2;
+    return &o->uid_cache[(h >> (64 - set_log2)) << SIM_UID_WAYS_LOG2];
+}
+
+/* Remember (uid, w) first in uid's set; the set's last entry goes. */
+static void uid_cache_put(struct sim_observer *o, json_t *uid, struct wl_state *w)
+{
+    struct uid_slot *set = uid_set(o, uid);
+    memmove(set + 1, set, (SIM_UID_WAYS - 1) * sizeof(*set));
+    set[0] = (struct uid_slot){uid, w};
+}
+
+/* Forget w's slot, if its set still holds it. */
+static void uid_cache_drop(struct sim_observer *o, struct wl_state *w)
+{
+    if (!w->uid_json)
+        return;
+    struct uid_slot *set = uid_set(o, w->uid_json);
+    for (size_t i = 0; i < SIM_UID_WAYS; i++)
+        if (set[i].w == w)
+            set[i] = (struct uid_slot){NULL, NULL};
+}
+
+/* The live Workload whose uid is uidj's text ("" when uidj is not a
+ * string), or NULL. A found one takes uidj as its uid_json and a slot of
+ * uidj's set. */
+static struct wl_state *wl_by_uid(struct sim_observer *o, json_t *uidj)
+{
+    if (uidj) {
+        const struct uid_slot *set = uid_set(o, uidj);
+        for (size_t i = 0; i < SIM_UID_WAYS; i++)
+            if (set[i].uid == uidj)
+                return set[i].w; /* the usual case: uidj itself is not even
+                                    read (a slot only ever holds a string) */
+    }
+    if (!json_is_string(uidj))
+        uidj = NULL;
+    const char *uid = jx_or_empty(json_string_value(uidj));
+    struct wl_state *w;
+    HASH_FIND(hh_uid, o->by_uid, uid, strlen(uid), w);
+    if (!w || !uidj)
+        return w;
+    if (w->uid_json != uidj) {
+        uid_cache_drop(o, w);
+        json_decref(w->uid_json);
+        w->uid_json = json_incref(uidj);
+    }
+    uid_cache_put(o, uidj, w);
+    return w;
+}
+
+/* One more live Workload: once they outnumber the memo's sets, a table
+ * twice as large, which takes the old one's entries. */
+static void uid_cache_count(struct sim_observer *o)
+{
+    o->n_live++;
+    size_t n = (size_t)1 << o->uid_cache_log2;
+    if (o->n_live <= n / SIM_UID_WAYS || o->uid_cache_log2 >= SIM_UID_CACHE_MAX_LOG2)
+        return;
+    struct uid_slot *old = o->uid_cache;
+    o->uid_cache_log2++;
+    o->uid_cache = xcalloc(n * 2, sizeof(*o->uid_cache));
+    /* each set's oldest first, so that the most recent come first again */
+    for (size_t i = n; i-- > 0;)
+        if (old[i].uid)
+            uid_cache_put(o, (json_t *)old[i].uid, old[i].w);
+    xfree(old);
+}
+
+/* ---- a Workload's state ---- */
+
 /* The state of a new Workload obj: key ns/name, ns, name and uid (not
  * NULL) read from its metadata. */
 static struct wl_state *wl_new(struct sim *s, const json_t *obj, const char *key,
@@ -596,46 +674,9 @@ static struct wl_state *wl_new(struct sim *s, const json_t *obj, const char *key
     w->class_name = sim_obs_class_of(s, obj);
     HASH_ADD_KEYPTR(hh, o->live, w->key, strlen(w->key), w);
     HASH_ADD_KEYPTR(hh_uid, o->by_uid, w->uid, strlen(w->uid), w);
+    uid_cache_count(o);
     XGROW(o->all, o->cap_all, o->n_all + 1);
     o->all[o->n_all++] = w;
-    return w;
-}
-
-/* ---- finding a Workload's state from its uid ---- */
-
-static struct uid_slot *uid_slot(struct sim_observer *o, const json_t *uid)
-{
-    uint64_t h = (uint64_t)(uintptr_t)uid * 0x9E3779B97F4A7C15ULL;
-    return &o->uid_cache[h >> (64 - SIM_UID_CACHE_LOG2)];
-}
-
-/* Forget w's slot, if it still holds it. */
-static void uid_cache_drop(struct sim_observer *o, struct wl_state *w)
-{
-    if (!w->uid_json)
-        return;
-    struct uid_slot *sl = uid_slot(o, w->uid_json);
-    if (sl->w == w)
-        *sl = (struct uid_slot){NULL, NULL};
-}
-
-/* The live Workload whose uid is uidj's text (uid, "" when none), or NULL.
- * A found one takes uidj as its uid_json and the slot of uidj. */
-static struct wl_state *wl_by_uid(struct sim_observer *o, json_t *uidj, const char *uid)
-{
-    struct uid_slot *sl = uid_slot(o, uidj);
-    if (uidj && sl->uid == uidj)
-        return sl->w; /* the usual case: no string hashed or compared */
-    struct wl_state *w;
-    HASH_FIND(hh_uid, o->by_uid, uid, strlen(uid), w);
-    if (!w || !uidj)
-        return w;
-    if (w->uid_json != uidj) {
-        uid_cache_drop(o, w);
-        json_decref(w->uid_json);
-        w->uid_json = json_incref(uidj);
-    }
-    *sl = (struct uid_slot){uidj, w};
     return w;
 }
 
@@ -658,12 +699,14 @@ static void wl_forget(struct sim *s, struct wl_state *w)
     cancel_finish(s->obs, w);
     HASH_DELETE(hh, s->obs->live, w);
     HASH_DELETE(hh_uid, s->obs->by_uid, w);
+    s->obs->n_live--;
     uid_cache_drop(s->obs, w);
     json_decref(w->uid_json);
     w->uid_json = NULL;
     json_decref(w->seen_spec);
     json_decref(w->seen_status);
     w->seen_spec = w->seen_status = NULL;
+    w->queue_name = NULL; /* it went with seen_spec */
     w->n_conds = 0; /* its pointers went with seen_status */
     w->deleted = true;
     recount(s->obs, w);
@@ -678,13 +721,13 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     sim_members(obj, top_keys, 3, top);
     const json_t *md = top[0]; /* read once for uid, ns, name */
     json_t *uidj = json_object_get(md, "uid");
-    const char *uid = jx_or_empty(json_string_value(uidj));
     /* the live Workload with this uid has this name (names are immutable);
      * only a uid not seen live needs the name index */
-    struct wl_state *w = wl_by_uid(s->obs, json_is_string(uidj) ? uidj : NULL, uid);
+    struct wl_state *w = wl_by_uid(s->obs, uidj);
     char *key = NULL;
-    const char *ns = NULL, *name = NULL;
+    const char *ns = NULL, *name = NULL, *uid = NULL;
     if (!w) {
+        uid = jx_or_empty(json_string_value(uidj));
         static const struct sim_key id_keys[] = {SIM_KEY("namespace"), SIM_KEY("name")};
         json_t *id[2];
         sim_members(md, id_keys, 2, id);
@@ -707,10 +750,10 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
         w = wl_new(s, obj, key, ns, name, uid);
         if (json_is_string(uidj)) {
             w->uid_json = json_incref(uidj);
-            *uid_slot(s->obs, uidj) = (struct uid_slot){uidj, w};
+            uid_cache_put(s->obs, uidj, w);
         }
+        xfree(key);
     }
-    xfree(key);
     /* diff_workload and update_usage read only spec and status, and a
      * second pass over what they last saw changes nothing (no record, same
      * state, same usage): a write that left both alone (metadata, such as
@@ -718,6 +761,10 @@ void sim_obs_workload(struct sim *s, const struct store_event *ev)
     json_t *spec = top[1], *status = top[2];
     if (!status || spec != w->seen_spec || status != w->seen_status) {
         bool spec_same = spec && spec == w->seen_spec;
+        /* read while the new spec is warm (creation), not at the first
+         * record that names the ClusterQueue */
+        if (!spec_same)
+            w->queue_name = JX_STR(spec, "queueName");
         static const struct sim_key status_keys[] = {
             SIM_KEY("conditions"), SIM_KEY("admissionChecks"), SIM_KEY("admission")};
         json_t *st[3];
