@@ -221,7 +221,7 @@ static struct eng__cq *node_cq(struct eng__node *n)
 
 /* ---- classification (Kueue classifyPreemptionVariant) ---- */
 
-static bool priority_too_high(const struct pctx *p, const struct eng__wl *cand)
+static inline bool priority_too_high(const struct pctx *p, const struct eng__wl *cand)
 {
     enum api_preempt_policy pol = cand->rcq == p->cq ? p->cq->within_cq : p->cq->reclaim;
     bool lower = p->wl->priority > cand->priority;
@@ -712,7 +712,8 @@ static bool attempt(const struct pctx *p, const struct cand *const *v, size_t n,
             if (!cand_valid(p, v[i], borrow))
                 continue;
             eng__sim_remove(p->e, v[i]->wl);
-            targets_push(&t, v[i]->wl, variant_reason(cand_variant(v[i])));
+            /* targets_push without the growth check: t has room for n */
+            t.v[t.n++] = (struct eng__target){v[i]->wl, variant_reason(cand_variant(v[i]))};
             m++;
         }
         if (!m)
