@@ -847,4 +847,10 @@ void eng__unsent_forget(struct eng *e, struct eng__wl *wl);
 /* max_decisions not reached in this call. */
 bool eng__budget_left(const struct eng *e);
 
+/* ---- preempt.c: test hook ---- */
+/* With on, classical preemption checks the recorded key of every holder
+ * of the kept order it walks, candidates or not (the one-by-one check the
+ * candidates-only check must decide as); for tests. */
+void eng__hord_check_all(struct eng *e, bool on);
+
 #endif

@@ -16,8 +16,9 @@
  *
  * Classical searches take the order from a holder order kept per cohort
  * tree (struct hord; membership follows cq->holders through
- * eng__hord_add/remove, keys are checked at each use), walked once and split
- * into the candidate groups, instead of sorting the candidates each time.
+ * eng__hord_add/remove, the candidates' keys are checked at each use),
+ * walked once and split into the candidate groups, instead of sorting the
+ * candidates each time.
  */
 #include <endian.h>
 #include <stdlib.h>
@@ -99,7 +100,8 @@ static void cands_add(struct cands *c, struct cand x)
  * (Kueue CandidatesOrdering without its lists, which depend on the
  * preemptor). Membership follows cq->holders (eng__hord_add/remove); the
  * keys may change behind its back (eviction flags, priority), so every use
- * checks the order first and sorts again when it no longer holds. Valid
+ * checks the keys it relies on first and sorts again when one is stale (v
+ * stays sorted on the recorded keys until then). Valid
  * for the forest of rebuild gen only. An order left unused for more
  * holder changes than it has holders is dropped (root NULL): building it
  * again costs less than keeping it up to date. */
@@ -124,6 +126,7 @@ struct eng__pscratch {
     struct hord ho_dirty; /* built for each search while the forest is dirty */
     size_t n_ho, cap_ho;
     uint64_t stamp;   /* the classical search in progress (cq->pstamp) */
+    bool check_all;   /* eng__hord_check_all: every walked key checked */
     bool memo_ok;
     uint64_t memo_epoch;
     int64_t memo_now_ms;
@@ -218,7 +221,7 @@ static struct eng__cq *node_cq(struct eng__node *n)
 
 /* ---- classification (Kueue classifyPreemptionVariant) ---- */
 
-static bool priority_too_high(const struct pctx *p, const struct eng__wl *cand)
+static inline bool priority_too_high(const struct pctx *p, const struct eng__wl *cand)
 {
     enum api_preempt_policy pol = cand->rcq == p->cq ? p->cq->within_cq : p->cq->reclaim;
     bool lower = p->wl->priority > cand->priority;
@@ -555,6 +558,8 @@ static struct hord *hord_get(struct eng *e, const struct eng__node *root)
     return h;
 }
 
+void eng__hord_check_all(struct eng *e, bool on) { scratch(e)->check_all = on; }
+
 size_t eng__hord_of(struct eng *e, struct eng__cq *cq, struct eng__wl *const **out)
 {
     struct hord *h = hord_get(e, eng__node_root(&cq->node));
@@ -707,7 +712,8 @@ static bool attempt(const struct pctx *p, const struct cand *const *v, size_t n,
             if (!cand_valid(p, v[i], borrow))
                 continue;
             eng__sim_remove(p->e, v[i]->wl);
-            targets_push(&t, v[i]->wl, variant_reason(cand_variant(v[i])));
+            /* targets_push without the growth check: t has room for n */
+            t.v[t.n++] = (struct eng__target){v[i]->wl, variant_reason(cand_variant(v[i]))};
             m++;
         }
         if (!m)
@@ -751,6 +757,9 @@ static bool attempt(const struct pctx *p, const struct cand *const *v, size_t n,
  * going to its group (evicted or not x list), groups then laid end to end.
  * Within a group the candidate order is the holder order (the variant is
  * a function of group and priority), so this is the sort's result.
+ * Only the tagged holders' keys are checked: v stays sorted on the
+ * recorded keys, so when those of the tagged holders are live, their
+ * order in v is the holder order whatever the others' keys became.
  * Counts the candidates of the hierarchical and other-ClusterQueue lists. */
 static const struct cand *const *collect_tagged(const struct pctx *p, uint64_t stamp,
                                                struct cands *all, size_t *hier, size_t *prio)
@@ -758,9 +767,14 @@ static const struct cand *const *collect_tagged(const struct pctx *p, uint64_t s
     struct eng *e = p->e;
     struct hord *h = hord_get(e, eng__node_root(&p->cq->node));
     size_t cnt[2 * L_N] = {0};
+    struct eng__pscratch *sc = scratch(e);
     XGROW(all->v, all->cap, h->n + 1);
     for (size_t i = 0; i < h->n; i++) {
         struct eng__wl *w = h->v[i];
+        struct eng__cq *q = w->rcq;
+        bool tagged = q->pstamp == stamp;
+        if (!tagged && !sc->check_all) /* not a candidate: its key does not matter */
+            continue;
         if (!hord_snap_ok(e, w)) { /* a key changed: sort again, start over */
             hord_build(e, h);
             memset(cnt, 0, sizeof(cnt));
@@ -768,8 +782,7 @@ static const struct cand *const *collect_tagged(const struct pctx *p, uint64_t s
             i = (size_t)-1;
             continue;
         }
-        struct eng__cq *q = w->rcq;
-        if (q->pstamp != stamp)
+        if (!tagged)
             continue;
         enum variant v = classify(p, w, q->plist == L_HIER);
         if (v == V_NEVER)
@@ -782,7 +795,6 @@ static const struct cand *const *collect_tagged(const struct pctx *p, uint64_t s
     }
     *hier = cnt[L_HIER] + cnt[L_HIER + L_N];
     *prio = cnt[L_PRIO] + cnt[L_PRIO + L_N];
-    struct eng__pscratch *sc = scratch(e);
     XGROW(sc->ptr, sc->cap_ptr, 2 * all->n + 1);
     const struct cand **v = sc->ptr;
     size_t at[2 * L_N];

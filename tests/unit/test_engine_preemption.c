@@ -337,6 +337,20 @@ static void sticky_preemptor_holds_the_head_of_a_best_effort_queue(void **state)
     fx_free(f);
 }
 
+/* out (taken) followed by f's decisions, one line each: type, Workload,
+ * reason, message. */
+static char *decisions_append(char *out, const struct fx *f)
+{
+    for (size_t i = 0; i < f->res.n; i++) {
+        const struct eng_decision *d = &f->res.items[i];
+        char *line = xasprintf("%s%d %s %s %s\n", out, (int)d->type, d->wl.name,
+                               d->reason ? d->reason : "", d->message ? d->message : "");
+        xfree(out);
+        out = line;
+    }
+    return out;
+}
+
 /* A random cohort of busy ClusterQueues and one big preemptor; returns the
  * decisions (type, Workload, message) as one string, and counts the
  * preemptions in *n_preempt. fill_block_max as in struct eng. */
@@ -370,14 +384,7 @@ static char *random_preemption(unsigned seed, int fill_block_max, size_t *n_pree
     job(f, "p", name, 10, n_jobs, cpu);
     fx_schedule(f);
 #undef NEXT
-    char *out = xstrdup("");
-    for (size_t i = 0; i < f->res.n; i++) {
-        const struct eng_decision *d = &f->res.items[i];
-        char *line = xasprintf("%s%d %s %s %s\n", out, (int)d->type, d->wl.name,
-                               d->reason ? d->reason : "", d->message ? d->message : "");
-        xfree(out);
-        out = line;
-    }
+    char *out = decisions_append(xstrdup(""), f);
     *n_preempt = fx_count(f, ENG_PREEMPT);
     fx_free(f);
     return out;
@@ -449,6 +456,25 @@ static void assert_holder_order(struct fx *f)
         assert_ptr_equal(kept[i], fresh[i]);
 }
 
+/* One round of random arrivals (Workloads w<*j>... in cq0..cq<n_cq-1>,
+ * higher priorities after round 2), then the clock moves on; r is the
+ * random state (LCG as NEXT). */
+static void arrivals(struct fx *f, uint64_t *rs, int *j, int n_cq, int round)
+{
+    uint64_t r = *rs;
+#define NEXT(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (int)((r >> 33) % (n)))
+    char wl[32], name[32], cpu[16];
+    for (int k = NEXT(6); k >= 0; k--, ++*j) {
+        snprintf(wl, sizeof(wl), "w%d", *j);
+        snprintf(name, sizeof(name), "cq%d", NEXT(n_cq));
+        snprintf(cpu, sizeof(cpu), "%d", 1 + NEXT(3));
+        job(f, wl, name, NEXT(5) * (round > 2 ? 3 : 1), *j, cpu);
+    }
+    f->now_ms += 1000 * NEXT(3);
+#undef NEXT
+    *rs = r;
+}
+
 /* Classical preemption keeps each cohort tree's holders in candidate
  * order between searches (holders joining and leaving, workloads preempted
  * or evicted while holding, new reservations): the kept order must be a
@@ -462,7 +488,7 @@ static void kept_holder_order_equals_a_fresh_sort(void **state)
 #define NEXT(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (int)((r >> 33) % (n)))
         struct fx *f = cluster();
         int n_cq = 2 + NEXT(4);
-        char name[32], quota[32], cpu[16], wl[32];
+        char name[32], quota[32], wl[32];
         for (int q = 0; q < n_cq; q++) {
             snprintf(name, sizeof(name), "cq%d", q);
             snprintf(quota, sizeof(quota), "f:cpu=%d", 3 + NEXT(6));
@@ -470,13 +496,7 @@ static void kept_holder_order_equals_a_fresh_sort(void **state)
         }
         int j = 0;
         for (int round = 0; round < 12; round++) {
-            for (int k = NEXT(6); k >= 0; k--, j++) {
-                snprintf(wl, sizeof(wl), "w%d", j);
-                snprintf(name, sizeof(name), "cq%d", NEXT(n_cq));
-                snprintf(cpu, sizeof(cpu), "%d", 1 + NEXT(3));
-                job(f, wl, name, NEXT(5) * (round > 2 ? 3 : 1), j, cpu);
-            }
-            f->now_ms += 1000 * NEXT(3);
+            arrivals(f, &r, &j, n_cq, round);
             fx_schedule(f); /* searches keep the order; preemptions flag holders */
             preempted += fx_count(f, ENG_PREEMPT);
             assert_holder_order(f);
@@ -506,6 +526,71 @@ static void kept_holder_order_equals_a_fresh_sort(void **state)
     assert_true(flagged >= 20);
 }
 
+/* Rounds of arrivals, searches, releases, finishes and evictions while
+ * holding in a random cohort; returns every decision (type, Workload,
+ * reason, message) as one string. With check_all, classical searches
+ * check the recorded key of every holder they walk (eng__hord_check_all). */
+static char *stale_key_rounds(unsigned seed, bool check_all, size_t *n_preempt, size_t *n_flagged)
+{
+    uint64_t r = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+#define NEXT(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (int)((r >> 33) % (n)))
+    struct fx *f = cluster();
+    eng__hord_check_all(f->e, check_all);
+    int n_cq = 2 + NEXT(5);
+    char name[32], quota[32], wl[32];
+    for (int q = 0; q < n_cq; q++) {
+        snprintf(name, sizeof(name), "cq%d", q);
+        snprintf(quota, sizeof(quota), "f:cpu=%d", 3 + NEXT(8));
+        cq_with(f, name, "co", quota, PP_LOWER_PRIORITY, NEXT(3) ? PP_ANY : PP_LOWER_PRIORITY);
+    }
+    char *out = xstrdup("");
+    int j = 0;
+    for (int round = 0; round < 12; round++) {
+        arrivals(f, &r, &j, n_cq, round);
+        fx_schedule(f);
+        *n_preempt += fx_count(f, ENG_PREEMPT);
+        out = decisions_append(out, f);
+        fx_apply_all(f);
+        if (NEXT(2))
+            fx_release_preempted(f);
+        for (int w = 0; w < j; w++) { /* keys change behind the kept order */
+            snprintf(wl, sizeof(wl), "w%d", w);
+            struct api_workload *a = fx_get(f, wl);
+            if (!a->quota_reserved || a->finished || NEXT(6))
+                continue;
+            if (NEXT(3)) {
+                a->evicted = true;
+                fx_upsert_status(f, a);
+                ++*n_flagged;
+            } else {
+                fx_finish(f, a);
+            }
+        }
+    }
+#undef NEXT
+    fx_free(f);
+    return out;
+}
+
+/* A classical search checks the recorded keys of its candidates only (the
+ * kept order stays sorted on the recorded keys, so the candidates' order
+ * holds whatever the other holders' keys became): its decisions must be
+ * those of a search checking every key it walks. */
+static void candidate_key_checks_decide_as_checking_all(void **state)
+{
+    (void)state;
+    size_t preempted = 0, flagged = 0, p2 = 0, f2 = 0;
+    for (unsigned seed = 1; seed <= 60; seed++) {
+        char *some = stale_key_rounds(seed, false, &preempted, &flagged);
+        char *all = stale_key_rounds(seed, true, &p2, &f2);
+        assert_string_equal(some, all);
+        xfree(some);
+        xfree(all);
+    }
+    assert_true(preempted >= 20); /* searches ran while keys were stale */
+    assert_true(flagged >= 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,6 +610,7 @@ int main(void)
         cmocka_unit_test(sticky_preemptor_holds_the_head_of_a_best_effort_queue),
         cmocka_unit_test(fill_back_in_blocks_decides_as_one_by_one),
         cmocka_unit_test(kept_holder_order_equals_a_fresh_sort),
+        cmocka_unit_test(candidate_key_checks_decide_as_checking_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
