@@ -79,6 +79,7 @@ struct lq_figures {
 struct last_write {
     json_t *doc;
     json_t *lists[2];
+    bool deleting; /* doc's api_is_deleting, read when it was written (warm) */
 };
 
 /* What a Workload event reads of its queues (their names, the dirty
@@ -826,6 +827,7 @@ static void last_write_set(struct last_write *w, json_t *doc, const struct doc_p
 {
     json_decref(w->doc);
     w->doc = doc;
+    w->deleting = doc && api_is_deleting(doc);
     json_t *st = JX_GET(doc, "status");
     for (int i = 0; i < 2; i++) {
         json_t *v = st && st == parts->status ? parts->lists[i] : JX_GET(st, names[i]);
@@ -936,7 +938,8 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
     json_t *cur = store_get(ctrl_store(c), KIND_CLUSTERQUEUE, NULL, name);
     if (!cur)
         return false;
-    bool deleting = api_is_deleting(cur);
+    /* our last write's document (most flushes): known, not read again */
+    bool deleting = cur == cs->written.doc ? cs->written.deleting : api_is_deleting(cur);
     if (cs->deferred && !q->defer_off && cur == cs->written.doc && !deleting &&
         cq_active_unchanged(e, cs)) {
         /* waits still: its figures are read when it is written */
