@@ -95,6 +95,7 @@ struct memo_entry {
      * expected run time and, when has_end, its expected end */
     bool has_expected, has_end;
     int64_t run_ms, end_ms;
+    struct kq_link link; /* to the queue controller's contribution */
     /* the hash handle and the key it compares in the same allocation,
      * next to each other (a lookup reads no separate string) */
     size_t keylen;
@@ -173,6 +174,7 @@ static void entry_free(struct kq_memo *memo, struct memo_entry *m)
 {
     if (memo->last_entry == m)
         memo->last_entry = NULL;
+    kq_link_cut(&m->link);
     entry_clear_inputs(m);
     entry_drop_decoded(m);
     entry_drop_hint(m);
@@ -503,6 +505,12 @@ bool kq_memo_expected_changed(struct kq_memo *memo, const char *ns, const char *
     m->has_end = has_end;
     m->end_ms = end_ms;
     return true;
+}
+
+struct kq_link *kq_memo_link(struct kq_memo *memo, const char *ns, const char *name)
+{
+    struct memo_entry *m = memo->last_entry;
+    return m && entry_is(m, ns, name) ? &m->link : NULL;
 }
 
 void kq_memo_forget(struct kq_memo *memo, const char *ns, const char *name)

@@ -31,6 +31,7 @@
  * update. Spec changes, other writers' status writes and Active changes
  * are written at once, as Kueue reconciles those events without delay.
  */
+#include <stddef.h>
 #include <string.h>
 
 /* Workload, LocalQueue and ClusterQueue keys hashed a word at a time
@@ -78,6 +79,7 @@ struct lq_figures {
 struct last_write {
     json_t *doc;
     json_t *lists[2];
+    bool deleting; /* doc's api_is_deleting, read when it was written (warm) */
 };
 
 /* What a Workload event reads of its queues (their names, the dirty
@@ -132,6 +134,7 @@ struct wl_contrib {
      * changed in place, so while a later version holds the very same
      * admission, its amounts are amt (not read again) */
     json_t *adm;
+    struct kq_link link; /* to the scheduler memo's entry (kq_memo_link) */
     UT_hash_handle hh;
     char key[]; /* "ns/name" */
 };
@@ -299,6 +302,7 @@ static bool cq_figures_equal(const struct eng_cq_status *a, const struct eng_cq_
 
 static void contrib_free(struct wl_contrib *w)
 {
+    kq_link_cut(&w->link);
     usage_release(&w->amt);
     json_decref(w->adm);
     xfree(w);
@@ -589,16 +593,29 @@ static bool contrib_same(const struct wl_contrib *w, const struct kq_wl_view *v,
            (*amt_is_prev || usage_equal(&w->amt, &now->amt));
 }
 
+/* The contribution of key (NULL: none): link's peer when it has one (the
+ * same Workload's, by construction), else found in the table and joined to
+ * link. */
+static struct wl_contrib *contrib_find(struct kq_queues *q, const char *key, struct kq_link *link)
+{
+    struct wl_contrib *w;
+    if (link && link->peer)
+        return (struct wl_contrib *)((char *)link->peer - offsetof(struct wl_contrib, link));
+    HASH_FIND_STR(q->wls, key, w);
+    if (w && link)
+        kq_link_join(link, &w->link);
+    return w;
+}
+
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
-                                bool deleted)
+                                bool deleted, struct kq_link *link)
 {
     /* read once: by the Workload controller, usually */
     const struct kq_wl_view *v = kq_wl_view_peek(wl);
     const char *ns = v->ns;
     char buf[320], *heap = NULL;
     const char *key = ns_key(buf, sizeof(buf), ns, v->name, &heap);
-    struct wl_contrib *w;
-    HASH_FIND_STR(q->wls, key, w);
+    struct wl_contrib *w = contrib_find(q, key, link);
     const char *queue = v->queue;
     const char *cq = v->cluster_queue; /* kq_wl_cluster_queue */
     struct lq_agg *a = deleted || !queue ? NULL : wl_lq(q, w, ns, queue);
@@ -641,6 +658,8 @@ void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_
         w = xcalloc(1, sizeof(*w) + kl + 1);
         memcpy(w->key, key, kl + 1);
         HASH_ADD_KEYPTR(hh, q->wls, w->key, kl, w);
+        if (link)
+            kq_link_join(link, &w->link);
         w->amt = now.amt;
         w->adm = json_incref(now.adm);
     }
@@ -808,6 +827,7 @@ static void last_write_set(struct last_write *w, json_t *doc, const struct doc_p
 {
     json_decref(w->doc);
     w->doc = doc;
+    w->deleting = doc && api_is_deleting(doc);
     json_t *st = JX_GET(doc, "status");
     for (int i = 0; i < 2; i++) {
         json_t *v = st && st == parts->status ? parts->lists[i] : JX_GET(st, names[i]);
@@ -918,7 +938,8 @@ static bool flush_cq(struct kq_queues *q, struct ctrl *c, struct eng *e, struct 
     json_t *cur = store_get(ctrl_store(c), KIND_CLUSTERQUEUE, NULL, name);
     if (!cur)
         return false;
-    bool deleting = api_is_deleting(cur);
+    /* our last write's document (most flushes): known, not read again */
+    bool deleting = cur == cs->written.doc ? cs->written.deleting : api_is_deleting(cur);
     if (cs->deferred && !q->defer_off && cur == cs->written.doc && !deleting &&
         cq_active_unchanged(e, cs)) {
         /* waits still: its figures are read when it is written */

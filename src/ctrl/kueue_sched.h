@@ -20,12 +20,46 @@
 
 struct kq_queues;
 
+/* A two-way link between two records of the same Workload kept by
+ * different tables (the scheduler memo's entry and the queue controller's
+ * contribution), so that one reaches the other without a lookup: each
+ * embeds a kq_link; peer is the other's, or NULL. Either side cuts it
+ * (kq_link_cut) before it is freed, so a peer is never a freed record. */
+struct kq_link {
+    struct kq_link *peer;
+};
+
+/* Join a and b (each cut from any previous peer first). */
+static inline void kq_link_join(struct kq_link *a, struct kq_link *b)
+{
+    if (a->peer == b)
+        return;
+    if (a->peer)
+        a->peer->peer = NULL;
+    if (b->peer)
+        b->peer->peer = NULL;
+    a->peer = b;
+    b->peer = a;
+}
+
+/* Cut l from its peer, if any (before l's record is freed). */
+static inline void kq_link_cut(struct kq_link *l)
+{
+    if (l->peer)
+        l->peer->peer = NULL;
+    l->peer = NULL;
+}
+
 struct kq_queues *kq_queues_new(void);
 void kq_queues_free(struct kq_queues *q);
 /* A Workload was added/changed (deleted = false) or removed: update its
- * LocalQueue's figures and mark that LocalQueue and its ClusterQueue. */
+ * LocalQueue's figures and mark that LocalQueue and its ClusterQueue.
+ * link: the caller's record of the same Workload (kq_memo_link), or NULL:
+ * its peer, when it has one, is the Workload's contribution (no table
+ * lookup); when it has none, it is joined to the contribution found or
+ * made. */
 void kq_queues_observe_workload(struct kq_queues *q, struct ctrl *c, const json_t *wl,
-                                bool deleted);
+                                bool deleted, struct kq_link *link);
 /* Mark a queue for a status rewrite. */
 void kq_queues_mark_cq(struct kq_queues *q, const char *cq);
 void kq_queues_mark_lq(struct kq_queues *q, const char *ns, const char *name);
@@ -127,6 +161,11 @@ bool kq_memo_expected_changed(struct kq_memo *m, const char *ns, const char *nam
  * Workload drops it. */
 void kq_memo_admission_hint(struct kq_memo *m, const char *ns, const char *name, json_t *adm,
                             struct api_admission *decoded);
+/* The kq_link of ns/name's entry when it is the one the memo's last call
+ * for a document found or added (the event's Workload, after the memo
+ * calls for it: no lookup), else NULL. Valid until that entry is forgotten
+ * (which cuts the link). */
+struct kq_link *kq_memo_link(struct kq_memo *m, const char *ns, const char *name);
 /* Forget a Workload (deleted, finished, or to be decoded again). */
 void kq_memo_forget(struct kq_memo *m, const char *ns, const char *name);
 /* The status.resourceRequests remembered for obj's spec (the same spec

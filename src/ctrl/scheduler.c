@@ -232,7 +232,10 @@ static void observe_workload(struct ctrl *c, struct sched *s, const struct store
             }
         }
     }
-    kq_queues_observe_workload(s->queues, c, obj, deleted);
+    /* the queue controller's record of the Workload, reached from the
+     * memo's (found above) without a lookup in its own table */
+    kq_queues_observe_workload(s->queues, c, obj, deleted,
+                               kq_memo_link(s->memo, meta.ns, meta.name));
 }
 
 static void observe_flavor(struct ctrl *c, struct sched *s, const struct store_event *ev)
