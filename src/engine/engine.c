@@ -117,6 +117,8 @@ void eng_free(struct eng *e)
         xfree(is);
     }
     xfree(e->cq_sorted);
+    xfree(e->cq_heap_bits);
+    xfree(e->cq_rq_bits);
     xfree(e->undo);
     xfree(e->cyc);
     xfree(e->cyc_done);

@@ -443,7 +443,7 @@ static bool keep_place(struct eng *e, struct eng__wl *nw, enum eng__wlq q, struc
     if (q == ENG__Q_HEAP) {
         if (sticky)
             qcq->sticky = nw;
-        eng__heap_push(qcq, nw);
+        eng__heap_push(e, qcq, nw);
     } else {
         eng__wl_park(e, qcq, nw);
         nw->bypassed = bypassed;
