@@ -379,6 +379,8 @@ struct eng__wl {
     struct eng__pa *pa;       /* status.admission.podSetAssignments */
     int n_pa;
     int n_use;
+    int use0_fr;              /* use_fr[0] and use_amt[0] when n_use > 0: */
+    int64_t use0_amt;         /* eng__wl_charge's common case reads no array */
     int *use_fr;              /* charged usage, global FR ids */
     int64_t *use_amt;
     struct eng__wl *hprev, *hnext;
