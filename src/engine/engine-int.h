@@ -438,6 +438,10 @@ struct eng {
      * finds the heap empty), and of those with requeue_pending; cycles and
      * requeue passes visit only these, in cq_sorted order */
     uint64_t *cq_heap_bits, *cq_rq_bits;
+    /* most flavors of a ClusterQueue resource group (eng_schedule's soft
+     * cycle limit); -1: to recount (a ClusterQueue's spec, or the set of
+     * them, changed) */
+    int cq_max_flv;
     struct eng__cohort *cohorts;
     struct eng__lq *lqs;
     struct eng__ns *nss;

@@ -31,6 +31,7 @@ static void cq_index_rebuild(struct eng *e)
     if (n)
         qsort(e->cq_sorted, n, sizeof(*e->cq_sorted), cq_name_cmp);
     e->n_cq_sorted = n;
+    e->cq_max_flv = -1;
     eng__cq_bits_rebuild(e);
 }
 
@@ -177,6 +178,7 @@ static void cq_set_spec(struct eng *e, struct eng__cq *cq, const struct api_clus
     cq_clear_spec(cq);
     cq->cohort_name = xstrdup(in->cohort ? in->cohort : "");
     cq->rgs = eng__rgs_build(e, in->groups, in->n_groups);
+    e->cq_max_flv = -1;
     cq->n_rgs = (int)in->n_groups;
     cq->pods_res = eng__res_id(e, "pods");
     cq->covers_pods = eng__cq_rg(cq, cq->pods_res) != NULL;

@@ -6,7 +6,9 @@
  * in cq_sorted (checked against a scan of all of them). Random operations
  * over several ClusterQueues in two cohorts: submissions, schedules with
  * their reservations applied, finishes, ClusterQueue deletions and
- * re-creations (which renumber cq_sorted), stops and restarts.
+ * re-creations (which renumber cq_sorted), stops and restarts. Also the
+ * cached most flavors of a resource group (cq_max_flv, eng_schedule's soft
+ * cycle limit) against a recount, as ClusterQueues gain and lose a flavor.
  */
 #include "test_engine_fixture.h"
 
@@ -21,19 +23,31 @@ static uint64_t rnd(uint64_t *s, uint64_t n)
     return (*s >> 33) % n;
 }
 
-static void cq_up(struct fx *f, int c, enum api_stop_policy stop)
+static void cq_up(struct fx *f, int c, enum api_stop_policy stop, bool two_flavors)
 {
     char name[16];
     snprintf(name, sizeof(name), "cq%d", c);
-    struct api_cluster_queue *cq = fx_cq_make(f, name, c % 2 ? "odd" : "even", "f1:cpu=3");
+    struct api_cluster_queue *cq = fx_cq_make(f, name, c % 2 ? "odd" : "even",
+                                              two_flavors ? "f1:cpu=3;f2:cpu=1" : "f1:cpu=3");
     cq->queueing_strategy = c % 3 ? QS_BEST_EFFORT_FIFO : QS_STRICT_FIFO;
     cq->stop_policy = stop;
     fx_cq_apply(f, cq);
 }
 
+/* The bitmaps, and the cached most flavors of a group (when not marked
+ * for a recount) against a count over every ClusterQueue. */
 static void check_bits(const struct fx *f)
 {
-    assert_true(eng__cq_bits_ok(f->e));
+    const struct eng *e = f->e;
+    assert_true(eng__cq_bits_ok(e));
+    if (e->cq_max_flv < 0)
+        return;
+    int m = 0;
+    for (size_t i = 0; i < e->n_cq_sorted; i++)
+        for (int g = 0; g < e->cq_sorted[i]->n_rgs; g++)
+            if (e->cq_sorted[i]->rgs[g].n_flv > m)
+                m = e->cq_sorted[i]->rgs[g].n_flv;
+    assert_int_equal(e->cq_max_flv, m);
 }
 
 static void one_op(struct fx *f, uint64_t *s, int *n_wl)
@@ -70,11 +84,11 @@ static void one_op(struct fx *f, uint64_t *s, int *n_wl)
         check_bits(f);
         fx_schedule(f);
         check_bits(f);
-        cq_up(f, c, STOP_NONE);
+        cq_up(f, c, STOP_NONE, false);
         break;
     }
-    default: /* a stop (Hold) or a restart */
-        cq_up(f, (int)rnd(s, N_CQ), rnd(s, 2) ? STOP_HOLD : STOP_NONE);
+    default: /* a stop (Hold) or a restart, with one flavor or two */
+        cq_up(f, (int)rnd(s, N_CQ), rnd(s, 2) ? STOP_HOLD : STOP_NONE, rnd(s, 4) == 0);
         break;
     }
     f->now_ms += (int64_t)rnd(s, 1500);
@@ -88,11 +102,12 @@ static void bitmaps_cover_every_busy_cluster_queue(void **state)
         struct fx *f = fx_new(NULL);
         fx_ns(f, "ns", NULL);
         fx_flavor(f, "f1", NULL);
+        fx_flavor(f, "f2", NULL);
         for (int c = 0; c < N_CQ; c++) {
             char lq[16], cq[16];
             snprintf(lq, sizeof(lq), "lq%d", c);
             snprintf(cq, sizeof(cq), "cq%d", c);
-            cq_up(f, c, STOP_NONE);
+            cq_up(f, c, STOP_NONE, false);
             fx_lq(f, "ns", lq, cq);
         }
         int n_wl = 0;
