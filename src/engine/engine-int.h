@@ -367,29 +367,32 @@ struct eng__wl {
     char *job_uid;            /* owner job's uid (Preempted messages) or NULL */
     int *avoid_flv;           /* ... (flavor ids) ... */
     int64_t *avoid_until;     /* ... while now < these times */
-    int64_t quota_reserved_ms;
-    bool active, finished, evicted, elastic;
+    bool active, finished, elastic;
     int n_ps;
     struct eng__ps *ps;
     uint64_t state_hash;      /* everything queue placement depends on */
-    /* quota reservation */
-    bool reserved, admitted;
-    struct eng__cq *rcq;      /* ClusterQueue charged (NULL if missing) */
     char *rcq_name;
     struct eng__pa *pa;       /* status.admission.podSetAssignments */
     int n_pa;
-    int n_use;
-    int use0_fr;              /* use_fr[0] and use_amt[0] when n_use > 0: */
-    int64_t use0_amt;         /* eng__wl_charge's common case reads no array */
     int *use_fr;              /* charged usage, global FR ids */
     int64_t *use_amt;
     struct eng__wl *hprev, *hnext;
+    /* quota reservation and holder state, together (60 bytes): what a
+     * preemption search (preempt.c classical) and eng__wl_charge read for
+     * every candidate */
+    struct eng__cq *rcq;      /* ClusterQueue charged (NULL if missing) */
     /* holder-order key when last placed in its tree's holder order
      * (preempt.c struct hord): group and priority, reservation time, uid
      * prefix */
     uint64_t hk1;
     int64_t hk2;
     uint64_t hk3;
+    int64_t quota_reserved_ms;
+    int64_t use0_amt;         /* use_fr[0] and use_amt[0] when n_use > 0: */
+    int use0_fr;              /* eng__wl_charge's common case reads no array */
+    int n_use;
+    bool reserved, admitted;
+    bool evicted;
     bool preempted;           /* the engine issued its preemption */
     uint64_t victim_cycle;    /* e->cycle of the cycle that made it a victim */
     int64_t expected_end_ms;
