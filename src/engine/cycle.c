@@ -477,7 +477,7 @@ static void requeue(struct eng *e, struct eng__entry *en)
     for (int t = 0; wl->has_last && t < wl->n_last; t++)
         pending_flv = pending_flv || wl->last_idx[3 * t + 2] != -1;
     if (eng__wl_backoff_expired(e, wl) && (immediate || pending_flv)) {
-        eng__heap_push(cq, wl);
+        eng__heap_push(e, cq, wl);
     } else {
         eng__wl_park(e, cq, wl);
         e->hard_progress++;
@@ -503,14 +503,24 @@ int eng__run_cycle(struct eng *e, bool *had_heads)
     struct eng__entry *v = e->cyc;
     bool *done = e->cyc_done;
     e->cycle++;
-    for (size_t i = 0; i < e->n_cq_sorted; i++) {
-        struct eng__cq *cq = e->cq_sorted[i];
-        if (!cq->active || cq->node.in_cycle || !cq->n_heap)
-            continue;
-        memset(&v[n], 0, sizeof(v[n]));
-        done[n] = false;
-        v[n].cq = cq;
-        v[n++].wl = eng__heap_pop(cq);
+    /* the heads, in cq_sorted order: only the ClusterQueues of
+     * cq_heap_bits can have one; a bit whose heap is empty is cleared */
+    size_t nw = (e->n_cq_sorted + 63) / 64;
+    for (size_t w = 0; w < nw; w++) {
+        for (uint64_t b = e->cq_heap_bits[w]; b; b &= b - 1) {
+            size_t bit = (size_t)__builtin_ctzll(b);
+            struct eng__cq *cq = e->cq_sorted[w * 64 + bit];
+            if (!cq->n_heap) {
+                e->cq_heap_bits[w] &= ~(UINT64_C(1) << bit);
+                continue;
+            }
+            if (!cq->active || cq->node.in_cycle)
+                continue;
+            memset(&v[n], 0, sizeof(v[n]));
+            done[n] = false;
+            v[n].cq = cq;
+            v[n++].wl = eng__heap_pop(cq);
+        }
     }
     *had_heads = n > 0;
     e->undo_on = true;
@@ -530,7 +540,7 @@ int eng__run_cycle(struct eng *e, bool *had_heads)
         if (v[i].assumed)
             continue;
         if (!v[i].processed) {
-            eng__heap_push(v[i].cq, v[i].wl); /* out of budget: untouched */
+            eng__heap_push(e, v[i].cq, v[i].wl); /* out of budget: untouched */
             continue;
         }
         requeue(e, &v[i]);

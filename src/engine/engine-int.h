@@ -37,6 +37,13 @@
 #include "util/hash.h"
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
 #include <uthash.h>
+/* Sparser tables than uthash's default (a table doubles its buckets when a
+ * chain reaches 10 entries: 1.5 to 3 entries a bucket): the engine's
+ * workload table is large and cold, and each entry a chain walk passes is
+ * a cache miss. Doubling at chains of 6 keeps about 0.4 to 0.8 entries a
+ * bucket. Only bucket counts change: iteration (insertion order) does not. */
+#undef HASH_BKT_CAPACITY_THRESH
+#define HASH_BKT_CAPACITY_THRESH 6U
 
 #include "engine/engine.h"
 
@@ -222,8 +229,7 @@ struct eng__parked {
 enum eng__stop { ENG__STOP_NONE, ENG__STOP_HOLD, ENG__STOP_DRAIN };
 
 struct eng__cq {
-    UT_hash_handle hh;
-    struct eng__node node;
+    struct eng__node node;     /* node.name: the allocation's tail */
     char *cohort_name;         /* "" = none */
     struct eng__rg *rgs;
     int n_rgs;
@@ -264,7 +270,9 @@ struct eng__cq {
     uint64_t *bulk_hash;       /* equivalence hashes bulk-moved */
     char **bulk_reason;
     size_t n_bulk, cap_bulk;
-    bool requeue_pending;      /* retry inadmissible at the next schedule */
+    bool requeue_pending;      /* retry inadmissible at the next schedule
+                                * (set with eng__cq_mark_requeue) */
+    uint32_t sorted_idx;       /* its index in e->cq_sorted */
     /* quota holders */
     struct eng__wl *holders;   /* utlist DL list (hprev/hnext) */
     int32_t n_reserving, n_admitted;
@@ -273,6 +281,8 @@ struct eng__cq {
     uint64_t pstamp;
     struct eng__node *plca;
     unsigned plist;
+    /* last member: the name (the key) follows hashv, as in eng__wl */
+    UT_hash_handle hh;
 };
 
 struct eng__lq {
@@ -350,7 +360,6 @@ struct eng__wl {
     uint64_t hash;            /* scheduling equivalence hash */
     char *key;                /* "ns/name"; key and uid share wl's allocation */
     char *uid;
-    UT_hash_handle hh;
     const char *name;         /* points into key */
     const char *queue_name;   /* interned */
     char *gated_by;           /* admission gate or NULL */
@@ -358,27 +367,32 @@ struct eng__wl {
     char *job_uid;            /* owner job's uid (Preempted messages) or NULL */
     int *avoid_flv;           /* ... (flavor ids) ... */
     int64_t *avoid_until;     /* ... while now < these times */
-    int64_t quota_reserved_ms;
-    bool active, finished, evicted, elastic;
+    bool active, finished, elastic;
     int n_ps;
     struct eng__ps *ps;
     uint64_t state_hash;      /* everything queue placement depends on */
-    /* quota reservation */
-    bool reserved, admitted;
-    struct eng__cq *rcq;      /* ClusterQueue charged (NULL if missing) */
     char *rcq_name;
     struct eng__pa *pa;       /* status.admission.podSetAssignments */
     int n_pa;
-    int n_use;
     int *use_fr;              /* charged usage, global FR ids */
     int64_t *use_amt;
     struct eng__wl *hprev, *hnext;
+    /* quota reservation and holder state, together (60 bytes): what a
+     * preemption search (preempt.c classical) and eng__wl_charge read for
+     * every candidate */
+    struct eng__cq *rcq;      /* ClusterQueue charged (NULL if missing) */
     /* holder-order key when last placed in its tree's holder order
      * (preempt.c struct hord): group and priority, reservation time, uid
      * prefix */
     uint64_t hk1;
     int64_t hk2;
     uint64_t hk3;
+    int64_t quota_reserved_ms;
+    int64_t use0_amt;         /* use_fr[0] and use_amt[0] when n_use > 0: */
+    int use0_fr;              /* eng__wl_charge's common case reads no array */
+    int n_use;
+    bool reserved, admitted;
+    bool evicted;
     bool preempted;           /* the engine issued its preemption */
     uint64_t victim_cycle;    /* e->cycle of the cycle that made it a victim */
     int64_t expected_end_ms;
@@ -392,6 +406,10 @@ struct eng__wl {
     bool blocker_emitted;     /* last status was a queue blocker */
     bool unsent;              /* last status decided outside eng_schedule */
     struct eng__wl *uprev, *unext;
+    /* last member: the key ("ns/name", the allocation's tail) starts right
+     * after hh's hashv, so a lookup that matches the hash finds the key's
+     * first bytes on the cache line it already read */
+    UT_hash_handle hh;
 };
 
 struct eng__fp;
@@ -417,6 +435,16 @@ struct eng {
     struct eng__cq *cqs;
     struct eng__cq **cq_sorted;
     size_t n_cq_sorted;
+    /* bitmaps over cq_sorted indexes, (n_cq_sorted + 63) / 64 words: a
+     * superset of the ClusterQueues with a non-empty heap (a bit is set
+     * whenever a workload enters the heap and cleared by the cycle that
+     * finds the heap empty), and of those with requeue_pending; cycles and
+     * requeue passes visit only these, in cq_sorted order */
+    uint64_t *cq_heap_bits, *cq_rq_bits;
+    /* most flavors of a ClusterQueue resource group (eng_schedule's soft
+     * cycle limit); -1: to recount (a ClusterQueue's spec, or the set of
+     * them, changed) */
+    int cq_max_flv;
     struct eng__cohort *cohorts;
     struct eng__lq *lqs;
     struct eng__ns *nss;
@@ -587,7 +615,7 @@ int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const s
 int eng__wl_cmp_order(const struct eng__wl *a, const struct eng__wl *b);
 /* Heap operations on a ClusterQueue's active queue (order:
  * eng__wl_cmp_queue); pop returns NULL when empty. */
-void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl);
+void eng__heap_push(struct eng *e, struct eng__cq *cq, struct eng__wl *wl);
 /* Remove and return the head, or NULL. */
 struct eng__wl *eng__heap_pop(struct eng__cq *cq);
 /* Remove wl (which must be in cq's heap). */
@@ -619,6 +647,20 @@ void eng__route_all(struct eng *e);
 void eng__requeue_tree(struct eng *e, struct eng__cq *cq);
 /* Run the deferred retry-inadmissible requeues (start of eng_schedule). */
 void eng__process_requeues(struct eng *e);
+/* Defer a retry-inadmissible of cq to the next eng_schedule (sets
+ * requeue_pending and cq's bit in e->cq_rq_bits). */
+void eng__cq_mark_requeue(struct eng *e, struct eng__cq *cq);
+/* Rebuild e->cq_heap_bits and e->cq_rq_bits and every sorted_idx from
+ * e->cq_sorted (after it changed). */
+void eng__cq_bits_rebuild(struct eng *e);
+/* True when the bitmaps cover every ClusterQueue with a non-empty heap or
+ * requeue_pending and every sorted_idx is right (unit tests). */
+bool eng__cq_bits_ok(const struct eng *e);
+/* Set bit i of a bitmap. */
+static inline void eng__bit_set(uint64_t *bits, size_t i)
+{
+    bits[i >> 6] |= UINT64_C(1) << (i & 63);
+}
 /* Requeue parked workloads whose backoff has passed. */
 void eng__process_time_parked(struct eng *e);
 /* Kueue backoffWaitingTimeExpired: not Requeued=False and requeueAt <= now. */

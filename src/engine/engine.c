@@ -117,6 +117,8 @@ void eng_free(struct eng *e)
         xfree(is);
     }
     xfree(e->cq_sorted);
+    xfree(e->cq_heap_bits);
+    xfree(e->cq_rq_bits);
     xfree(e->undo);
     xfree(e->cyc);
     xfree(e->cyc_done);
@@ -125,14 +127,19 @@ void eng_free(struct eng *e)
     xfree(e);
 }
 
-static int soft_cycle_limit(const struct eng *e)
+/* Recounted only after a ClusterQueue change (e->cq_max_flv < 0): a scan
+ * of every ClusterQueue's groups is a cache miss or two each. */
+static int soft_cycle_limit(struct eng *e)
 {
-    int m = 0;
-    for (size_t i = 0; i < e->n_cq_sorted; i++)
-        for (int g = 0; g < e->cq_sorted[i]->n_rgs; g++)
-            if (e->cq_sorted[i]->rgs[g].n_flv > m)
-                m = e->cq_sorted[i]->rgs[g].n_flv;
-    return m + 2;
+    if (e->cq_max_flv < 0) {
+        int m = 0;
+        for (size_t i = 0; i < e->n_cq_sorted; i++)
+            for (int g = 0; g < e->cq_sorted[i]->n_rgs; g++)
+                if (e->cq_sorted[i]->rgs[g].n_flv > m)
+                    m = e->cq_sorted[i]->rgs[g].n_flv;
+        e->cq_max_flv = m;
+    }
+    return e->cq_max_flv + 2;
 }
 
 static int64_t next_wakeup(const struct eng *e)

@@ -290,7 +290,7 @@ static void flavors_changed(struct eng *e)
 {
     for (size_t i = 0; i < e->n_cq_sorted; i++) {
         eng__cq_update_active(e, e->cq_sorted[i]);
-        e->cq_sorted[i]->requeue_pending = true;
+        eng__cq_mark_requeue(e, e->cq_sorted[i]);
     }
     e->route_all = true;
 }
@@ -419,7 +419,7 @@ struct eng__cohort *eng__cohort_get(struct eng *e, const char *name)
 static void requeue_everything(struct eng *e)
 {
     for (size_t i = 0; i < e->n_cq_sorted; i++)
-        e->cq_sorted[i]->requeue_pending = true;
+        eng__cq_mark_requeue(e, e->cq_sorted[i]);
 }
 
 void eng_upsert_cohort(struct eng *e, const struct api_cohort *co)

@@ -31,6 +31,8 @@ static void cq_index_rebuild(struct eng *e)
     if (n)
         qsort(e->cq_sorted, n, sizeof(*e->cq_sorted), cq_name_cmp);
     e->n_cq_sorted = n;
+    e->cq_max_flv = -1;
+    eng__cq_bits_rebuild(e);
 }
 
 struct eng__cq *eng__cq_find(const struct eng *e, const char *name)
@@ -176,6 +178,7 @@ static void cq_set_spec(struct eng *e, struct eng__cq *cq, const struct api_clus
     cq_clear_spec(cq);
     cq->cohort_name = xstrdup(in->cohort ? in->cohort : "");
     cq->rgs = eng__rgs_build(e, in->groups, in->n_groups);
+    e->cq_max_flv = -1;
     cq->n_rgs = (int)in->n_groups;
     cq->pods_res = eng__res_id(e, "pods");
     cq->covers_pods = eng__cq_rg(cq, cq->pods_res) != NULL;
@@ -219,8 +222,9 @@ void eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *in,
         return;
     struct eng__cq *cq = eng__cq_find(e, in->name);
     if (!cq) {
-        cq = xcalloc(1, sizeof(*cq));
-        cq->node.name = xstrdup(in->name);
+        size_t ln = strlen(in->name);
+        cq = xcalloc(1, sizeof(*cq) + ln + 1);
+        cq->node.name = memcpy(cq + 1, in->name, ln + 1);
         cq->node.is_cq = true;
         HASH_ADD_KEYPTR(hh, e->cqs, cq->node.name, strlen(cq->node.name), cq);
         cq_index_rebuild(e);
@@ -231,7 +235,7 @@ void eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *in,
     cq_set_spec(e, cq, in, inactive_message);
     eng__cq_update_active(e, cq);
     cq->alloc_gen++;
-    cq->requeue_pending = true;
+    eng__cq_mark_requeue(e, cq);
     e->tree_dirty = true;
     e->route_all = true;
 }
@@ -255,7 +259,6 @@ void eng_delete_cluster_queue(struct eng *e, const char *name)
         xfree(cq->bulk_reason[i]);
     xfree(cq->bulk_hash);
     xfree(cq->bulk_reason);
-    xfree(cq->node.name);
     xfree(cq->node.fr);
     xfree(cq->node.pidx);
     xfree(cq->node.q);
@@ -349,7 +352,7 @@ void eng_upsert_namespace(struct eng *e, const char *name, const struct api_labe
     }
     eng__labels_copy(&ns->labels, labels);
     for (size_t i = 0; i < e->n_cq_sorted; i++)
-        e->cq_sorted[i]->requeue_pending = true;
+        eng__cq_mark_requeue(e, e->cq_sorted[i]);
 }
 
 void eng_delete_namespace(struct eng *e, const char *name)

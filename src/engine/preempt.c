@@ -192,7 +192,12 @@ static void targets_push(struct eng__targets *t, struct eng__wl *wl, const char 
 
 bool eng__wl_uses_frs(const struct eng__wl *wl, const int *frs, int n)
 {
-    for (int u = 0; u < wl->n_use; u++)
+    if (!wl->n_use)
+        return false;
+    for (int k = 0; k < n; k++) /* the first usage inline: no array read */
+        if (wl->use0_fr == frs[k])
+            return true;
+    for (int u = 1; u < wl->n_use; u++)
         for (int k = 0; k < n; k++)
             if (wl->use_fr[u] == frs[k])
                 return true;

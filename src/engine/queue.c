@@ -156,8 +156,9 @@ static void heapify(struct eng__cq *cq)
         sift_down_s(cq, i, sticky);
 }
 
-void eng__heap_push(struct eng__cq *cq, struct eng__wl *wl)
+void eng__heap_push(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
 {
+    eng__bit_set(e->cq_heap_bits, cq->sorted_idx);
     heap_reserve(cq, cq->n_heap + 1);
     struct eng__qkey k = qkey_of(wl);
     heap_set(cq, cq->n_heap++, wl, &k);
@@ -402,7 +403,7 @@ static void enqueue(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
         emit_bypassed(e, wl, br);
         return;
     }
-    eng__heap_push(cq, wl);
+    eng__heap_push(e, cq, wl);
 }
 
 /* ---- routing ---- */
@@ -485,7 +486,7 @@ void eng__route_all(struct eng *e)
 static void mark_subtree(struct eng *e, struct eng__node *n)
 {
     if (n->is_cq) {
-        ((struct eng__cq *)((char *)n - offsetof(struct eng__cq, node)))->requeue_pending = true;
+        eng__cq_mark_requeue(e, (struct eng__cq *)((char *)n - offsetof(struct eng__cq, node)));
         return;
     }
     for (size_t k = 0; k < n->n_kids; k++)
@@ -496,7 +497,7 @@ void eng__requeue_tree(struct eng *e, struct eng__cq *cq)
 {
     if (e->tree_dirty) {
         for (size_t i = 0; i < e->n_cq_sorted; i++)
-            e->cq_sorted[i]->requeue_pending = true;
+            eng__cq_mark_requeue(e, e->cq_sorted[i]);
         return;
     }
     mark_subtree(e, eng__node_root(&cq->node));
@@ -548,14 +549,63 @@ static void requeue_cq(struct eng *e, struct eng__cq *cq)
     if (!moved)
         return;
     cq->n_inadm = keep;
+    eng__bit_set(e->cq_heap_bits, cq->sorted_idx);
     heapify(cq);
 }
 
+void eng__cq_mark_requeue(struct eng *e, struct eng__cq *cq)
+{
+    cq->requeue_pending = true;
+    eng__bit_set(e->cq_rq_bits, cq->sorted_idx);
+}
+
+/* Visits the ClusterQueues of e->cq_rq_bits in cq_sorted order (requeue_cq
+ * marks no other ClusterQueue) and clears the bitmap. */
 void eng__process_requeues(struct eng *e)
 {
-    for (size_t i = 0; i < e->n_cq_sorted; i++)
-        if (e->cq_sorted[i]->requeue_pending)
-            requeue_cq(e, e->cq_sorted[i]);
+    size_t nw = (e->n_cq_sorted + 63) / 64;
+    for (size_t w = 0; w < nw; w++) {
+        uint64_t b = e->cq_rq_bits[w];
+        e->cq_rq_bits[w] = 0;
+        for (; b; b &= b - 1) {
+            struct eng__cq *cq = e->cq_sorted[w * 64 + (size_t)__builtin_ctzll(b)];
+            if (cq->requeue_pending)
+                requeue_cq(e, cq);
+        }
+    }
+}
+
+void eng__cq_bits_rebuild(struct eng *e)
+{
+    size_t nw = (e->n_cq_sorted + 63) / 64;
+    xfree(e->cq_heap_bits);
+    xfree(e->cq_rq_bits);
+    e->cq_heap_bits = xcalloc(nw + 1, sizeof(uint64_t));
+    e->cq_rq_bits = xcalloc(nw + 1, sizeof(uint64_t));
+    for (size_t i = 0; i < e->n_cq_sorted; i++) {
+        struct eng__cq *cq = e->cq_sorted[i];
+        cq->sorted_idx = (uint32_t)i;
+        if (cq->n_heap)
+            eng__bit_set(e->cq_heap_bits, i);
+        if (cq->requeue_pending)
+            eng__bit_set(e->cq_rq_bits, i);
+    }
+}
+
+static bool bit_of(const uint64_t *bits, size_t i)
+{
+    return (bits[i >> 6] >> (i & 63)) & 1;
+}
+
+bool eng__cq_bits_ok(const struct eng *e)
+{
+    for (size_t i = 0; i < e->n_cq_sorted; i++) {
+        const struct eng__cq *cq = e->cq_sorted[i];
+        if (cq->sorted_idx != i || (cq->n_heap && !bit_of(e->cq_heap_bits, i)) ||
+            (cq->requeue_pending && !bit_of(e->cq_rq_bits, i)))
+            return false;
+    }
+    return true;
 }
 
 /* Forget that workloads of this equivalence hash recently failed in cq: one

@@ -389,12 +389,12 @@ void eng__wl_charge(struct eng *e, struct eng__wl *wl, int sign)
     if (!cq || e->tree_dirty)
         return;
     if (wl->n_use == 1) { /* the common case, without the index buffer */
-        int i = eng__node_idx(&cq->node, wl->use_fr[0]);
+        int i = eng__node_idx(&cq->node, wl->use0_fr);
         if (i < 0) {
             e->tree_dirty = true;
             e->usage_epoch++;
         } else {
-            eng__node_add_usage(e, &cq->node, i, sign > 0 ? wl->use_amt[0] : -wl->use_amt[0]);
+            eng__node_add_usage(e, &cq->node, i, sign > 0 ? wl->use0_amt : -wl->use0_amt);
         }
         return;
     }

@@ -178,11 +178,17 @@ static void usage_add(struct eng__wl *wl, int fr, int64_t amt, size_t *cap)
     for (int u = 0; u < wl->n_use; u++)
         if (wl->use_fr[u] == fr) {
             wl->use_amt[u] = eng__amt_add(wl->use_amt[u], amt);
+            if (u == 0)
+                wl->use0_amt = wl->use_amt[0];
             return;
         }
     size_t cap2 = *cap;
     XGROW(wl->use_fr, cap2, (size_t)wl->n_use + 1);
     XGROW(wl->use_amt, *cap, (size_t)wl->n_use + 1);
+    if (!wl->n_use) {
+        wl->use0_fr = fr;
+        wl->use0_amt = amt;
+    }
     wl->use_fr[wl->n_use] = fr;
     wl->use_amt[wl->n_use++] = amt;
 }
@@ -443,7 +449,7 @@ static bool keep_place(struct eng *e, struct eng__wl *nw, enum eng__wlq q, struc
     if (q == ENG__Q_HEAP) {
         if (sticky)
             qcq->sticky = nw;
-        eng__heap_push(qcq, nw);
+        eng__heap_push(e, qcq, nw);
     } else {
         eng__wl_park(e, qcq, nw);
         nw->bypassed = bypassed;

@@ -237,6 +237,7 @@ static void check(struct world *g)
         }
     assert_int_equal(live, m->n_park);
     assert_ptr_equal(cq->sticky, m->sticky);
+    assert_true(eng__cq_bits_ok(g->e)); /* a non-empty heap has its bit */
     for (int k = 0; k < N_WL; k++) {
         const struct eng__wl *w = g->w[k];
         enum eng__wlq want = m->where[k] == M_HEAP ? ENG__Q_HEAP : m->where[k] == M_PARK ? ENG__Q_INADM : ENG__Q_NONE;
@@ -260,6 +261,7 @@ static void world_init(struct world *g, uint64_t seed, enum api_queueing_strateg
     g->cq->ns_selector.match_labels = (struct api_labels){.items = &g->sel_kv, .n = 1};
     g->e->cq_sorted = &g->cq;
     g->e->n_cq_sorted = 1;
+    eng__cq_bits_rebuild(g->e);
     /* "ns-a" matches the selector, "ns-b" does not, "ns-c" does not exist */
     static const char *names[2] = {"ns-a", "ns-b"}, *teams[2] = {"a", "b"};
     for (int i = 0; i < 2; i++) {
@@ -288,6 +290,8 @@ static void world_free(struct world *g)
     }
     HASH_CLEAR(hh, g->e->nss);
     xfree(g->e->taken);
+    xfree(g->e->cq_heap_bits);
+    xfree(g->e->cq_rq_bits);
     xfree(g->e);
     xfree(g->cq);
 }
@@ -316,7 +320,7 @@ static void step(struct world *g)
         eng__wl_unqueue(e, w);
         m_unqueue(g, k);
         rekey(g, w);
-        eng__heap_push(cq, w);
+        eng__heap_push(e, cq, w);
         m_push(g, k);
         break;
     case 1: /* parked (status change or failed head) */
@@ -349,7 +353,7 @@ static void step(struct world *g)
         int hk = idx_of(g, h);
         if (cq->strategy == QS_BEST_EFFORT_FIFO && rnd(g, 3) == 0) { /* as the cycle's requeue */
             cq->sticky = m->sticky = h;
-            eng__heap_push(cq, h);
+            eng__heap_push(e, cq, h);
             m_push(g, hk);
             break;
         }
@@ -368,8 +372,10 @@ static void step(struct world *g)
     }
     case 4:
     case 5: /* quota freed: retry inadmissible */
-        cq->requeue_pending = true;
+        eng__cq_mark_requeue(e, cq);
+        assert_true(eng__cq_bits_ok(e));
         eng__process_requeues(e);
+        assert_int_equal(e->cq_rq_bits[0], 0);
         m_requeue(g);
         break;
     case 6: /* time passes */
