@@ -532,8 +532,8 @@ void ctrl__nodeagent_register(struct ctrl *c)
         ctx->rid_agent = a->rid;
     struct exec *x = ctrl_exec(c);
     if (x && !x->notify) {
+        x->notify_ctx = ctrl_store(c); /* before notify (exec.h) */
         x->notify = agent_notify;
-        x->notify_ctx = ctrl_store(c);
     }
     sweep_sandboxes(c, x);
 }

@@ -140,9 +140,12 @@ struct exec_ops {
 struct exec {
     const struct exec_ops *ops;
     /* Set by the control loop: called (from any thread) when new reports
-     * are ready, so the loop wakes up and polls. May be NULL. */
-    void (*notify)(void *ctx);
-    void *notify_ctx;
+     * are ready, so the loop wakes up and polls. May be NULL. Atomic: it
+     * is set while an executor's thread may already read it, so set
+     * notify_ctx first, then notify (a reader that sees notify sees its
+     * ctx). */
+    void (*_Atomic notify)(void *ctx);
+    void *_Atomic notify_ctx;
 };
 
 /* Release the reports (reusable after). */

@@ -50,8 +50,8 @@ static inline void fx_on_notify(void *ctx)
 static inline void fx_open(struct fx *f)
 {
     f->x = exec_local_new(f->dir);
+    f->x->notify_ctx = f; /* before notify: the watcher already runs */
     f->x->notify = fx_on_notify;
-    f->x->notify_ctx = f;
     exec_local_set_restart_backoff(f->x, 20);
     exec_local_set_stop_on_free(f->x, true);
 }
