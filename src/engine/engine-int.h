@@ -262,6 +262,8 @@ struct eng__cq {
     struct eng__wl **heap;
     struct eng__qkey *hkey;
     size_t n_heap, cap_heap;
+    bool heap_pos_stale;       /* a bulk rebuild moved entries without
+                                * writing their pos (heap_find refreshes) */
     struct eng__parked *park;
     size_t n_park, cap_park;
     size_t n_inadm;
@@ -347,7 +349,7 @@ struct eng__wl {
                                * meaningful while parked) */
     bool requeued_false;
     uint32_t pos;             /* parked: its slot in qcq->park; in the heap:
-                               * a hint (heap moves do not write workloads) */
+                               * its slot, unless qcq->heap_pos_stale */
     struct eng__cq *qcq;
     const char *ns;           /* interned */
     int64_t requeue_at_ms;

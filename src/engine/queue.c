@@ -9,9 +9,11 @@
  * Invariants: a workload is in at most one place; wl->queued says it is
  * in one, wl->qcq is the ClusterQueue holding it. A parked workload holds
  * slot wl->pos of qcq->park (the array never holds a workload twice, so
- * park[pos].wl == wl says "parked"); in the heap, wl->pos is only a hint:
- * heap moves (sifts, rebuilds, requeues) write the heap arrays, never the
- * workloads.
+ * park[pos].wl == wl says "parked"); in the heap, wl->pos is its slot:
+ * the sifts of one push, pop, removal or fix write the pos of the
+ * workloads they move (O(log n)); the bulk rebuilds (requeue, bulk park)
+ * write only the heap arrays and mark the positions stale, to be written
+ * again in one pass when a workload's slot is next needed.
  */
 #include <stdlib.h>
 #include <assert.h>
@@ -82,7 +84,7 @@ int eng__wl_cmp_queue(const struct eng__cq *cq, const struct eng__wl *a, const s
 }
 
 /* Slot i of the heap holds wl with key k (the workload is not written:
- * its pos is only a hint while in the heap). */
+ * the sifts write pos, bulk rebuilds mark the positions stale). */
 static inline void heap_set(struct eng__cq *cq, size_t i, struct eng__wl *wl, const struct eng__qkey *k)
 {
     cq->heap[i] = wl;
@@ -111,17 +113,21 @@ static size_t sift_up(struct eng__cq *cq, size_t i)
         if (cmp_q(sticky, wl, &k, cq->heap[p], &cq->hkey[p]) >= 0)
             break;
         heap_set(cq, i, cq->heap[p], &cq->hkey[p]);
+        cq->heap[i]->pos = (uint32_t)i;
         i = p;
     }
     heap_set(cq, i, wl, &k);
+    wl->pos = (uint32_t)i;
     return i;
 }
 
 /* sift_down with sticky_of(cq) looked up; forced inline: heapify's loop
- * (the requeue and bulk-move rebuilds) calls it for half the heap.
+ * (the requeue and bulk-move rebuilds) calls it for half the heap, with
+ * track false (no workload written: the positions are marked stale).
  * Returns where slot i's workload landed. */
 static inline __attribute__((always_inline)) size_t sift_down_s(struct eng__cq *cq, size_t i,
-                                                                const struct eng__wl *sticky)
+                                                                const struct eng__wl *sticky,
+                                                                bool track)
 {
     struct eng__wl **h = cq->heap;
     const struct eng__qkey *hk = cq->hkey;
@@ -142,9 +148,13 @@ static inline __attribute__((always_inline)) size_t sift_down_s(struct eng__cq *
         if (m == i)
             break;
         heap_set(cq, i, h[m], &hk[m]);
+        if (track)
+            h[i]->pos = (uint32_t)i;
         i = m;
     }
     heap_set(cq, i, wl, &k);
+    if (track)
+        wl->pos = (uint32_t)i;
     return i;
 }
 
@@ -153,7 +163,8 @@ static void heapify(struct eng__cq *cq)
 {
     const struct eng__wl *sticky = sticky_of(cq);
     for (size_t i = cq->n_heap / 2; i-- > 0;)
-        sift_down_s(cq, i, sticky);
+        sift_down_s(cq, i, sticky, false);
+    cq->heap_pos_stale = true;
 }
 
 void eng__heap_push(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
@@ -162,25 +173,25 @@ void eng__heap_push(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
     heap_reserve(cq, cq->n_heap + 1);
     struct eng__qkey k = qkey_of(wl);
     heap_set(cq, cq->n_heap++, wl, &k);
-    wl->pos = (uint32_t)sift_up(cq, cq->n_heap - 1);
+    sift_up(cq, cq->n_heap - 1);
     wl->queued = true;
     wl->qcq = cq;
 }
 
-/* wl's slot in cq's heap: its pos when that still holds, else found in
- * the array (and remembered). */
+/* wl's slot in cq's heap: its pos, once the positions a bulk rebuild left
+ * stale are written again (one pass, then exact until the next rebuild:
+ * removing or fixing one workload stays O(log n)). */
 static size_t heap_find(struct eng__cq *cq, struct eng__wl *wl)
 {
-    size_t i = wl->pos;
-    if (i >= cq->n_heap || cq->heap[i] != wl) {
-        for (i = 0; i < cq->n_heap && cq->heap[i] != wl; i++)
-            ;
-        /* wl is queued in cq and not parked, so it is in the heap: the
-         * tests (Debug builds) check it */
-        assert(i < cq->n_heap);
-        wl->pos = (uint32_t)i;
+    if (cq->heap_pos_stale) {
+        for (size_t i = 0; i < cq->n_heap; i++)
+            cq->heap[i]->pos = (uint32_t)i;
+        cq->heap_pos_stale = false;
     }
-    return i;
+    /* wl is queued in cq and not parked, so it is in the heap: the tests
+     * (Debug builds) check it */
+    assert(wl->pos < cq->n_heap && cq->heap[wl->pos] == wl);
+    return wl->pos;
 }
 
 /* Take heap slot i out (its workload's links are left to the caller). */
@@ -189,7 +200,7 @@ static void heap_remove_at(struct eng__cq *cq, size_t i)
     cq->n_heap--;
     if (i != cq->n_heap) {
         heap_set(cq, i, cq->heap[cq->n_heap], &cq->hkey[cq->n_heap]);
-        sift_up(cq, sift_down_s(cq, i, sticky_of(cq)));
+        sift_up(cq, sift_down_s(cq, i, sticky_of(cq), true));
     }
 }
 
@@ -204,7 +215,7 @@ void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
 {
     size_t i = heap_find(cq, wl);
     cq->hkey[i] = qkey_of(wl);
-    wl->pos = (uint32_t)sift_up(cq, sift_down_s(cq, i, sticky_of(cq)));
+    sift_up(cq, sift_down_s(cq, i, sticky_of(cq), true));
 }
 
 /* Append wl, in no queue or leaving cq's heap (k: its key), to cq's

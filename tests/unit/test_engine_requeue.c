@@ -223,8 +223,12 @@ static void check(struct world *g)
     struct model *m = &g->m;
     struct eng__cq *cq = g->cq;
     assert_int_equal(cq->n_heap, m->n_heap);
-    for (size_t i = 0; i < m->n_heap; i++)
+    for (size_t i = 0; i < m->n_heap; i++) {
         assert_ptr_equal(cq->heap[i], m->heap[i]);
+        /* exact slots unless a bulk rebuild left them to be refreshed */
+        if (!cq->heap_pos_stale)
+            assert_int_equal(cq->heap[i]->pos, i);
+    }
     assert_int_equal(cq->n_inadm, m->n_park);
     if (cq->n_park)
         assert_non_null(cq->park[cq->n_park - 1].wl); /* no trailing hole */
