@@ -116,7 +116,7 @@ struct api_wl_status_values {
  * value only, so the fields of an unchanged value are kept as they are.
  * The caller vouches that was's values are alive and unchanged (stored
  * documents are immutable; it holds references). The scheduler's decode
- * memo (ctrl/kueue_memo.c) uses it for status writes, which change one or
+ * memo (ctrl/kueue/memo.c) uses it for status writes, which change one or
  * two of these values. Returns 0, or CU_EINVAL (a resourceUsage quantity
  * does not parse) with *wl released (empty). */
 int api_workload_status_from_values(const struct api_wl_status_values *v,

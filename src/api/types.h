@@ -242,7 +242,7 @@ struct api_workload {
     char *admission_gated_by;    /* kueue.x-k8s.io/admission-gated-by or NULL */
     char *job_uid;               /* label kueue.x-k8s.io/job-uid (the owner job's uid) or NULL */
     /* Beyond Kueue (flavor fallback on stockout): flavors this Workload must
-     * not be assigned while now < until_ms. Filled by ctrl/scheduler.c from
+     * not be assigned while now < until_ms. Filled by ctrl/kueue/scheduler.c from
      * the annotation cueue.dev/avoid-flavors (api_workload_from_json leaves
      * it empty); the engine's flavor assignment skips them as if they did
      * not fit ("flavor <f> is avoided until <t> after a capacity failure"). */

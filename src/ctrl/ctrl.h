@@ -66,7 +66,7 @@ struct ctrl_config {
     /* Kueue's UpdatesBatchPeriod for ClusterQueue and LocalQueue status:
      * a status write that only moves the counts and flavor usage (not the
      * Active condition) waits this long, the writes of the period made
-     * one (kueue_queues.c). 0 (the default here) = written at once. */
+     * one (kueue/queues.c). 0 (the default here) = written at once. */
     int64_t queue_status_batch_ms;
     struct eng_config engine;
 };

@@ -37,7 +37,6 @@
 #include "api/kinds.h"
 #include "api/meta.h"
 #include "ctrl/ctrl-int.h"
-#include "ctrl/kueue_int.h"
 #include "util/jsonx.h"
 #include "util/sbuf.h"
 #include "util/timefmt.h"

@@ -4,7 +4,7 @@
  * ClusterQueues with their quotas and usage, LocalQueues, namespaces, and
  * every pending or quota-holding Workload in per-ClusterQueue queues) and,
  * given `now`, runs scheduling cycles that return decisions. The control
- * plane (ctrl/scheduler.c) feeds it object changes and applies its
+ * plane (ctrl/kueue/scheduler.c) feeds it object changes and applies its
  * decisions to the store; `cueue sim` and the unit tests drive the very
  * same code with a virtual clock.
  *

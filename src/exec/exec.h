@@ -1,5 +1,5 @@
 /*
- * exec: the executor seam. The node agent (ctrl/nodeagent.c) hands it the
+ * exec: the executor seam. The node agent (ctrl/nodes/nodeagent.c) hands it the
  * pods bound to nodes it serves; the executor runs their containers and
  * reports what happened, asynchronously, through exec_poll. Two
  * implementations: the local one (real processes on this machine, logs in

@@ -1,5 +1,5 @@
 /*
- * provider: the capacity-provider seam. The autoscaler (ctrl/autoscaler.c)
+ * provider: the capacity-provider seam. The autoscaler (ctrl/nodes/autoscaler.c)
  * asks it when nodes for a node pool can exist; the provider answers with a
  * time (now, later, or never: a stockout), and reports asynchronous capacity
  * changes (revocations) through poll. Node objects themselves are created by

@@ -5,7 +5,7 @@
  * because ctrl_event still takes the random draws a new Event takes.
  */
 #include "test_ctrl_jobs_fixture.h"
-#include "ctrl/kueue_int.h"
+#include "ctrl/kueue/kueue.h"
 
 static const char *queues =
     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: default\n---\n"

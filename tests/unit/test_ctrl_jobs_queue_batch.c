@@ -1,6 +1,6 @@
 /*
  * ClusterQueue and LocalQueue status with ctrl_config.queue_status_batch_ms
- * (Kueue's UpdatesBatchPeriod, kueue_queues.c): writes that only move the
+ * (Kueue's UpdatesBatchPeriod, kueue/queues.c): writes that only move the
  * counts and flavor usage wait for the batch period and are then written
  * once with the figures of that time; Active changes, spec changes and
  * other writers' status writes are written at once.

@@ -153,7 +153,7 @@ static void expect_pending(struct fx *f, int pending)
 }
 
 /* A client's status write between the controller's own write and its
- * event seen back (kueue_queues.c remembers the last flush's writes in
+ * event seen back (kueue/queues.c remembers the last flush's writes in
  * order, to skip their events): still rewritten. */
 static void queue_status_clobbered_between_steps_is_restored(void **state)
 {
@@ -212,7 +212,7 @@ static void queue_status_is_restored_and_localqueue_follows_its_clusterqueue(voi
 
 /* The LocalQueue counts a reserved Workload's amounts from its admission,
  * read again only when a new version holds another admission object
- * (kueue_queues.c wl_contrib.adm): an admission rewritten by a client with
+ * (kueue/queues.c wl_contrib.adm): an admission rewritten by a client with
  * other amounts is counted with those. */
 static void localqueue_counts_a_rewritten_admission(void **state)
 {
@@ -235,7 +235,7 @@ static void localqueue_counts_a_rewritten_admission(void **state)
 }
 
 /* The queue controller marks a reserved Workload's ClusterQueue from the
- * one it marked last (kueue_queues.c wl_contrib.cq) while the admission
+ * one it marked last (kueue/queues.c wl_contrib.cq) while the admission
  * names that one: an admission rewritten to name another ClusterQueue
  * marks that one, whose status then counts the Workload. */
 static void admission_moved_to_another_clusterqueue_marks_that_one(void **state)

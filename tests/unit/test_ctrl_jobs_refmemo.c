@@ -1,5 +1,5 @@
 /*
- * The Workload-event memo two job integrations share (jobs_frame.c
+ * The Workload-event memo two job integrations share (jobs/frame.c
  * event_controller_ref): each integration must still see the controller
  * ownerReference of the event it is given, whether the memo holds another
  * event's (other resourceVersion, other object) or the same one.
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ctrl/jobs_int.h"
+#include "ctrl/jobs/jobs.h"
 
 static const struct jobs_integration job_kind = {.kind = "Job", .kind_id = KIND_JOB};
 static const struct jobs_integration ray_kind = {.kind = "RayJob", .kind_id = KIND_RAYJOB};

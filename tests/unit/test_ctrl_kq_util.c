@@ -1,5 +1,5 @@
 /*
- * kq_quantity_value (ctrl/kueue_util.c): the plain-integer shortcut gives
+ * kq_quantity_value (ctrl/kueue/util.c): the plain-integer shortcut gives
  * what the general quantity parser gives, in the resource's units (cpu in
  * milli-units), and every other form still goes through the parser;
  * kq_quantity_json's own formatting of plain numbers writes what
@@ -21,7 +21,7 @@
 
 #include "api/meta.h"
 #include "api/quantity.h"
-#include "ctrl/kueue_int.h"
+#include "ctrl/kueue/kueue.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 

@@ -1,5 +1,5 @@
 /*
- * kq_link (ctrl/kueue_sched.h) between the scheduler memo's entry of a
+ * kq_link (ctrl/kueue/kueue.h) between the scheduler memo's entry of a
  * Workload (kq_memo_link) and the queue controller's contribution of it
  * (kq_queues_observe_workload): joined on the first event that has both,
  * kept while the Workload moves between ClusterQueues, cut when either
@@ -9,8 +9,7 @@
  */
 #include "test_ctrl_jobs_fixture.h"
 
-#include "ctrl/kueue_int.h"
-#include "ctrl/kueue_sched.h"
+#include "ctrl/kueue/kueue.h"
 
 #define T0 INT64_C(1767225600000)
 

@@ -1,5 +1,5 @@
 /*
- * kq_memo (ctrl/kueue_memo.c): a Workload whose engine inputs are the very
+ * kq_memo (ctrl/kueue/memo.c): a Workload whose engine inputs are the very
  * values last fed is recognised, any change of one of them is not, and the
  * resourceRequests of a spec are remembered for that spec only.
  */
@@ -13,8 +13,7 @@
 
 #include "api/meta.h"
 #include "api/object.h"
-#include "ctrl/kueue_int.h"
-#include "ctrl/kueue_sched.h"
+#include "ctrl/kueue/kueue.h"
 #include "store/store.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -707,7 +706,7 @@ static void an_admission_hint_is_taken_for_its_very_value(void **state)
 }
 
 /* The calls that name a Workload (ns, name) look at the entry the memo
- * found last before the table (kueue_memo.c find_last): each answers for
+ * found last before the table (kueue/memo.c find_last): each answers for
  * its own Workload only, a name sharing a prefix with the last one's
  * included, and a forgotten last entry is not found again. */
 static void last_entry_answers_for_its_name_only(void **state)

@@ -1,0 +1,685 @@
+/*
+ * jobs/ray: what the KubeRay operator does for a RayJob
+ * (shared/spec/provisioning.md §3), on this machine. There is no RayCluster
+ * object: the cluster's Pods are owned by the RayJob directly and labelled
+ * ray.io/cluster=<status.rayClusterName>. Deployment states:
+ *   "" (New) / Suspended --unsuspend--> Initializing (cluster Pods created)
+ *   Initializing --every cluster pod running--> Running (submitter Job)
+ *   Running --submitter Job Complete/Failed--> Complete / Failed
+ *   Initializing/Running --spec.suspend--> Suspending --all gone--> Suspended
+ * A Ray pod that fails (here: `ray` cannot be executed, the executor's
+ * StartError) fails the RayJob at once with a message naming the cause,
+ * instead of waiting forever for a cluster that cannot come up.
+ *
+ * Commands: KubeRay wraps `ray start` in a bash line (`ulimit -n ...; ray
+ * start ...`); cueue runs the `ray` program directly (argv, parameters
+ * sorted as KubeRay sorts them) so a missing Ray is reported as a start
+ * error of the pod. Addresses: every host is 127.0.0.1 (GCS port 6379,
+ * dashboard 8265); status.dashboardURL keeps KubeRay's service name.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/decode.h"
+#include "api/meta.h"
+#include "ctrl/jobs/jobs.h"
+#include "util/err.h"
+#include "util/jsonx.h"
+#include "util/sbuf.h"
+#include "util/timefmt.h"
+#include "util/xalloc.h"
+
+#define RAY_GCS_PORT 6379
+#define RAY_DASHBOARD_PORT 8265
+#define RAY_SUBMITTER_BACKOFF_LIMIT 2
+
+const char *jobs_ray_mode(const json_t *rj)
+{
+    const char *m = JX_STR(rj, "spec", "submissionMode");
+    return m && m[0] ? m : "K8sJobMode";
+}
+
+static const char *head_image(const json_t *rj)
+{
+    const json_t *c0 = json_array_get(
+        JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec", "template", "spec", "containers"),
+        0);
+    return jx_or_empty(JX_STR(c0, "image"));
+}
+
+json_t *jobs_ray_default_submitter(const json_t *rj)
+{
+    return json_pack("{s:{s:[{s:s, s:s, s:{s:{s:s, s:s}, s:{s:s, s:s}}}], s:s}}", "spec",
+                     "containers", "name", "ray-job-submitter", "image", head_image(rj),
+                     "resources", "requests", "cpu", "500m", "memory", "200Mi", "limits", "cpu",
+                     "1", "memory", "1Gi", "restartPolicy", "Never");
+}
+
+/* ---- the cluster's pods ---- */
+
+struct ray_param {
+    char *key;
+    char *value; /* NULL = bare flag */
+};
+
+static int cmp_param(const void *a, const void *b)
+{
+    return strcmp(((const struct ray_param *)a)->key, ((const struct ray_param *)b)->key);
+}
+
+static void param_add(struct ray_param *ps, size_t *n, const char *k, const char *v)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp(ps[i].key, k))
+            return; /* the user's rayStartParams win */
+    ps[*n].key = xstrdup(k);
+    ps[*n].value = v ? xstrdup(v) : NULL;
+    (*n)++;
+}
+
+/* The resource amount a container declares (limit, else request), 0 if none. */
+static int64_t ctr_amount(const json_t *ctr, const char *res)
+{
+    const json_t *v = JX_GET(ctr, "resources", "limits", res);
+    if (!v)
+        v = JX_GET(ctr, "resources", "requests", res);
+    return v ? kq_quantity_value(v, res) : 0;
+}
+
+/* argv for `ray start` (KubeRay common/pod.go, parameters sorted). */
+static json_t *ray_start_argv(const json_t *group, const json_t *ctr, bool head, bool autoscale)
+{
+    const json_t *user = JX_GET(group, "rayStartParams");
+    struct ray_param ps[64] = {{0}};
+    size_t n = 0;
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)user, k, v) {
+        if (n < 48 && json_is_string(v))
+            param_add(ps, &n, k, strcmp(json_string_value(v), "true") ? json_string_value(v)
+                                                                      : NULL);
+    }
+    char buf[128];
+    if (!head) {
+        snprintf(buf, sizeof(buf), "127.0.0.1:%d", RAY_GCS_PORT);
+        param_add(ps, &n, "address", buf);
+    }
+    param_add(ps, &n, "block", NULL);
+    param_add(ps, &n, "dashboard-agent-listen-port", "52365");
+    if (head)
+        param_add(ps, &n, "dashboard-host", "0.0.0.0");
+    param_add(ps, &n, "metrics-export-port", "8080");
+    if (head && autoscale)
+        param_add(ps, &n, "no-monitor", NULL);
+    int64_t cpu = ctr_amount(ctr, "cpu");
+    if (cpu > 0) {
+        snprintf(buf, sizeof(buf), "%lld", (long long)((cpu + 999) / 1000));
+        param_add(ps, &n, "num-cpus", buf);
+    }
+    int64_t mem = ctr_amount(ctr, "memory");
+    if (mem > 0) {
+        snprintf(buf, sizeof(buf), "%lld", (long long)mem);
+        param_add(ps, &n, "memory", buf);
+    }
+    int64_t gpu = ctr_amount(ctr, "nvidia.com/gpu");
+    if (gpu > 0) {
+        snprintf(buf, sizeof(buf), "%lld", (long long)gpu);
+        param_add(ps, &n, "num-gpus", buf);
+    }
+    int64_t tpu = ctr_amount(ctr, "google.com/tpu");
+    if (tpu > 0) {
+        snprintf(buf, sizeof(buf), "{\"TPU\":%lld}", (long long)tpu);
+        param_add(ps, &n, "resources", buf);
+    }
+    qsort(ps, n, sizeof(ps[0]), cmp_param);
+    json_t *argv = json_pack("[s, s]", "ray", "start");
+    if (head)
+        json_array_append_new(argv, json_string("--head"));
+    for (size_t i = 0; i < n; i++) {
+        char *arg = ps[i].value ? xasprintf("--%s=%s", ps[i].key, ps[i].value)
+                                : xasprintf("--%s", ps[i].key);
+        json_array_append_new(argv, json_string(arg));
+        xfree(arg);
+        xfree(ps[i].key);
+        xfree(ps[i].value);
+    }
+    return argv;
+}
+
+static void add_env(json_t *env, const char *name, const char *value)
+{
+    json_array_append_new(env, json_pack("{s:s, s:s}", "name", name, "value", value));
+}
+
+/* Identity of one cluster pod. */
+struct ray_slot {
+    bool head;
+    const json_t *group; /* headGroupSpec or workerGroupSpecs[i] */
+    const char *group_name;
+    int64_t replica, host, hosts;
+};
+
+static void slot_env(const json_t *rj, const char *cluster, const struct ray_slot *s,
+                     json_t *spec, json_t *env)
+{
+    char buf[64];
+    add_env(env, "RAY_CLUSTER_NAME", cluster);
+    add_env(env, "RAY_CLUSTER_NAMESPACE", jx_or_empty(api_namespace(rj)));
+    snprintf(buf, sizeof(buf), "%d", RAY_GCS_PORT);
+    add_env(env, "RAY_PORT", buf);
+    snprintf(buf, sizeof(buf), "127.0.0.1:%d", RAY_GCS_PORT);
+    add_env(env, "RAY_ADDRESS", buf);
+    add_env(env, "RAY_USAGE_STATS_KUBERAY_IN_USE", "1");
+    if (s->head || !kq_spec_uses_resource(spec, "google.com/tpu"))
+        return;
+    /* what the KubeRay TPU webhook injects; every host here is localhost */
+    snprintf(buf, sizeof(buf), "%lld", (long long)s->host);
+    add_env(env, "TPU_WORKER_ID", buf);
+    char *slice = xasprintf("%s-%lld", s->group_name, (long long)s->replica);
+    add_env(env, "TPU_NAME", slice);
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    for (int64_t i = 0; i < s->hosts; i++)
+        sbuf_addf(&sb, "%slocalhost", i ? "," : "");
+    add_env(env, "TPU_WORKER_HOSTNAMES", sb.buf);
+    sbuf_release(&sb);
+    const char *topo = JX_STR(spec, "nodeSelector", "cloud.google.com/gke-tpu-topology");
+    if (topo)
+        add_env(env, "TPU_TOPOLOGY", topo);
+    char *host = xasprintf("%s-%lld", slice, (long long)s->host);
+    json_object_set_new(spec, "hostname", json_string(host));
+    char *sub = xasprintf("%s-headless", cluster);
+    json_object_set_new(spec, "subdomain", json_string(sub));
+    xfree(sub);
+    xfree(host);
+    xfree(slice);
+}
+
+static void slot_labels(json_t *pod, const json_t *rj, const char *cluster,
+                        const struct ray_slot *s)
+{
+    char buf[32];
+    api_set_label(pod, "ray.io/cluster", cluster);
+    api_set_label(pod, "ray.io/node-type", s->head ? "head" : "worker");
+    api_set_label(pod, "ray.io/group", s->head ? "headgroup" : s->group_name);
+    api_set_label(pod, "ray.io/is-ray-node", "yes");
+    char *ident = xasprintf("%s-%s", cluster, s->head ? "head" : "worker");
+    api_set_label(pod, "ray.io/identifier", ident);
+    xfree(ident);
+    api_set_label(pod, "ray.io/originated-from-cr-name", api_name(rj));
+    api_set_label(pod, "ray.io/originated-from-crd", "RayJob");
+    api_set_label(pod, "app.kubernetes.io/created-by", "kuberay-operator");
+    api_set_label(pod, "app.kubernetes.io/name", "kuberay");
+    if (!s->head) {
+        snprintf(buf, sizeof(buf), "%lld", (long long)s->replica);
+        api_set_label(pod, "ray.io/worker-group-replica-index", buf);
+        snprintf(buf, sizeof(buf), "%lld", (long long)s->host);
+        api_set_label(pod, "ray.io/replica-host-index", buf);
+        char *rn = xasprintf("%s-%s-%lld", cluster, s->group_name, (long long)s->replica);
+        api_set_label(pod, "ray.io/worker-group-replica-name", rn);
+        xfree(rn);
+    }
+}
+
+static json_t *build_ray_pod(struct ctrl *c, const json_t *rj, const char *cluster,
+                             const struct ray_slot *s)
+{
+    const json_t *tmpl = JX_GET(s->group, "template");
+    char sfx[6];
+    rng_suffix(ctrl_rng(c), sfx, 5);
+    char *name = s->head ? xasprintf("%s-head-%s", cluster, sfx)
+                         : xasprintf("%s-%s-worker-%s", cluster, s->group_name, sfx);
+    json_t *pod = api_object_new("v1", "Pod", api_namespace(rj), name);
+    xfree(name);
+    json_t *md = JX_OBJ(pod, "metadata");
+    json_t *l = JX_GET(tmpl, "metadata", "labels");
+    json_t *a = JX_GET(tmpl, "metadata", "annotations");
+    json_object_set_new(md, "labels", l ? jx_deep_copy(l) : json_object());
+    if (a)
+        json_object_set_new(md, "annotations", jx_deep_copy(a));
+    slot_labels(pod, rj, cluster, s);
+    api_owner_ref_add(pod, api_owner_ref_new(rj, true));
+    json_t *spec = jx_deep_copy(JX_GET(tmpl, "spec"));
+    if (!spec)
+        spec = json_object();
+    bool autoscale = JX_BOOL(rj, false, "spec", "rayClusterSpec", "enableInTreeAutoscaling");
+    json_t *ctr0 = json_array_get(JX_GET(spec, "containers"), 0);
+    if (ctr0 && !JX_GET(ctr0, "command"))
+        json_object_set_new(ctr0, "command", ray_start_argv(s->group, ctr0, s->head, autoscale));
+    if (s->head && autoscale && json_is_array(JX_GET(spec, "containers"))) {
+        json_t *res = jx_deep_copy(
+            JX_GET(rj, "spec", "rayClusterSpec", "autoscalerOptions", "resources"));
+        if (!res)
+            res = json_pack("{s:{s:s, s:s}, s:{s:s, s:s}}", "requests", "cpu", "500m", "memory",
+                            "512Mi", "limits", "cpu", "500m", "memory", "512Mi");
+        json_array_append_new(
+            JX_GET(spec, "containers"),
+            json_pack("{s:s, s:s, s:[s, s, s, s, s, s], s:o}", "name", "autoscaler", "image",
+                      jx_or_empty(JX_STR(ctr0, "image")), "command", "ray", "kuberay-autoscaling",
+                      "--cluster-name", cluster, "--cluster-namespace",
+                      jx_or_empty(api_namespace(rj)), "resources", res));
+    }
+    json_t *env = json_array();
+    slot_env(rj, cluster, s, spec, env);
+    jobs_pod_add_env(spec, env);
+    json_decref(env);
+    json_object_set_new(pod, "spec", spec);
+    JX_SET_NEW(pod, json_string("Pending"), "status", "phase");
+    return pod;
+}
+
+/* The pod of slot s among pods (current cluster), or NULL. */
+static const json_t *find_slot_pod(const json_t *pods, const char *cluster,
+                                   const struct ray_slot *s)
+{
+    char r[32], h[32];
+    snprintf(r, sizeof(r), "%lld", (long long)s->replica);
+    snprintf(h, sizeof(h), "%lld", (long long)s->host);
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        const char *cl = api_label(p, "ray.io/cluster");
+        if (!cl || strcmp(cl, cluster) || api_is_deleting(p))
+            continue;
+        const char *type = jx_or_empty(api_label(p, "ray.io/node-type"));
+        if (s->head) {
+            if (!strcmp(type, "head"))
+                return p;
+            continue;
+        }
+        if (!strcmp(type, "worker") &&
+            !strcmp(jx_or_empty(api_label(p, "ray.io/group")), s->group_name) &&
+            !strcmp(jx_or_empty(api_label(p, "ray.io/worker-group-replica-index")), r) &&
+            !strcmp(jx_or_empty(api_label(p, "ray.io/replica-host-index")), h))
+            return p;
+    }
+    return NULL;
+}
+
+struct cluster_state {
+    int32_t desired;  /* worker pods wanted */
+    int32_t running;  /* worker pods running */
+    bool all_running; /* head and every worker running (or done) */
+    char *failure;    /* first failed pod's text, or NULL */
+    char *head_pod;
+};
+
+static void check_slot(struct ctrl *c, const json_t *rj, const char *cluster, const json_t *pods,
+                       const struct ray_slot *s, struct cluster_state *cs)
+{
+    const json_t *p = find_slot_pod(pods, cluster, s);
+    if (!p) {
+        json_t *pod = build_ray_pod(c, rj, cluster, s);
+        if (store_create(ctrl_store(c), KIND_POD, api_namespace(rj), pod, NULL) == 0 && s->head)
+            cs->head_pod = xstrdup(api_name(pod));
+        json_decref(pod);
+        cs->all_running = false;
+        return;
+    }
+    if (s->head)
+        cs->head_pod = xstrdup(api_name(p));
+    char *msg = NULL;
+    if (!cs->failure && (jobs_pod_failed(p) || jobs_pod_start_failed(p, &msg))) {
+        char *why = msg ? msg : jobs_pod_failure(p);
+        cs->failure = xasprintf("Ray %s pod %s failed: %s", s->head ? "head" : "worker",
+                                api_name(p), why);
+        xfree(why);
+        msg = NULL;
+    }
+    xfree(msg);
+    const char *phase = jx_or_empty(JX_STR(p, "status", "phase"));
+    bool up = !strcmp(phase, "Running") || !strcmp(phase, "Succeeded");
+    if (!up)
+        cs->all_running = false;
+    else if (!s->head)
+        cs->running++;
+}
+
+/* Create missing cluster pods and summarise their state. */
+static void sync_cluster(struct ctrl *c, const json_t *rj, const char *cluster, const json_t *pods,
+                         struct cluster_state *cs)
+{
+    memset(cs, 0, sizeof(*cs));
+    cs->all_running = true;
+    const json_t *spec = JX_GET(rj, "spec", "rayClusterSpec");
+    struct ray_slot head = {true, JX_GET(spec, "headGroupSpec"), "headgroup", 0, 0, 1};
+    check_slot(c, rj, cluster, pods, &head, cs);
+    size_t i;
+    json_t *wg;
+    json_array_foreach(JX_GET(spec, "workerGroupSpecs"), i, wg) {
+        int64_t replicas = JX_INT(wg, 1, "replicas");
+        int64_t hosts = JX_INT(wg, 1, "numOfHosts");
+        if (hosts < 1)
+            hosts = 1;
+        for (int64_t r = 0; r < replicas; r++) {
+            for (int64_t h = 0; h < hosts; h++) {
+                struct ray_slot s = {false, wg, jx_or_empty(JX_STR(wg, "groupName")), r, h, hosts};
+                check_slot(c, rj, cluster, pods, &s, cs);
+                cs->desired++;
+            }
+        }
+    }
+}
+
+/* ---- the submitter Job ---- */
+
+/* runtimeEnvYAML as compact JSON (caller frees), or NULL. */
+static char *runtime_env_json(const json_t *rj)
+{
+    const char *y = JX_STR(rj, "spec", "runtimeEnvYAML");
+    if (!y || !y[0])
+        return NULL;
+    json_t *docs = NULL;
+    struct diag d;
+    diag_init(&d);
+    char *out = NULL;
+    if (api_parse_documents(y, strlen(y), "runtimeEnvYAML", &docs, &d) == 0 &&
+        json_array_size(docs) > 0)
+        out = jx_dumps_sorted(json_array_get(docs, 0));
+    diag_release(&d);
+    json_decref(docs);
+    return out;
+}
+
+static json_t *submit_argv(const json_t *rj)
+{
+    char addr[64];
+    snprintf(addr, sizeof(addr), "http://127.0.0.1:%d", RAY_DASHBOARD_PORT);
+    json_t *argv = json_pack("[s, s, s, s, s]", "ray", "job", "submit", "--address", addr);
+    char *env = runtime_env_json(rj);
+    if (env) {
+        json_array_append_new(argv, json_string("--runtime-env-json"));
+        json_array_append_new(argv, json_string(env));
+        xfree(env);
+    }
+    json_array_append_new(argv, json_string("--submission-id"));
+    json_array_append_new(argv, json_string(jx_or_empty(JX_STR(rj, "status", "jobId"))));
+    json_array_append_new(argv, json_string("--"));
+    json_array_append_new(argv, json_string(jx_or_empty(JX_STR(rj, "spec", "entrypoint"))));
+    return argv;
+}
+
+static void create_submitter(struct ctrl *c, const json_t *rj)
+{
+    json_t *job = api_object_new("batch/v1", "Job", api_namespace(rj), api_name(rj));
+    api_set_label(job, "ray.io/originated-from-cr-name", api_name(rj));
+    api_set_label(job, "ray.io/originated-from-crd", "RayJob");
+    api_set_label(job, "app.kubernetes.io/created-by", "kuberay-operator");
+    api_owner_ref_add(job, api_owner_ref_new(rj, true));
+    const json_t *sub = JX_GET(rj, "spec", "submitterPodTemplate");
+    json_t *tmpl = sub ? jx_deep_copy(sub) : jobs_ray_default_submitter(rj);
+    json_t *tspec = JX_OBJ(tmpl, "spec");
+    if (!JX_STR(tspec, "restartPolicy"))
+        json_object_set_new(tspec, "restartPolicy", json_string("Never"));
+    json_t *ctr0 = json_array_get(JX_GET(tspec, "containers"), 0);
+    if (ctr0 && !JX_GET(ctr0, "command"))
+        json_object_set_new(ctr0, "command", submit_argv(rj));
+    json_t *env = json_array();
+    char addr[64];
+    snprintf(addr, sizeof(addr), "http://127.0.0.1:%d", RAY_DASHBOARD_PORT);
+    add_env(env, "RAY_DASHBOARD_ADDRESS", addr);
+    add_env(env, "RAY_JOB_SUBMISSION_ID", jx_or_empty(JX_STR(rj, "status", "jobId")));
+    jobs_pod_add_env(tspec, env);
+    json_decref(env);
+    json_t *spec = JX_OBJ(job, "spec");
+    json_object_set_new(spec, "template", tmpl);
+    json_object_set_new(spec, "backoffLimit",
+                        json_integer(JX_INT(rj, RAY_SUBMITTER_BACKOFF_LIMIT, "spec",
+                                            "submitterConfig", "backoffLimit")));
+    store_create(ctrl_store(c), KIND_JOB, api_namespace(rj), job, NULL);
+    json_decref(job);
+}
+
+/* The submitter Job if it exists and belongs to this RayJob (new ref). */
+static json_t *get_submitter(struct ctrl *c, const json_t *rj)
+{
+    json_t *job = store_get(ctrl_store(c), KIND_JOB, api_namespace(rj), api_name(rj));
+    if (job && strcmp(jx_or_empty(api_controller_uid(job)), jx_or_empty(api_uid(rj)))) {
+        json_decref(job);
+        return NULL;
+    }
+    return job;
+}
+
+/* Failure text of the submitter Job's pods; *start_err when a pod could
+ * not start at all. Caller frees. */
+static char *submitter_failure(struct ctrl *c, const json_t *job, bool *start_err)
+{
+    json_t *pods = store_list(ctrl_store(c), KIND_POD, api_namespace(job), NULL);
+    char *out = NULL;
+    *start_err = false;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        if (strcmp(jx_or_empty(api_controller_uid(p)), jx_or_empty(api_uid(job))))
+            continue;
+        char *msg = NULL;
+        if (jobs_pod_start_failed(p, &msg)) {
+            xfree(out);
+            out = msg;
+            *start_err = true;
+            break;
+        }
+        if (!out && jobs_pod_failed(p))
+            out = jobs_pod_failure(p);
+    }
+    json_decref(pods);
+    if (!out)
+        out = xstrdup(jx_or_empty(JX_STR(api_cond_get(job, "Failed"), "message")));
+    return out;
+}
+
+/* ---- status ---- */
+
+/* Append a hint when the failure is the missing `ray` program. */
+static char *with_ray_hint(const char *msg)
+{
+    if (strstr(msg, "\"ray\"") && (strstr(msg, "not found") || strstr(msg, "no such file")))
+        return xasprintf("%s (Ray is not installed on this machine: no `ray` executable on "
+                         "PATH)",
+                         msg);
+    return xstrdup(msg);
+}
+
+static void set_now(struct ctrl *c, json_t *st, const char *key)
+{
+    char ts[TIMEFMT_LEN];
+    json_object_set_new(st, key, json_string(timefmt_rfc3339(ctrl_now(c), false, ts)));
+}
+
+static void finish(struct ctrl *c, const json_t *rj, json_t *st, const char *dep,
+                   const char *reason, const char *message)
+{
+    json_object_set_new(st, "jobDeploymentStatus", json_string(dep));
+    if (reason)
+        json_object_set_new(st, "reason", json_string(reason));
+    char *m = with_ray_hint(jx_or_empty(message));
+    json_object_set_new(st, "message", json_string(m));
+    set_now(c, st, "endTime");
+    if (strcmp(dep, "Complete"))
+        ctrl_event(c, rj, "Warning", reason ? reason : "Failed", "%s", m);
+    xfree(m);
+}
+
+static void initialize(struct ctrl *c, const json_t *rj, json_t *st)
+{
+    char sfx[6];
+    rng_suffix(ctrl_rng(c), sfx, 5);
+    char *cluster = xasprintf("%s-%s", api_name(rj), sfx);
+    const char *user_id = JX_STR(rj, "spec", "jobId");
+    rng_suffix(ctrl_rng(c), sfx, 5);
+    char *job_id = user_id && user_id[0] ? xstrdup(user_id) : xasprintf("%s-%s", api_name(rj), sfx);
+    char *url = xasprintf("%s-head-svc.%s.svc.cluster.local:%d", cluster,
+                          jx_or_empty(api_namespace(rj)), RAY_DASHBOARD_PORT);
+    json_object_set_new(st, "jobId", json_string(job_id));
+    json_object_set_new(st, "rayClusterName", json_string(cluster));
+    json_object_set_new(st, "dashboardURL", json_string(url));
+    json_object_set_new(st, "jobStatus", json_string(""));
+    json_object_set_new(st, "jobDeploymentStatus", json_string("Initializing"));
+    json_object_del(st, "endTime");
+    json_object_del(st, "reason");
+    json_object_del(st, "message");
+    json_object_del(st, "rayClusterStatus");
+    set_now(c, st, "startTime");
+    xfree(url);
+    xfree(job_id);
+    xfree(cluster);
+}
+
+/* Delete the cluster pods (and the submitter Job); true when nothing is
+ * left of them. */
+static bool teardown(struct ctrl *c, const json_t *rj, const json_t *pods, bool submitter)
+{
+    bool gone = true;
+    size_t i;
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        gone = false;
+        if (!api_is_deleting(p))
+            store_delete(ctrl_store(c), KIND_POD, api_namespace(p), api_name(p), api_uid(p), NULL);
+    }
+    json_t *job = submitter ? get_submitter(c, rj) : NULL;
+    if (job) {
+        gone = false;
+        store_delete(ctrl_store(c), KIND_JOB, api_namespace(job), api_name(job), api_uid(job),
+                     NULL);
+    }
+    json_decref(job);
+    return gone;
+}
+
+/* activeDeadlineSeconds: true when exceeded (status set), else a timer. */
+static bool past_deadline(struct ctrl *c, int rid, const json_t *rj, json_t *st)
+{
+    int64_t ads = JX_INT(rj, 0, "spec", "activeDeadlineSeconds");
+    int64_t start = 0;
+    if (ads <= 0 || timefmt_parse(jx_or_empty(JX_STR(st, "startTime")), &start) != 0)
+        return false;
+    int64_t at = start + ads * 1000;
+    if (ctrl_now(c) < at) {
+        ctrl_enqueue_at(c, rid, api_namespace(rj), api_name(rj), at);
+        return false;
+    }
+    char *msg = xasprintf("The RayJob has passed the activeDeadlineSeconds. StartTime: %s. "
+                          "ActiveDeadlineSeconds: %lld",
+                          jx_or_empty(JX_STR(st, "startTime")), (long long)ads);
+    finish(c, rj, st, "Failed", "DeadlineExceeded", msg);
+    xfree(msg);
+    return true;
+}
+
+static void cluster_status(json_t *st, const struct cluster_state *cs, bool ready)
+{
+    json_t *rcs = JX_OBJ(st, "rayClusterStatus");
+    if (ready)
+        json_object_set_new(rcs, "state", json_string("ready"));
+    json_object_set_new(rcs, "desiredWorkerReplicas", json_integer(cs->desired));
+    json_object_set_new(rcs, "availableWorkerReplicas", json_integer(cs->running));
+    json_object_set_new(rcs, "readyWorkerReplicas", json_integer(cs->running));
+    if (cs->head_pod)
+        JX_SET_NEW(rcs, json_pack("{s:s}", "podName", cs->head_pod), "head");
+}
+
+/* Running: the submitter Job's outcome decides the deployment's. */
+static void check_submitter(struct ctrl *c, const json_t *rj, json_t *st)
+{
+    json_t *job = get_submitter(c, rj);
+    if (!job) {
+        create_submitter(c, rj);
+        json_object_set_new(st, "jobStatus", json_string("PENDING"));
+        return;
+    }
+    if (api_cond_is_true(job, "Complete")) {
+        json_object_set_new(st, "jobStatus", json_string("SUCCEEDED"));
+        finish(c, rj, st, "Complete", NULL, "Job finished successfully.");
+    } else if (api_cond_is_true(job, "Failed")) {
+        bool start_err;
+        char *why = submitter_failure(c, job, &start_err);
+        if (!start_err)
+            json_object_set_new(st, "jobStatus", json_string("FAILED"));
+        char *msg = start_err ? xasprintf("Ray job submission failed: %s", why) : xstrdup(why);
+        finish(c, rj, st, "Failed", start_err ? "SubmissionFailed" : "AppFailed", msg);
+        xfree(msg);
+        xfree(why);
+    } else if (JX_INT(job, 0, "status", "active") > 0) {
+        json_object_set_new(st, "jobStatus", json_string("RUNNING"));
+    }
+    json_decref(job);
+}
+
+static void step_active(struct ctrl *c, int rid, const json_t *rj, const json_t *pods, json_t *st)
+{
+    if (past_deadline(c, rid, rj, st))
+        return;
+    const char *cluster = jx_or_empty(JX_STR(st, "rayClusterName"));
+    struct cluster_state cs;
+    sync_cluster(c, rj, cluster, pods, &cs);
+    bool initializing = !strcmp(jx_or_empty(JX_STR(st, "jobDeploymentStatus")), "Initializing");
+    if (cs.failure) {
+        finish(c, rj, st, "Failed", "SubmissionFailed", cs.failure);
+    } else {
+        bool ready = cs.all_running;
+        cluster_status(st, &cs, ready || !initializing);
+        if (initializing && ready)
+            json_object_set_new(st, "jobDeploymentStatus", json_string("Running"));
+        if (!initializing || ready) {
+            if (!strcmp(jobs_ray_mode(rj), "K8sJobMode"))
+                check_submitter(c, rj, st);
+        }
+    }
+    xfree(cs.failure);
+    xfree(cs.head_pod);
+}
+
+static void step(struct ctrl *c, int rid, const json_t *rj, const json_t *pods, json_t *st)
+{
+    const char *dep = jx_or_empty(JX_STR(st, "jobDeploymentStatus"));
+    bool suspend = JX_BOOL(rj, false, "spec", "suspend");
+    bool active = !strcmp(dep, "Initializing") || !strcmp(dep, "Running");
+    if (!dep[0] || !strcmp(dep, "Suspended")) {
+        if (suspend)
+            json_object_set_new(st, "jobDeploymentStatus", json_string("Suspended"));
+        else
+            initialize(c, rj, st);
+    } else if (active && suspend) {
+        json_object_set_new(st, "jobDeploymentStatus", json_string("Suspending"));
+        teardown(c, rj, pods, true);
+    } else if (active) {
+        step_active(c, rid, rj, pods, st);
+    } else if (!strcmp(dep, "Suspending")) {
+        if (teardown(c, rj, pods, true)) {
+            json_object_set_new(st, "jobDeploymentStatus", json_string("Suspended"));
+            json_object_set_new(st, "jobStatus", json_string(""));
+            const char *drop[] = {"rayClusterName", "dashboardURL", "rayClusterStatus",
+                                  "startTime",      "endTime",      "jobId"};
+            for (size_t i = 0; i < sizeof(drop) / sizeof(drop[0]); i++)
+                json_object_del(st, drop[i]);
+        }
+    } else if (JX_BOOL(rj, false, "spec", "shutdownAfterJobFinishes")) {
+        /* Complete/Failed: delete the cluster, keep the submitter for logs */
+        teardown(c, rj, pods, false);
+        json_object_del(JX_GET(st, "rayClusterStatus"), "state");
+    }
+}
+
+void jobs_ray_sync(struct ctrl *c, int rid, struct kq_index *pods_ix, const json_t *rj,
+                   int32_t cap)
+{
+    (void)cap;
+    if (api_is_deleting(rj))
+        return;
+    json_t *pods = jobs_owned_pods(c, pods_ix, rj);
+    json_t *cp = jx_deep_copy(rj);
+    json_t *st = JX_OBJ(cp, "status");
+    step(c, rid, rj, pods, st);
+    int rc = 0;
+    if (!jx_equal(JX_GET(cp, "status"), JX_GET(rj, "status")))
+        rc = kq_update(c, KIND_RAYJOB, cp, STORE_UPDATE_STATUS);
+    if (rc == 0 && jobs_collect_metrics(cp, pods))
+        rc = kq_update(c, KIND_RAYJOB, cp, STORE_UPDATE_MAIN);
+    if (rc == CU_ECONFLICT)
+        ctrl_enqueue(c, rid, api_namespace(rj), api_name(rj));
+    json_decref(cp);
+    json_decref(pods);
+}
