@@ -3,7 +3,8 @@
 #  1. The pure core (src/engine) includes no system headers beyond the C
 #     library's pure ones and calls no clock, random, I/O or process functions.
 #  2. Banned unsafe calls anywhere in src/ (sprintf, strcpy, strcat, gets, atoi).
-#  3. cppcheck on src/ (warnings only).
+#  3. The ctrl folders' dependency direction (jobs -> kueue -> loop, nodes -> loop).
+#  4. cppcheck on src/ (warnings only).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 fail=0
@@ -17,6 +18,30 @@ bad_call=$(grep -nE '\b(time|clock_gettime|gettimeofday|rand|srand|random|printf
 if [[ -n "$bad_call" ]]; then
     echo "lint: the engine must not do I/O or read time:"; echo "$bad_call"; fail=1
 fi
+
+# ctrl/ reads by concern (docs/controllers.md, "Layout"): the loop (src/ctrl/*.c)
+# and three folders, each with one header; the folders depend one way:
+# jobs -> kueue -> loop, nodes -> loop. Nothing outside ctrl/ includes a
+# folder's header.
+for d in kueue jobs nodes; do
+    n=$(ls src/ctrl/$d/*.h 2>/dev/null | wc -l)
+    if [[ $n -ne 1 ]]; then echo "lint: src/ctrl/$d must have exactly one header (has $n)"; fail=1; fi
+done
+ctrl_dep() { # folder, forbidden include pattern
+    local bad
+    bad=$(grep -nE "#include \"ctrl/($2)/" src/ctrl/$1 2>/dev/null || true)
+    if [[ -n "$bad" ]]; then echo "lint: ctrl dependency direction (jobs -> kueue -> loop, nodes -> loop):"; echo "$bad"; fail=1; fi
+}
+ctrl_dep 'kueue/*.[ch]' 'jobs|nodes'
+ctrl_dep 'nodes/*.[ch]' 'kueue|jobs'
+ctrl_dep 'jobs/*.[ch]' 'nodes'
+ctrl_dep '*.[ch]' 'kueue|jobs|nodes'
+bad=$(grep -rnE '#include "ctrl/(kueue|jobs|nodes)/' src --include=*.c --include=*.h | grep -v '^src/ctrl/' || true)
+if [[ -n "$bad" ]]; then echo "lint: only src/ctrl includes the ctrl folders' headers (others use ctrl/ctrl.h):"; echo "$bad"; fail=1; fi
+
+# The CLI's files call down only (each file's callers above it): no cycle of
+# calls between its files.
+python3 scripts/lint-calls.py src/cli || fail=1
 
 banned=$(grep -rnE '\b(sprintf|strcpy|strcat|gets|atoi|atol)\s*\(' src/ --include=*.c --include=*.h || true)
 if [[ -n "$banned" ]]; then

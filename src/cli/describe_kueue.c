@@ -11,20 +11,6 @@
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
-const char *desc__or_none(const char *s)
-{
-    return s && *s ? s : "<none>";
-}
-
-char *desc__scalar(const json_t *v)
-{
-    if (!v || json_is_null(v))
-        return xstrdup("-");
-    if (json_is_string(v))
-        return xstrdup(json_string_value(v));
-    return jx_dumps(v);
-}
-
 /* The status resource entry {name, total, borrowed} for flavor/resource in
  * a flavorsReservation/flavorsUsage/flavorUsage list. Borrowed or NULL. */
 static const json_t *usage_entry(const json_t *list, const char *flavor, const char *res)
@@ -94,7 +80,7 @@ static void cq_checks(struct cli_ctx *c, const json_t *cq)
     }
 }
 
-static void describe_cq(struct cli_ctx *c, const struct api_kind *k, const json_t *cq)
+void desc__clusterqueue(struct cli_ctx *c, const struct api_kind *k, const json_t *cq)
 {
     (void)k;
     json_t *nss = JX_GET(cq, "spec", "namespaceSelector");
@@ -138,7 +124,7 @@ static void usage_table(struct cli_ctx *c, const char *title, const json_t *list
     cli__desc_table(c, 0, title, &t);
 }
 
-static void describe_lq(struct cli_ctx *c, const struct api_kind *k, const json_t *lq)
+void desc__localqueue(struct cli_ctx *c, const struct api_kind *k, const json_t *lq)
 {
     (void)k;
     cli__desc_kv(c, 0, "Cluster Queue", "%s", desc__or_none(JX_STR(lq, "spec", "clusterQueue")));
@@ -152,7 +138,7 @@ static void describe_lq(struct cli_ctx *c, const struct api_kind *k, const json_
     usage_table(c, "Flavor Usage", JX_GET(lq, "status", "flavorUsage"));
 }
 
-static void describe_rf(struct cli_ctx *c, const struct api_kind *k, const json_t *rf)
+void desc__resourceflavor(struct cli_ctx *c, const struct api_kind *k, const json_t *rf)
 {
     (void)k;
     cli__desc_map(c, 0, "Node Labels", JX_GET(rf, "spec", "nodeLabels"), NULL);
@@ -166,7 +152,7 @@ static void describe_rf(struct cli_ctx *c, const struct api_kind *k, const json_
         cli__desc_kv(c, 0, "Topology", "%s", JX_STR(rf, "spec", "topologyName"));
 }
 
-static void describe_ac(struct cli_ctx *c, const struct api_kind *k, const json_t *ac)
+void desc__admissioncheck(struct cli_ctx *c, const struct api_kind *k, const json_t *ac)
 {
     (void)k;
     const json_t *p = JX_GET(ac, "spec", "parameters");
@@ -179,7 +165,7 @@ static void describe_ac(struct cli_ctx *c, const struct api_kind *k, const json_
         cli__desc_kv(c, 0, "Parameters", "<none>");
 }
 
-static void describe_prc(struct cli_ctx *c, const struct api_kind *k, const json_t *prc)
+void desc__provreqconfig(struct cli_ctx *c, const struct api_kind *k, const json_t *prc)
 {
     (void)k;
     json_t *managed = JX_GET(prc, "spec", "managedResources");
@@ -194,22 +180,4 @@ static void describe_prc(struct cli_ctx *c, const struct api_kind *k, const json
         cli__desc_kv(c, 0, "Pod Set Merge Policy", "%s",
                      jx_or_empty(JX_STR(prc, "spec", "podSetMergePolicy")));
     xfree(m);
-}
-
-cli_describe_fn cli__describer_for(const struct api_kind *k)
-{
-    switch (k->id) {
-    case KIND_CLUSTERQUEUE: return describe_cq;
-    case KIND_LOCALQUEUE: return describe_lq;
-    case KIND_RESOURCEFLAVOR: return describe_rf;
-    case KIND_ADMISSIONCHECK: return describe_ac;
-    case KIND_PROVISIONINGREQUESTCONFIG: return describe_prc;
-    case KIND_WORKLOAD: return desc__workload;
-    case KIND_JOB: return desc__job;
-    case KIND_RAYJOB: return desc__rayjob;
-    case KIND_POD: return desc__pod;
-    case KIND_NODEPOOL: return desc__nodepool;
-    case KIND_NODE: return desc__node;
-    default: return NULL;
-    }
 }

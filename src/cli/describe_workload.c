@@ -14,22 +14,6 @@
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
-char *desc__map_text(const json_t *map)
-{
-    struct sbuf sb;
-    const char *k;
-    json_t *v;
-    sbuf_init(&sb, 0);
-    json_object_foreach((json_t *)map, k, v) {
-        char *t = desc__scalar(v);
-        sbuf_addf(&sb, "%s%s=%s", sb.len ? ", " : "", k, t);
-        xfree(t);
-    }
-    if (!sb.len)
-        sbuf_adds(&sb, "<none>");
-    return cli__sbuf_done(&sb);
-}
-
 /* Requests of a pod template's containers: "cpu=8, memory=16Gi" (with
  * "name: " before each when there are several containers). Caller frees. */
 static char *template_requests(const json_t *tmpl)

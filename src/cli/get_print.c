@@ -344,3 +344,15 @@ int get__objects(struct cli_ctx *c, struct get_opts *g)
     json_decref(items);
     return rc;
 }
+
+int get__list_path(struct cli_ctx *c, const struct get_opts *g, const struct api_kind *k,
+                   struct sbuf *path)
+{
+    if (cli__path(c, path, k, cli__ns_for(c, k), NULL, NULL) != 0)
+        return 1;
+    if (g->label_sel && *g->label_sel)
+        cli__query(path, "labelSelector", g->label_sel);
+    if (g->field_sel && *g->field_sel)
+        cli__query(path, "fieldSelector", g->field_sel);
+    return 0;
+}

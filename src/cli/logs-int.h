@@ -1,5 +1,6 @@
 /*
- * logs-int: what cmd_logs.c and logs_follow.c share.
+ * logs-int: what cmd_logs.c, logs_follow.c and logs_pods.c share (cmd_logs
+ * calls logs_follow, both call logs_pods).
  */
 #ifndef CUEUE_CLI_LOGS_INT_H
 #define CUEUE_CLI_LOGS_INT_H

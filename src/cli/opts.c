@@ -2,7 +2,8 @@
  * opts: flag parsing for every verb over getopt_long, with the global flags
  * merged into each verb's table so they may appear anywhere on the line
  * (`cueue -n ns get wl`, `cueue get wl -n ns`); plus the small value parsers
- * (durations, counts, booleans). getopt_long keeps global state: cli__parse
+ * (durations, counts, booleans) and the path-segment rule every name and
+ * namespace passes (cli__check_name). getopt_long keeps global state: cli__parse
  * resets it (optind = 0) on every call.
  */
 #include <ctype.h>
@@ -262,4 +263,46 @@ int cli__parse_bool(const char *s, bool *out)
         }
     }
     return -1;
+}
+
+int cli__segment_check(const char *what, const char *s, char *err, size_t errlen)
+{
+    bool is_name = !strcmp(what, "resource name");
+    if (!s || !*s) {
+        if (is_name)
+            snprintf(err, errlen, "resource name may not be empty");
+        else
+            snprintf(err, errlen, "invalid %s \"\": [may not be empty]", what);
+        return -1;
+    }
+    if (!strcmp(s, ".") || !strcmp(s, "..")) {
+        snprintf(err, errlen, "invalid %s \"%s\": [may not be '%s']", what, s, s);
+        return -1;
+    }
+    bool slash = strchr(s, '/') != NULL, pct = strchr(s, '%') != NULL;
+    if (slash || pct) {
+        snprintf(err, errlen, "invalid %s \"%s\": [%s%s%s]", what, s,
+                 slash ? "may not contain '/'" : "", slash && pct ? " " : "",
+                 pct ? "may not contain '%'" : "");
+        return -1;
+    }
+    return 0;
+}
+
+static int check_segment(struct cli_ctx *c, const char *what, const char *s)
+{
+    char err[512];
+    if (cli__segment_check(what, s, err, sizeof(err)) != 0)
+        return cli__error(c, "%s", err);
+    return 0;
+}
+
+int cli__check_name(struct cli_ctx *c, const char *name)
+{
+    return check_segment(c, "resource name", name);
+}
+
+int cli__check_namespace(struct cli_ctx *c, const char *ns)
+{
+    return check_segment(c, "namespace", ns);
 }

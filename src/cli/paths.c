@@ -22,48 +22,6 @@
 #define CLI_PAGE_SIZE "500" /* kubectl's default --chunk-size */
 #define CLI_MAX_PAGES 100000 /* a server that never stops paging is an error */
 
-int cli__segment_check(const char *what, const char *s, char *err, size_t errlen)
-{
-    bool is_name = !strcmp(what, "resource name");
-    if (!s || !*s) {
-        if (is_name)
-            snprintf(err, errlen, "resource name may not be empty");
-        else
-            snprintf(err, errlen, "invalid %s \"\": [may not be empty]", what);
-        return -1;
-    }
-    if (!strcmp(s, ".") || !strcmp(s, "..")) {
-        snprintf(err, errlen, "invalid %s \"%s\": [may not be '%s']", what, s, s);
-        return -1;
-    }
-    bool slash = strchr(s, '/') != NULL, pct = strchr(s, '%') != NULL;
-    if (slash || pct) {
-        snprintf(err, errlen, "invalid %s \"%s\": [%s%s%s]", what, s,
-                 slash ? "may not contain '/'" : "", slash && pct ? " " : "",
-                 pct ? "may not contain '%'" : "");
-        return -1;
-    }
-    return 0;
-}
-
-static int check_segment(struct cli_ctx *c, const char *what, const char *s)
-{
-    char err[512];
-    if (cli__segment_check(what, s, err, sizeof(err)) != 0)
-        return cli__error(c, "%s", err);
-    return 0;
-}
-
-int cli__check_name(struct cli_ctx *c, const char *name)
-{
-    return check_segment(c, "resource name", name);
-}
-
-int cli__check_namespace(struct cli_ctx *c, const char *ns)
-{
-    return check_segment(c, "namespace", ns);
-}
-
 /* "/SEG" with SEG percent-escaped (RFC 3986 unreserved characters kept). */
 static void add_segment(struct sbuf *sb, const char *seg)
 {
