@@ -134,6 +134,50 @@ bool api_cond_is_true(const json_t *obj, const char *type)
     return api_cond_holds(api_cond_get(obj, type));
 }
 
+const char *const API_WL_STATE_TYPES[5] = {"QuotaReserved", "Admitted", "Finished", "Evicted",
+                                           "DeactivationTarget"};
+
+struct api_wl_state api_wl_state_from(const json_t *const cond[5], bool has_admission)
+{
+    struct api_wl_state st = {
+        .quota_reserved = api_cond_holds(cond[0]),
+        .has_admission = has_admission,
+        .admitted = api_cond_holds(cond[1]),
+        .finished = api_cond_holds(cond[2]),
+        .evicted = api_cond_holds(cond[3]),
+        .deactivation_target = api_cond_holds(cond[4]),
+    };
+    st.phase = api_wl_phase_of(&st);
+    return st;
+}
+
+enum api_wl_phase api_wl_phase_of(const struct api_wl_state *st)
+{
+    return st->finished         ? API_WL_FINISHED
+           : st->admitted       ? API_WL_ADMITTED
+           : st->quota_reserved ? API_WL_QUOTA_RESERVED
+                                : API_WL_PENDING;
+}
+
+struct api_wl_state api_wl_state_of(const json_t *wl)
+{
+    const json_t *cond[5];
+    api_cond_get_all(wl, API_WL_STATE_TYPES, 5, cond);
+    const json_t *st = json_object_get(wl, "status");
+    return api_wl_state_from(cond, json_object_get(st, "admission") != NULL);
+}
+
+const char *api_wl_phase_name(enum api_wl_phase p)
+{
+    switch (p) {
+    case API_WL_QUOTA_RESERVED: return "quotaReserved";
+    case API_WL_ADMITTED: return "admitted";
+    case API_WL_FINISHED: return "finished";
+    case API_WL_PENDING: break;
+    }
+    return "pending";
+}
+
 const char *api_cond_status(const json_t *obj, const char *type)
 {
     json_t *c = api_cond_get(obj, type);

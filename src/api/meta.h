@@ -52,6 +52,49 @@ bool api_cond_would_change(const json_t *obj, const char *type, const char *stat
                            const char *reason, const char *message);
 /* Remove the condition of this type; true when one was removed. */
 bool api_cond_remove(json_t *obj, const char *type);
+/* ---- a Workload's state, derived once from its conditions ---- */
+
+/* The furthest step a Workload has reached, as Kueue's workload.Status
+ * names it (pkg/workload: "finished", "admitted", "quotaReserved",
+ * "pending"): Finished beats Admitted beats a quota reservation. */
+enum api_wl_phase { API_WL_PENDING, API_WL_QUOTA_RESERVED, API_WL_ADMITTED, API_WL_FINISHED };
+/* What a Workload's conditions say, read in one pass (api_wl_state_of).
+ * The flags are independent (a finished Workload may still hold its
+ * reservation; an evicted one keeps QuotaReserved until the eviction is
+ * done); phase is the summary Kueue shows. cueue counts a reservation
+ * as held when quota_reserved and has_admission both hold
+ * (api_wl_holds_reservation). */
+struct api_wl_state {
+    enum api_wl_phase phase;
+    bool quota_reserved;      /* QuotaReserved True (Kueue's HasQuotaReservation) */
+    bool has_admission;       /* status.admission present */
+    bool admitted;            /* Admitted True */
+    bool finished;            /* Finished True */
+    bool evicted;             /* Evicted True */
+    bool deactivation_target; /* DeactivationTarget True */
+};
+/* The state of wl (a Workload document; NULL or one without status:
+ * pending, every flag false). The one place that reads these condition
+ * types for a yes/no answer: everything that asks "is it admitted,
+ * finished, reserved, evicted" asks this (or kq_wl_view's copy of it). */
+struct api_wl_state api_wl_state_of(const json_t *wl);
+/* The state from conditions already found: cond[i] is the first condition
+ * of type API_WL_STATE_TYPES[i] (NULL: absent), has_admission whether
+ * status.admission is set. For callers that read the conditions in a pass
+ * of their own (kq_wl_view). */
+extern const char *const API_WL_STATE_TYPES[5];
+struct api_wl_state api_wl_state_from(const json_t *const cond[5], bool has_admission);
+/* The phase the flags of st give (Finished, then Admitted, then
+ * QuotaReserved, else pending). */
+enum api_wl_phase api_wl_phase_of(const struct api_wl_state *st);
+/* The reservation is held: QuotaReserved True with status.admission set. */
+static inline bool api_wl_holds_reservation(const struct api_wl_state *st)
+{
+    return st->quota_reserved && st->has_admission;
+}
+/* Kueue's name of a phase: "pending", "quotaReserved", "admitted", "finished". */
+const char *api_wl_phase_name(enum api_wl_phase p);
+
 /* lastTransitionTime of the condition in ms, or 0 when absent/unparseable. */
 int64_t api_cond_time_ms(const json_t *obj, const char *type);
 /* lastTransitionTime in ms of cond, a condition in hand (NULL: absent), or

@@ -199,9 +199,8 @@ void desc__workload(struct cli_ctx *c, const struct api_kind *k, const json_t *w
     if (adm)
         admission(c, adm);
     checks(c, wl);
-    bool finished = api_cond_get(wl, "Finished") &&
-                    !strcmp(jx_or_empty(JX_STR(api_cond_get(wl, "Finished"), "status")), "True");
-    if (!adm && !finished)
+    struct api_wl_state st = api_wl_state_of(wl);
+    if (!st.has_admission && !st.finished)
         pending(c, wl);
     const json_t *rq = JX_GET(wl, "status", "requeueState");
     if (rq)

@@ -61,8 +61,10 @@ struct vis_item {
 
 static bool is_candidate(const json_t *wl)
 {
-    return JX_STR(wl, "spec", "queueName") && !JX_GET(wl, "status", "admission") &&
-           !api_cond_is_true(wl, "Finished") && !api_is_deleting(wl);
+    if (!JX_STR(wl, "spec", "queueName") || api_is_deleting(wl))
+        return false;
+    struct api_wl_state st = api_wl_state_of(wl);
+    return !st.has_admission && !st.finished;
 }
 
 /* Explain wl; true when the engine queues it (position >= 0). */

@@ -820,8 +820,8 @@ static int release_one(struct sim *s, struct wl_state *w)
      * so is the admission, which is only removed) */
     json_t *obj = store_get_status_copy(s->store, KIND_WORKLOAD, w->ns, w->name, SHARED);
     int n = 0;
-    if (obj && api_cond_is_true(obj, "Evicted") && api_cond_is_true(obj, "QuotaReserved") &&
-        !api_cond_is_true(obj, "Finished")) {
+    struct api_wl_state st = api_wl_state_of(obj);
+    if (obj && st.evicted && st.quota_reserved && !st.finished) {
         int64_t now = clk_now(&s->clock.clk);
         json_t *ec = api_cond_get(obj, "Evicted");
         const char *why = jx_or_empty(JX_STR(ec, "reason"));

@@ -15,7 +15,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -191,10 +194,8 @@ static void peek_reads_each_document_once(void **state)
     assert_string_equal(p->queue, "lq");
     assert_int_equal(p->cond[KQ_VC_FINISHED], 0);
     assert_false(p->owned);
-    /* a change a new reading would see: the kept reading is given */
-    json_object_set_new(json_object_get(b, "metadata"), "ownerReferences", json_array());
-    assert_false(kq_wl_view_peek(b)->owned);
     kq_wl_view_drop(); /* dropped: read now */
+    json_object_set_new(json_object_get(b, "metadata"), "ownerReferences", json_array());
     assert_true(kq_wl_view_peek(b)->owned);
     /* the peeked document is held while kept */
     kq_wl_view_peek(a);
@@ -202,6 +203,59 @@ static void peek_reads_each_document_once(void **state)
     assert_int_equal(kq_wl_view_peek(a)->cond[KQ_VC_FINISHED], 2);
     kq_wl_view_drop();
     json_decref(b);
+}
+
+/* The memo's invariant (a kept document is never changed in place) is
+ * checked on every hit in debug builds: a document changed behind the
+ * memo's back makes the next peek abort instead of answering stale. */
+static void stale_peek_aborts_in_debug_builds(void **state)
+{
+    (void)state;
+#ifdef NDEBUG
+    skip(); /* the check is compiled in debug builds only (make test's ASan build) */
+#else
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        json_t *b = workload("[]", "");
+        kq_wl_view_peek(b);
+        json_object_set_new(json_object_get(b, "metadata"), "ownerReferences", json_array());
+        kq_wl_view_peek(b); /* stale: must abort */
+        _exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGABRT);
+#endif
+}
+
+/* The view's state is the document's state (api_wl_state_of), read once. */
+static void view_state_is_the_documents_state(void **state)
+{
+    (void)state;
+    static const char *const conds[] = {
+        "[]",
+        "[{\"type\":\"QuotaReserved\",\"status\":\"True\"}]",
+        "[{\"type\":\"QuotaReserved\",\"status\":\"True\"},{\"type\":\"Admitted\",\"status\":\"True\"}]",
+        "[{\"type\":\"Finished\",\"status\":\"True\"},{\"type\":\"Evicted\",\"status\":\"True\"}]",
+        "[{\"type\":\"DeactivationTarget\",\"status\":\"True\"},{\"type\":\"Admitted\",\"status\":\"False\"}]",
+    };
+    for (size_t i = 0; i < sizeof(conds) / sizeof(conds[0]); i++) {
+        json_t *wl = workload(conds[i], "");
+        struct kq_wl_view v;
+        kq_wl_view(wl, &v);
+        struct api_wl_state st = api_wl_state_of(wl);
+        assert_int_equal(v.state.phase, st.phase);
+        assert_int_equal(v.state.quota_reserved, st.quota_reserved);
+        assert_int_equal(v.state.has_admission, st.has_admission);
+        assert_int_equal(v.state.admitted, st.admitted);
+        assert_int_equal(v.state.finished, st.finished);
+        assert_int_equal(v.state.evicted, st.evicted);
+        assert_int_equal(v.state.deactivation_target, st.deactivation_target);
+        json_decref(wl);
+    }
 }
 
 /* The key "a" "bc" for kq_shared. */
@@ -268,6 +322,8 @@ int main(void)
         cmocka_unit_test(other_forms_go_through_the_parser),
         cmocka_unit_test(json_text_matches_the_formatter),
         cmocka_unit_test(view_reads_what_the_lookups_read),
+        cmocka_unit_test(stale_peek_aborts_in_debug_builds),
+        cmocka_unit_test(view_state_is_the_documents_state),
         cmocka_unit_test(peek_reads_each_document_once),
         cmocka_unit_test(shared_values_by_key),
     };

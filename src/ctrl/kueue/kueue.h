@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "api/kinds.h"
+#include "api/meta.h"
 #include "api/types.h"
 #include "ctrl/ctrl.h"
 #include "store/store.h"
@@ -134,6 +135,10 @@ struct kq_wl_view {
     uint8_t cond[KQ__VC_COUNT];
     /* per kq_view_cond, the first condition of that type, NULL none */
     const json_t *cond_obj[KQ__VC_COUNT];
+    /* the Workload's state, derived once from cond[] and admission (as
+     * api_wl_state_of would derive it from the document): ask this, not
+     * cond[], whether it is reserved, admitted, finished or evicted */
+    struct api_wl_state state;
     /* the values the scheduler's decode memo compares (kueue/memo.c):
      * metadata uid, creationTimestamp, labels, annotations,
      * deletionTimestamp and ownerReferences; status requeueState,

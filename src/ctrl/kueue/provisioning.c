@@ -678,7 +678,7 @@ static void prov_on_event(struct ctrl *c, void *self, const struct store_event *
         const struct kq_wl_view *w = kq_wl_view_peek(ev->obj);
         if (w->admission_checks ||
             (store_count(ctrl_store(c), KIND_PROVISIONINGREQUEST) > 0 &&
-             (w->cond[KQ_VC_FINISHED] == 2 || w->cond[KQ_VC_EVICTED] == 2)))
+             (w->state.finished || w->state.evicted)))
             ctrl_enqueue(c, r->rid, w->ns, w->name);
         break;
     }

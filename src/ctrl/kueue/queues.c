@@ -487,13 +487,13 @@ static void contrib_from(const struct kq_wl_view *wv, const struct wl_contrib *p
     const json_t *adm = wv->admission;
     w->st = WS_NONE;
     *amt_is_prev = false;
-    if (wv->cond[KQ_VC_FINISHED] == 2)
+    if (wv->state.finished)
         return;
-    if (!adm || wv->cond[KQ_VC_QUOTA_RESERVED] != 2) {
+    if (!api_wl_holds_reservation(&wv->state)) {
         w->st = wv->active ? WS_PENDING : WS_NONE; /* kq_wl_is_active */
         return;
     }
-    w->st = wv->cond[KQ_VC_ADMITTED] == 2 ? WS_ADMITTED : WS_RESERVING;
+    w->st = wv->state.admitted ? WS_ADMITTED : WS_RESERVING;
     w->adm = (json_t *)adm;
     if (prev && prev->adm == adm) {
         *amt_is_prev = true;

@@ -3,6 +3,7 @@
  * (see kueue/kueue.h), and the owner -> owned-names index they use to find a
  * job's Workloads and Pods without listing a namespace.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -690,12 +691,26 @@ void kq_wl_view(const json_t *wl, struct kq_wl_view *v)
     view_status(v->status, v);
     v->cluster_queue = view_str(v->admission, "clusterQueue", 12);
     view_conds(v->conditions, v);
+    /* field by field: the memset's zero padding stays (kq_wl_view_peek's
+     * debug check compares whole views) */
+    v->state.quota_reserved = v->cond[KQ_VC_QUOTA_RESERVED] == 2;
+    v->state.has_admission = v->admission != NULL;
+    v->state.admitted = v->cond[KQ_VC_ADMITTED] == 2;
+    v->state.finished = v->cond[KQ_VC_FINISHED] == 2;
+    v->state.evicted = v->cond[KQ_VC_EVICTED] == 2;
+    v->state.deactivation_target = v->cond[KQ_VC_DEACTIVATION_TARGET] == 2;
+    v->state.phase = api_wl_phase_of(&v->state);
 }
 
 /* The view kq_wl_view_peek keeps, with a reference to its document. */
 static _Thread_local json_t *kept_doc;
 static _Thread_local struct kq_wl_view kept_view;
 
+/* The kept view is a memo keyed by the document's identity. Invariant: a
+ * document handed here is never changed in place while it is kept (stored
+ * documents are immutable; copies are made to change them), so the view
+ * read when it was first peeked is still what kq_wl_view would read now.
+ * Debug builds (the ASan build of make test) check it on every hit. */
 const struct kq_wl_view *kq_wl_view_peek(const json_t *wl)
 {
     if (!wl || kept_doc != wl) {
@@ -703,6 +718,13 @@ const struct kq_wl_view *kq_wl_view_peek(const json_t *wl)
         kq_wl_view(wl, &kept_view);
         kept_doc = json_incref((json_t *)wl);
     }
+#ifndef NDEBUG
+    else {
+        struct kq_wl_view fresh;
+        kq_wl_view(wl, &fresh);
+        assert(!memcmp(&fresh, &kept_view, sizeof(fresh)) && "stale kq_wl_view_peek memo");
+    }
+#endif
     return &kept_view;
 }
 

@@ -16,14 +16,17 @@
 #include "util/timefmt.h"
 #include "util/xalloc.h"
 
+/* These four answer from the Workload's one derived state
+ * (api_wl_state_of): callers holding a kq_wl_view ask its state instead. */
 bool kq_wl_has_reservation(const json_t *wl)
 {
-    return JX_GET(wl, "status", "admission") != NULL && api_cond_is_true(wl, "QuotaReserved");
+    struct api_wl_state st = api_wl_state_of(wl);
+    return api_wl_holds_reservation(&st);
 }
 
-bool kq_wl_is_admitted(const json_t *wl) { return api_cond_is_true(wl, "Admitted"); }
-bool kq_wl_is_finished(const json_t *wl) { return api_cond_is_true(wl, "Finished"); }
-bool kq_wl_is_evicted(const json_t *wl) { return api_cond_is_true(wl, "Evicted"); }
+bool kq_wl_is_admitted(const json_t *wl) { return api_wl_state_of(wl).admitted; }
+bool kq_wl_is_finished(const json_t *wl) { return api_wl_state_of(wl).finished; }
+bool kq_wl_is_evicted(const json_t *wl) { return api_wl_state_of(wl).evicted; }
 bool kq_wl_is_active(const json_t *wl) { return JX_BOOL(wl, true, "spec", "active"); }
 
 const char *kq_wl_cluster_queue(const json_t *wl)

@@ -691,8 +691,8 @@ static bool cq_has_rules(struct ctrl *c, struct wl_rec *r, const char *cq)
  * or a requeue. */
 static bool wl_steady(struct ctrl *c, struct wl_rec *r, const struct kq_wl_view *v)
 {
-    if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 || v->cond[KQ_VC_ADMITTED] != 2 || !v->admission ||
-        v->cond[KQ_VC_EVICTED] == 2 || r->n_stopped != 0 || ctrl_cfg(c)->wait_for_pods_ready)
+    if (!api_wl_holds_reservation(&v->state) || !v->state.admitted || v->state.evicted ||
+        r->n_stopped != 0 || ctrl_cfg(c)->wait_for_pods_ready)
         return false;
     const json_t *acs = v->admission_checks;
     if ((acs && (!json_is_array(acs) || json_array_size(acs))) || v->max_exec_s > 0)
@@ -718,12 +718,12 @@ static bool wl_quiet(struct ctrl *c, struct wl_rec *r, const struct kq_wl_view *
 {
     if (v->deleting || v->owned)
         return false;
-    if (v->cond[KQ_VC_FINISHED] == 2)
+    if (v->state.finished)
         return true; /* the reconcile stops there */
-    if (v->cond[KQ_VC_DEACTIVATION_TARGET] == 2 || v->cond[KQ_VC_REQUEUED] == 1 ||
+    if (v->state.deactivation_target || v->cond[KQ_VC_REQUEUED] == 1 ||
         ctrl_cfg(c)->flavor_fallback || !v->active)
         return false;
-    if (v->cond[KQ_VC_QUOTA_RESERVED] != 2 && v->cond[KQ_VC_ADMITTED] != 2)
+    if (!v->state.quota_reserved && !v->state.admitted)
         return true; /* pending */
     return wl_steady(c, r, v);
 }
