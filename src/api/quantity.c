@@ -3,8 +3,10 @@
  * quantity.h). The number is kept exactly as a small big integer (up to
  * QTY_MAX_DIGITS significant digits; further digits only round up), scaled
  * by the suffix, then rounded away from zero as Quantity.Value() and
- * MilliValue() do. Anything that does not fit int64 in its unit is refused
- * rather than saturated, so a typo never becomes "unlimited".
+ * MilliValue() do. Anything that does not fit int64 in its unit saturates
+ * at INT64_MAX (negatives at -INT64_MAX), which the engine reads as
+ * Kueue's "Unlimited" amount (kueue#9843: a 1E cpu quota was taken as 0
+ * until Kueue capped overflowing values; pkg/resources Amount).
  */
 #include "api/quantity.h"
 
@@ -161,11 +163,10 @@ static const char *parse_number(const char *s, struct qty *q, char *err, size_t 
     return p;
 }
 
-/* value * 10^exp10, rounded away from zero, into *out. */
-static int scale(struct qty *q, int exp10, int64_t *out, const char *resource, char *err,
-                 size_t errlen)
+/* value * 10^exp10, rounded away from zero, into *out, saturating at
+ * +-INT64_MAX. Always 0. */
+static int scale(struct qty *q, int exp10, int64_t *out)
 {
-    bool milli = exp10 == 3;
     struct big n = q->mant;
     long e = q->e10 + exp10;
     bool inexact = q->sticky;
@@ -183,14 +184,8 @@ static int scale(struct qty *q, int exp10, int64_t *out, const char *resource, c
     if (inexact && !over)
         over = !big_muladd(&n, 1, 1); /* round away from zero */
     int64_t v = 0;
-    if (over || !big_to_i64(&n, &v)) {
-        snprintf(err, errlen,
-                 "value too large: %s is counted in %s as a signed 64-bit integer "
-                 "(at most %" PRId64 "%s)",
-                 resource && resource[0] ? resource : "this resource",
-                 milli ? "milli-units" : "whole units", INT64_MAX, milli ? "m" : "");
-        return CU_EINVAL;
-    }
+    if (over || !big_to_i64(&n, &v))
+        v = INT64_MAX; /* saturate: Kueue's Unlimited */
     *out = q->neg ? -v : v;
     return 0;
 }
@@ -311,7 +306,7 @@ int api_quantity_parse(const char *text, const char *resource, int64_t *out, cha
     int rc = parse_text(text, &q, err, errlen);
     if (rc)
         return rc;
-    return scale(&q, api_resource_is_milli(resource) ? 3 : 0, out, resource, err, errlen);
+    return scale(&q, api_resource_is_milli(resource) ? 3 : 0, out);
 }
 
 int api__quantity_parse_general(const char *text, int exp10, int64_t *out)
@@ -319,7 +314,7 @@ int api__quantity_parse_general(const char *text, int exp10, int64_t *out)
     char err[8];
     struct qty q;
     int rc = parse_text(text, &q, err, sizeof(err));
-    return rc ? rc : scale(&q, exp10, out, NULL, err, sizeof(err));
+    return rc ? rc : scale(&q, exp10, out);
 }
 
 int api__quantity_parse_scaled(const char *text, int exp10, int64_t *out)
@@ -329,7 +324,7 @@ int api__quantity_parse_scaled(const char *text, int exp10, int64_t *out)
     char err[8];
     struct qty q;
     int rc = parse_text(text, &q, err, sizeof(err));
-    return rc ? rc : scale(&q, exp10, out, NULL, err, sizeof(err));
+    return rc ? rc : scale(&q, exp10, out);
 }
 
 int api_quantity_from_json(const json_t *v, const char *resource, const char *field,

@@ -22,10 +22,12 @@ bool api_resource_is_milli(const char *resource);
  * Quantity.MilliValue()/Value() do; it is exact up to 80 significant
  * digits. Returns 0 and sets *out, or CU_EINVAL with a reason
  * ("quantities must match the regular expression ...", "unable to parse
- * quantity's suffix", "value too large: ...") in err[0..errlen) (err may be
- * NULL). A value that does not fit int64 in its unit is refused, never
- * saturated. Negative values parse (the caller decides whether they are
- * allowed). */
+ * quantity's suffix") in err[0..errlen) (err may be NULL). Every quantity
+ * Kubernetes accepts parses: a value that does not fit int64 in its unit
+ * (`1E` of cpu is 10^21 milli) saturates at INT64_MAX (-INT64_MAX when
+ * negative), Kueue's "Unlimited" since its fix for huge quotas; the text
+ * as written is what objects keep and show. Negative values parse (the
+ * caller decides whether they are allowed). */
 int api_quantity_parse(const char *text, const char *resource, int64_t *out, char *err,
                        size_t errlen);
 /* Parse a JSON string or number as a quantity (numbers are read from their

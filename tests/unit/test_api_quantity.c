@@ -1,13 +1,15 @@
 /*
  * test_api_quantity: resource.Quantity parsing into Kueue's units (cpu in
  * milli, everything else whole units, rounded away from zero), the errors
- * for malformed and unrepresentable values, JSON inputs, and the canonical
+ * for malformed values, saturation of what int64 cannot hold, JSON inputs, and the canonical
  * format (which must parse back to the same value).
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <inttypes.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 #include <string.h>
@@ -99,15 +101,44 @@ static const struct bad bad[] = {
     {"1e", "memory", "unable to parse quantity's suffix"},
     {"1e+", "memory", "unable to parse quantity's suffix"},
     {"1mm", "cpu", "unable to parse quantity's suffix"},
-    {"10Ei", "memory", "value too large: memory is counted in whole units"},
-    {"9223372036854775808", "memory", "value too large"},
-    {"9223372036854775.808", "cpu", "value too large: cpu is counted in milli-units"},
-    {"1e100000", "memory", "value too large"},
-    {"100000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
-     "memory", "value too large"},
 };
 
-static void test_parse_rejects_malformed_and_unrepresentable(void **state)
+/* Every quantity Kubernetes accepts parses; what int64 cannot hold in the
+ * resource's unit saturates at INT64_MAX, Kueue's Unlimited (kueue#9843:
+ * nominalQuota 1E of cpu was read as 0). */
+static const struct qcase saturating[] = {
+    {"1E", "cpu", INT64_MAX},                  /* 10^21 milli */
+    {"1E", "memory", INT64_C(1000000000000000000)}, /* fits in bytes */
+    {"1Ei", "memory", INT64_C(1152921504606846976)},
+    {"1Ei", "cpu", INT64_MAX},
+    {"9223372036854776", "memory", INT64_C(9223372036854776)},
+    {"9223372036854776", "cpu", INT64_MAX},
+    {"10Ei", "memory", INT64_MAX},
+    {"9223372036854775808", "memory", INT64_MAX},
+    {"9223372036854775.808", "cpu", INT64_MAX},
+    {"1e100000", "memory", INT64_MAX},
+    {"100000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+     "memory", INT64_MAX},
+    {"-10Ei", "memory", -INT64_MAX},
+    {"1e-100000", "memory", 1}, /* rounded away from zero, as Value() does */
+};
+
+static void test_parse_saturates_what_int64_cannot_hold(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(saturating) / sizeof(saturating[0]); i++) {
+        int64_t v = 7;
+        char err[256] = "";
+        int rc = api_quantity_parse(saturating[i].text, saturating[i].resource, &v, err, sizeof(err));
+        if (rc != 0 || v != saturating[i].want)
+            fprintf(stderr, "case '%s' %s: rc %d v %" PRId64 " err '%s'\n", saturating[i].text,
+                    saturating[i].resource, rc, v, err);
+        assert_int_equal(rc, 0);
+        assert_true(v == saturating[i].want);
+    }
+}
+
+static void test_parse_rejects_malformed(void **state)
 {
     (void)state;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -288,7 +319,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_valid_quantities_in_kueue_units),
-        cmocka_unit_test(test_parse_rejects_malformed_and_unrepresentable),
+        cmocka_unit_test(test_parse_rejects_malformed),
+        cmocka_unit_test(test_parse_saturates_what_int64_cannot_hold),
         cmocka_unit_test(test_only_cpu_is_milli),
         cmocka_unit_test(test_from_json_numbers_and_strings),
         cmocka_unit_test(test_format_is_canonical_and_round_trips),
