@@ -3,7 +3,8 @@
  * (kueue.md §3, shared/spec/provisioning.md §1.9), for AdmissionChecks with
  * controllerName kueue.x-k8s.io/provisioning-request.
  *  - AdmissionCheck: Active=True/Active, or False/BadParametersRef when
- *    its parameters do not name a ProvisioningRequestConfig.
+ *    its parameters do not name a ProvisioningRequestConfig or name one
+ *    that does not exist (a ClusterQueue using it is then inactive).
  *  - Workload holding a quota reservation, per provisioning check: resolve
  *    the ProvisioningRequestConfig; decide whether a request is needed (a
  *    pod set with count > 0 using a managed resource); find the active
@@ -76,6 +77,20 @@ static void reconcile_ac(struct ctrl *c, const char *name)
     }
     char buf[256];
     const char *bad = bad_parameters(ac, buf, sizeof(buf));
+    if (!bad) {
+        /* Kueue's ConfigFromRef also reads the config: a reference to one
+         * that does not exist is a bad reference too, with the API's
+         * NotFound message, until the config appears (its events requeue
+         * every check) */
+        const char *prc_name = JX_STR(ac, "spec", "parameters", "name");
+        json_t *prc = store_get(ctrl_store(c), KIND_PROVISIONINGREQUESTCONFIG, NULL, prc_name);
+        if (!prc) {
+            snprintf(buf, sizeof(buf), "provisioningrequestconfigs.kueue.x-k8s.io \"%s\" not found",
+                     prc_name);
+            bad = buf;
+        }
+        json_decref(prc);
+    }
     bool changed = bad ? api_cond_set(ac, "Active", "False", "BadParametersRef", bad, ctrl_now(c))
                        : api_cond_set(ac, "Active", "True", "Active",
                                       "The admission check is active", ctrl_now(c));
