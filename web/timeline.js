@@ -17,7 +17,8 @@
     if (/Fallback/i.test(reason) || /fallback/i.test(message || "")) return "fallback";
     if (reason.startsWith("EvictedDueTo")) return "evicted";
     if (reason === "Requeued") return "requeued";
-    if (reason.startsWith("AdmissionCheck")) return "check";
+    if (reason.startsWith("AdmissionCheck") || reason === "ProvisioningRequestCreated") return "check";
+    if (/^(WaitingFor|Pending|Inadmissible)/.test(reason)) return "pending";
     return "other";
   }
 

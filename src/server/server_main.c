@@ -303,31 +303,29 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-/* <dir>/dashboard.url (the dashboard's page) when dash_url is set. */
-static int write_client_files(const char *dir, const char *url, const char *dash_url, char *err,
-                              size_t errlen)
+/* <dir>/<name> with text (mode 0600); text is freed. */
+static int write_state_file(const char *dir, const char *name, char *text, char *err,
+                            size_t errlen)
 {
-    if (dash_url) {
-        char *path = xasprintf("%s/dashboard.url", dir);
-        char *text = xasprintf("%s\n", dash_url);
-        int rc = srv__write_file(path, text, 0600, err, errlen);
-        xfree(path);
-        xfree(text);
-        if (rc)
-            return rc;
-    }
-    char *path = xasprintf("%s/server.url", dir);
-    char *text = xasprintf("%s\n", url);
+    char *path = xasprintf("%s/%s", dir, name);
     int rc = srv__write_file(path, text, 0600, err, errlen);
     xfree(path);
     xfree(text);
-    if (rc)
-        return rc;
-    path = xasprintf("%s/kubeconfig", dir);
-    text = srv__kubeconfig_text(url);
-    rc = srv__write_file(path, text, 0600, err, errlen);
-    xfree(path);
-    xfree(text);
+    return rc;
+}
+
+/* server.url, kubeconfig, and dashboard.url (the dashboard's page) when
+ * dash_url is set. */
+static int write_client_files(const char *dir, const char *url, const char *dash_url, char *err,
+                              size_t errlen)
+{
+    int rc = 0;
+    if (dash_url)
+        rc = write_state_file(dir, "dashboard.url", xasprintf("%s\n", dash_url), err, errlen);
+    if (!rc)
+        rc = write_state_file(dir, "server.url", xasprintf("%s\n", url), err, errlen);
+    if (!rc)
+        rc = write_state_file(dir, "kubeconfig", srv__kubeconfig_text(url), err, errlen);
     return rc;
 }
 

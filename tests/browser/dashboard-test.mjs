@@ -18,6 +18,7 @@ const API = process.env.API_URL;
 const ART = process.env.ARTIFACTS;
 const TIMEOUT_MS = 1000 * Number(process.env.T_TIMEOUT || 30);
 let failed = 0;
+const T0 = Date.now();
 
 const pass = (n) => console.log(`PASS\t${n}`);
 const fail = (n, d) => { failed++; console.log(`FAIL\t${n}\t${String(d).replace(/\s+/g, " ")}`); };
@@ -36,7 +37,7 @@ async function until(name, fn, ms = TIMEOUT_MS) {
   let last = { ok: false, why: "never ran" };
   for (;;) {
     try { last = await fn(); } catch (e) { last = { ok: false, why: String(e) }; }
-    if (last.ok) { pass(name); return last; }
+    if (last.ok) { pass(name); diag(`  (${((Date.now() - T0) / 1000).toFixed(1)}s)`); return last; }
     if (Date.now() > end) { fail(name, last.why); return last; }
     await new Promise((r) => setTimeout(r, 150));
   }
@@ -100,6 +101,16 @@ async function main() {
     return { ok, why: `${rows.length} rows: ${rows[0] || ""}` };
   });
   await page.screenshot({ path: path.join(ART, "capacity.png") });
+
+  // the Queues page while both seed jobs hold quota (its screenshot)
+  await page.click("nav a[data-page=queues]");
+  await until("Queues: while the seed jobs run, cluster-queue shows quota in use and hold-2 pending", async () => {
+    const r = await page.evaluate(() => [
+      Array.from(document.querySelectorAll(".cq[data-cq='cluster-queue'] tr.admitted-wl"), (t) => t.dataset.name).length,
+      document.querySelectorAll(".cq[data-cq='small-queue'] tr.pending-wl").length]);
+    return { ok: r[0] === 2 && r[1] === 1, why: JSON.stringify(r) };
+  });
+  await page.screenshot({ path: path.join(ART, "queues.png") });
 
   // ---- Jobs: job 1 on on-demand, job 2 on dws ----
   await page.click("nav a[data-page=jobs]");
@@ -176,7 +187,6 @@ async function main() {
       t.querySelector(".v-admitted").textContent]))).sort();
     return { ok: want.length === 2 && JSON.stringify(got) === JSON.stringify(want), why: `page ${JSON.stringify(got)} api ${JSON.stringify(want)}` };
   });
-  await page.screenshot({ path: path.join(ART, "queues.png") });
 
   // ---- live: the held job ends, the pending one is admitted, no reload ----
   fs.writeFileSync(process.env.HOLD_MARK, "go\n");

@@ -3,7 +3,7 @@
 # by playwright-core (tests/browser/, pinned with its lock file; no browser
 # is downloaded). A fresh server runs the seed's two-job scenario (job 1 on
 # flavor on-demand, job 2 on dws through a ProvisioningRequest; epochs
-# slowed to 0.5 s so the training can be seen) and, beside it, a small
+# slowed to 1 s so the training can be seen) and, beside it, a small
 # ClusterQueue where job hold-1 runs until this test lets it finish and
 # hold-2 waits behind it. tests/browser/dashboard-test.mjs asserts what each
 # page shows against the API's answers (pools, the ProvisioningRequest and
@@ -91,7 +91,7 @@ YAML
 done
 cmd_ok "a small queue (1 CPU): hold-1 runs until released, hold-2 waits behind it" C apply -f "$T_DIR/small.yaml"
 for i in 1 2; do
-  JOB_ID=$i envsubst <"$EX/job-tpu-v6e-dws.yaml" | sed 's/value: "0.2"/value: "0.5"/' | C apply -f - >/dev/null
+  JOB_ID=$i envsubst <"$EX/job-tpu-v6e-dws.yaml" | sed 's/value: "0.2"/value: "1"/' | C apply -f - >/dev/null
 done
 has_job() { C get job "$1" -o name; }
 wait_until "$T_TIMEOUT" has_job train-tpu-v6e-dws-2; check "the seed's loop submitted jobs 1 and 2"
