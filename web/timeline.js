@@ -2,7 +2,7 @@
  * timeline.js: the Timeline page. Every admission decision the control
  * plane recorded, newest first, from the Events about Workloads: quota
  * reserved and admitted, preempted, evicted (EvictedDueTo<Reason>; an
- * eviction by flavor fallback is a fallback), requeued (the Workload's
+ * eviction by flavor fallback, EvictedDueToNoCapacity, is a fallback), requeued (the Workload's
  * Requeued condition), admission check updates and rejections. A queue
  * filter (ClusterQueue) is kept in the page's address (#/timeline?queue=Q).
  */
@@ -11,10 +11,11 @@
 (function () {
   const h = D.h;
 
-  function category(reason, message) {
+  function category(reason) {
     if (reason === "QuotaReserved" || reason === "Admitted") return "admitted";
     if (reason === "Preempted") return "preempted";
-    if (/Fallback/i.test(reason) || /fallback/i.test(message || "")) return "fallback";
+    /* --flavor-fallback evicts with reason NoCapacity (docs/controllers.md) */
+    if (reason === "EvictedDueToNoCapacity" || /Fallback/i.test(reason)) return "fallback";
     if (reason.startsWith("EvictedDueTo")) return "evicted";
     if (reason === "Requeued") return "requeued";
     if (reason.startsWith("AdmissionCheck") || reason === "ProvisioningRequestCreated") return "check";
@@ -36,7 +37,7 @@
     for (const ev of D.list("Event")) {
       if (ev.involvedObject.kind !== "Workload") continue;
       out.push({ts: ev.lastTimestamp || ev.eventTime || ev.firstTimestamp, reason: ev.reason,
-        cat: category(ev.reason, ev.message), wl: ev.involvedObject.name, ns: ev.involvedObject.namespace,
+        cat: category(ev.reason), wl: ev.involvedObject.name, ns: ev.involvedObject.namespace,
         queue: queueOf(ev), message: ev.message || ""});
     }
     for (const wl of D.list("Workload")) {

@@ -174,8 +174,9 @@ static void events_send_a_snapshot_then_changes_of_shown_kinds(void **state)
     assert_non_null(strstr(t, "\"name\":\"rf-b\""));
     assert_null(strstr(t, "ConfigMap"));
     assert_null(strstr(t, "rf-a"));
-    for (const char *p = t; (p = strstr(p, "data: ")); p += 6) /* one line per message */
-        assert_non_null(strstr(p, "\n\n") == strchr(p, '\n') ? p : NULL);
+    /* each message is one data line ended by a blank line */
+    for (const char *p = t; (p = strstr(p, "data: ")); p += 6)
+        assert_ptr_equal(strchr(p, '\n'), strstr(p, "\n\n"));
     xfree(t);
     srv__resp_release(&r);
     dash_free(s);
