@@ -38,15 +38,18 @@
       if (ev.involvedObject.kind !== "Workload") continue;
       out.push({ts: ev.lastTimestamp || ev.eventTime || ev.firstTimestamp, reason: ev.reason,
         cat: category(ev.reason), wl: ev.involvedObject.name, ns: ev.involvedObject.namespace,
-        queue: queueOf(ev), message: ev.message || ""});
+        queue: queueOf(ev), message: ev.message || "", rv: BigInt(ev.metadata.resourceVersion || "0")});
     }
     for (const wl of D.list("Workload")) {
       const c = D.cond(wl, "Requeued");
       if (c && c.status === "True" && c.reason !== "Pending")
         out.push({ts: c.lastTransitionTime, reason: "Requeued", cat: "requeued", wl: wl.metadata.name,
-          ns: wl.metadata.namespace, queue: D.workloadCQ(wl), message: c.message || c.reason || ""});
+          ns: wl.metadata.namespace, queue: D.workloadCQ(wl), message: c.message || c.reason || "",
+          rv: BigInt(wl.metadata.resourceVersion || "0")});
     }
-    return out.sort((a, b) => String(b.ts).localeCompare(String(a.ts)));
+    /* newest first; within one second (timestamps have no more), the
+     * store's order of the writes that recorded them */
+    return out.sort((a, b) => String(b.ts).localeCompare(String(a.ts)) || (b.rv > a.rv ? 1 : b.rv < a.rv ? -1 : 0));
   }
 
   D.pages.timeline = {

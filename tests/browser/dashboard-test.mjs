@@ -5,8 +5,8 @@
 // the API answers at that moment (polling both with a timeout, never a
 // fixed sleep). Output, one line each, for the shell to turn into TAP:
 //   PASS<TAB>name | FAIL<TAB>name<TAB>detail | DIAG<TAB>text
-// Environment: DASH_URL (…/ui/), API_URL, HOLD_MARK (the file that lets the
-// held job finish), ARTIFACTS (screenshots go there), CHROMIUM (default
+// Environment: DASH_URL (…/ui/), API_URL, HOLD_MARK (hold-N runs until
+// HOLD_MARK.hold-N exists), ARTIFACTS (screenshots go there), CHROMIUM (default
 // /usr/bin/chromium), T_TIMEOUT (seconds per wait, default 30).
 import { chromium } from "playwright-core";
 import fs from "node:fs";
@@ -189,7 +189,7 @@ async function main() {
   });
 
   // ---- live: the held job ends, the pending one is admitted, no reload ----
-  fs.writeFileSync(process.env.HOLD_MARK, "go\n");
+  fs.writeFileSync(process.env.HOLD_MARK + ".hold-1", "go\n");
   await until("Queues: hold-2 leaves the pending list and shows as admitted, without a reload", async () => {
     const r = await page.evaluate(() => [
       document.querySelectorAll(".cq[data-cq='small-queue'] tr.pending-wl").length,
@@ -197,8 +197,33 @@ async function main() {
     return { ok: r[0] === 0 && r[1].length === 1 && /hold-2/.test(r[1][0]), why: JSON.stringify(r) };
   }, 2 * TIMEOUT_MS);
 
+  // ---- hold-3, of priority class high, preempts hold-2 ----
+  const hold3 = {apiVersion: "batch/v1", kind: "Job",
+    metadata: {name: "hold-3", labels: {"kueue.x-k8s.io/queue-name": "small", "kueue.x-k8s.io/priority-class": "high"}},
+    spec: {backoffLimit: 0, template: {spec: {restartPolicy: "Never", containers: [{name: "main", image: "busybox",
+      command: ["bash", "-c", `until [ -e ${process.env.HOLD_MARK}.hold-3 ]; do sleep 0.2; done`],
+      resources: {requests: {cpu: "1"}}}]}}}};
+  const created = await fetch(API + "/apis/batch/v1/namespaces/default/jobs", {method: "POST",
+    headers: {"Content-Type": "application/json"}, body: JSON.stringify(hold3)});
+  check(created.status === 201, "hold-3 (priority class high) submitted to small-queue", `HTTP ${created.status}`);
+  await until("Queues: hold-3 takes the quota and hold-2 is pending again, without a reload", async () => {
+    const r = await page.evaluate(() => [
+      Array.from(document.querySelectorAll(".cq[data-cq='small-queue'] tr.pending-wl"), (t) => t.dataset.name),
+      Array.from(document.querySelectorAll(".cq[data-cq='small-queue'] tr.admitted-wl"), (t) => t.dataset.name)]);
+    return { ok: r[0].length === 1 && /hold-2/.test(r[0][0]) && r[1].length === 1 && /hold-3/.test(r[1][0]), why: JSON.stringify(r) };
+  }, 2 * TIMEOUT_MS);
+
   // ---- Timeline ----
   await page.click("nav a[data-page=timeline]");
+  await until("Timeline: hold-2 shows as preempted, evicted and requeued, as the API's Events and conditions say", async () => {
+    const evs = (await api("/api/v1/namespaces/default/events")).items
+      .filter((e) => e.involvedObject.kind === "Workload" && /hold-2/.test(e.involvedObject.name)).map((e) => e.reason);
+    const rows = await page.$$eval("tr.decision", (trs) => trs.filter((t) => /hold-2/.test(t.dataset.workload))
+      .map((t) => t.dataset.cat + ":" + t.dataset.reason));
+    const ok = evs.includes("Preempted") && rows.includes("preempted:Preempted") &&
+      rows.includes("evicted:EvictedDueToPreempted") && rows.some((r) => r.startsWith("requeued:"));
+    return { ok, why: `page ${JSON.stringify(rows)} api events ${JSON.stringify(evs)}` };
+  });
   await until("Timeline: the admissions of both seed jobs and both small-queue jobs", async () => {
     const rows = await page.$$eval("tr.decision", (trs) => trs.map((t) => [t.dataset.cat, t.dataset.reason, t.dataset.workload, t.dataset.queue]));
     const adm = rows.filter((r) => r[1] === "Admitted");

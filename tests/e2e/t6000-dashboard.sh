@@ -5,7 +5,7 @@
 # flavor on-demand, job 2 on dws through a ProvisioningRequest; epochs
 # slowed to 1 s so the training can be seen) and, beside it, a small
 # ClusterQueue where job hold-1 runs until this test lets it finish and
-# hold-2 waits behind it. tests/browser/dashboard-test.mjs asserts what each
+# hold-2 waits behind it, then is preempted by hold-3 (priority class high). tests/browser/dashboard-test.mjs asserts what each
 # page shows against the API's answers (pools, the ProvisioningRequest and
 # its conditions, each job's flavors and pools, the steps, the loss plot's
 # one series per worker, the quota bars' values, pending positions and
@@ -57,6 +57,7 @@ kind: ClusterQueue
 metadata: {name: small-queue}
 spec:
   namespaceSelector: {}
+  preemption: {withinClusterQueue: LowerPriority}
   resourceGroups:
     - coveredResources: ["cpu"]
       flavors:
@@ -67,6 +68,11 @@ apiVersion: kueue.x-k8s.io/v1beta1
 kind: LocalQueue
 metadata: {name: small, namespace: default}
 spec: {clusterQueue: small-queue}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: WorkloadPriorityClass
+metadata: {name: high}
+value: 1000
 YAML
 for j in hold-1 hold-2; do
   cat >>"$T_DIR/small.yaml" <<YAML
@@ -89,7 +95,7 @@ spec:
           resources: {requests: {cpu: "1"}}
 YAML
 done
-cmd_ok "a small queue (1 CPU): hold-1 runs until released, hold-2 waits behind it" C apply -f "$T_DIR/small.yaml"
+cmd_ok "a small queue (1 CPU, preemption of lower priorities): hold-1 runs until released, hold-2 waits behind it" C apply -f "$T_DIR/small.yaml"
 for i in 1 2; do
   JOB_ID=$i envsubst <"$EX/job-tpu-v6e-dws.yaml" | sed 's/value: "0.2"/value: "1"/' | C apply -f - >/dev/null
 done
@@ -105,10 +111,10 @@ while IFS=$'\t' read -r what name detail; do
     EXIT) is "$name" 0 "the browser test (node dashboard-test.mjs) ran to its end and exited 0" ;;
     *) diag "$what $name $detail" ;;
   esac
-done < <(cd "$BROWSER_DIR" && DASH_URL=$DASH_URL API_URL=$SRV_URL HOLD_MARK=$MARK.hold-1 ARTIFACTS=$ART \
+done < <(cd "$BROWSER_DIR" && DASH_URL=$DASH_URL API_URL=$SRV_URL HOLD_MARK=$MARK ARTIFACTS=$ART \
   T_TIMEOUT=$T_TIMEOUT node dashboard-test.mjs 2>&1; echo "EXIT	$?")
 is "$(ls "$ART" | tr '\n' ' ')" "capacity.png jobs.png queues.png timeline.png " "the screenshots are kept as test artifacts in $ART"
 
-touch "$MARK.hold-1" "$MARK.hold-2"
+touch "$MARK.hold-1" "$MARK.hold-2" "$MARK.hold-3"
 stop_server; check "the server stops cleanly with the dashboard's stream open (ASan: no leaks)"
 done_testing
