@@ -9,6 +9,15 @@
 # ProvisioningRequest, the wait, the provisioned nodes and the admission; the
 # training; the logs; quota back to zero; pools back to zero nodes. Nothing is
 # left behind.
+#
+# The web dashboard: its URL is printed when the server starts. Environment:
+#   CUEUE_DEMO_PAUSE=SECONDS   wait that long after printing the URL (time to
+#                              open it), and at the end keep the server up
+#                              until Enter is pressed (on a terminal) or for
+#                              that long again (default 0: no pauses)
+#   CUEUE_DEMO_DASHBOARD=ADDR:PORT  where the dashboard listens (default
+#                              127.0.0.1:0, a free port; 127.0.0.1:8265 is
+#                              the server's own default)
 set -euo pipefail
 
 CUEUE=$(realpath "${1:-build/cueue}")
@@ -35,15 +44,26 @@ step() { printf '\n%s== %s ==%s\n' "$bold" "$*" "$off"; }
 run() { printf '%s$ %s%s\n' "$dim" "$*" "$off"; "$@"; }
 say() { printf '%s  %s\n' "$(date +%H:%M:%S)" "$*"; }
 
+pause=${CUEUE_DEMO_PAUSE:-0}
+[[ $pause =~ ^[0-9]+$ ]] || { echo "CUEUE_DEMO_PAUSE must be a number of seconds, not '$pause'" >&2; exit 2; }
+
 step "Start a fresh control plane"
 "$CUEUE" server --state-dir "$state" --port 0 --scale-down-unneeded-time=10s --stop-pods-on-exit \
-    >"$state/server.log" 2>&1 &
+    --dashboard-listen="${CUEUE_DEMO_DASHBOARD:-127.0.0.1:0}" >"$state/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do [[ -s "$state/server.url" ]] && break; sleep 0.1; done
 [[ -s "$state/server.url" ]] || { echo "server did not start:"; cat "$state/server.log"; exit 1; }
 export CUEUE_SERVER
 CUEUE_SERVER=$(cat "$state/server.url")
 say "cueue server listening on $CUEUE_SERVER (state in $state)"
+dashboard=$(cat "$state/dashboard.url" 2>/dev/null || true)
+if [[ -n $dashboard ]]; then
+    say "${bold}Dashboard: $dashboard${off}  (queues, capacity, jobs, timeline; live)"
+    if ((pause > 0)); then
+        say "waiting ${pause}s so you can open it (CUEUE_DEMO_PAUSE)"
+        sleep "$pause"
+    fi
+fi
 cueue() { "$CUEUE" "$@"; }
 
 step "1. The cluster's default-pool (n2-standard-16 nodes for the Ray head)"
@@ -165,4 +185,12 @@ while (( SECONDS < deadline )); do
     sleep 1
 done
 run cueue nodepool list
+if [[ -n $dashboard ]] && ((pause > 0)); then
+    if [[ -t 0 ]]; then
+        read -r -p "$(date +%H:%M:%S)  the dashboard stays at $dashboard: press Enter to stop the server " _
+    else
+        say "the dashboard stays at $dashboard for ${pause}s more (CUEUE_DEMO_PAUSE)"
+        sleep "$pause"
+    fi
+fi
 say "done"

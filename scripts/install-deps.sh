@@ -10,7 +10,12 @@ pkgs=(
   libcurl4-openssl-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler
   uthash-dev libbsd-dev libssl-dev libjemalloc-dev
   python3 python3-numpy gettext-base jq curl valgrind
+  chromium  # the dashboard's browser tests (tests/e2e/t6000-dashboard.sh)
 )
+# node and npm run the browser tests' driver (playwright-core,
+# tests/browser/); a machine with its own node keeps it
+command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

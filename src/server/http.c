@@ -124,6 +124,8 @@ static struct MHD_Response *make_response(struct srv *s, struct srv_resp *r)
     MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
     for (int i = 0; i < r->n_warnings; i++)
         add_warning(resp, r->warnings[i]);
+    for (int i = 0; i < r->n_headers; i++)
+        MHD_add_response_header(resp, r->headers[i][0], r->headers[i][1]);
     return resp;
 }
 
@@ -176,6 +178,8 @@ static enum MHD_Result handle(struct srv *s, struct MHD_Connection *conn, const 
         .body = cc->body.buf,
         .body_len = cc->body.len,
         .body_too_large = cc->too_large,
+        .cookie = header(conn, "Cookie"),
+        .authorization = header(conn, "Authorization"),
         .client_fd = ci ? ci->connect_fd : -1,
     };
     struct srv_resp r;
@@ -184,7 +188,7 @@ static enum MHD_Result handle(struct srv *s, struct MHD_Connection *conn, const 
         srv__resp_statusf(&r, 413, "RequestEntityTooLarge",
                           "the request body is too large: the limit is %zu bytes",
                           SRV_MAX_BODY_BYTES);
-    else
+    else if (!s->dashboard || !srv__dashboard_route(&q, &r))
         srv__dispatch(&q, &r);
     enum MHD_Result ret = answer(s, conn, &r, method, url);
     srv__resp_release(&r);
@@ -298,6 +302,8 @@ int srv_start(const struct srv_opts *opts, struct srv **out, char *err, size_t e
     s->listen_addr = xstrdup(addr);
     s->port = port;
     s->listen_fd = fd;
+    s->dashboard = opts->dashboard;
+    s->token = opts->token ? xstrdup(opts->token) : NULL;
     pthread_mutex_init(&s->rng_mu, NULL);
     pthread_mutex_init(&s->metrics_mu, NULL);
     rng_seed_os(&s->rng);
@@ -341,5 +347,6 @@ void srv_stop(struct srv *s)
     pthread_mutex_destroy(&s->metrics_mu);
     xfree(s->state_dir);
     xfree(s->listen_addr);
+    xfree(s->token);
     xfree(s);
 }

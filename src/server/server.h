@@ -11,6 +11,7 @@
 #ifndef CUEUE_SERVER_SERVER_H
 #define CUEUE_SERVER_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,14 @@ struct srv_opts {
                                 visibility API asks (ctrl_explain_workload);
                                 without it that API is not served */
     struct clk *clock;       /* borrowed; NULL = clk_real() */
+    bool dashboard;          /* this listener is the web dashboard's
+                                (docs/dashboard.md): it serves the embedded
+                                pages under /ui/, their event stream, and
+                                the API read-only (GET/HEAD only) */
+    const char *token;       /* dashboard only; NULL = none: when set, every
+                                request must carry it (?token=, the cookie
+                                set by /login?token=, or Authorization:
+                                Bearer) */
 };
 
 /* Bind, listen and start serving the API in background threads (one thread

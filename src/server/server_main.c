@@ -39,6 +39,8 @@ struct srv_flags {
     int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
     bool no_default_pool;
     bool stop_pods_on_exit;
+    char *dash_addr;      /* owned; NULL = no dashboard (--dashboard-listen=off) */
+    long dash_port;       /* -1 = not given: 8265, or 0 with --port 0 */
 };
 
 static void usage(FILE *f)
@@ -76,6 +78,11 @@ static void usage(FILE *f)
             "  --no-default-pool   on first start, do not create NodePool default-pool\n"
             "  --stop-pods-on-exit kill every pod when the server stops (default: pods\n"
             "                      keep running and a restarted server re-attaches)\n"
+            "  --dashboard-listen ADDR:PORT\n"
+            "                      where the web dashboard listens (default\n"
+            "                      127.0.0.1:8265; with --port 0 the port defaults to 0\n"
+            "                      too); \"off\" serves no dashboard. Its URL is printed\n"
+            "                      and written to <state-dir>/dashboard.url\n"
             "  --log-level LEVEL   error, warn, info (default) or debug\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -126,6 +133,33 @@ static int parse_log_level(const char *v)
     return 2;
 }
 
+/* --dashboard-listen: "off", "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT"
+ * (address 127.0.0.1). Returns 0 or 2 after printing why. */
+static int parse_dashboard_listen(struct srv_flags *f, const char *v)
+{
+    xfree(f->dash_addr);
+    f->dash_addr = NULL;
+    if (!strcmp(v, "off"))
+        return 0;
+    const char *colon = strrchr(v, ':');
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (!colon || !colon[1] || *end || port < 0 || port > 65535) {
+        fprintf(stderr,
+                "cueue server: invalid --dashboard-listen \"%s\": want ADDR:PORT "
+                "(127.0.0.1:8265, [::1]:8265, :8265) with a port 0..65535, or off\n",
+                v);
+        return 2;
+    }
+    size_t n = (size_t)(colon - v);
+    if (n >= 2 && v[0] == '[' && v[n - 1] == ']')
+        f->dash_addr = xstrndup(v + 1, n - 2);
+    else
+        f->dash_addr = n ? xstrndup(v, n) : xstrdup("127.0.0.1");
+    f->dash_port = port;
+    return 0;
+}
+
 static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
 {
     bool bad = false;
@@ -160,6 +194,8 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
         rc = parse_duration_flag("--fallback-flavor-backoff", v, &f->fallback_backoff_ms);
     } else if (!strcmp(argv[*i], "--flavor-fallback")) {
         f->flavor_fallback = true;
+    } else if ((v = flag_value("--dashboard-listen", argc, argv, i, &bad))) {
+        rc = parse_dashboard_listen(f, v);
     } else if ((v = flag_value("--log-level", argc, argv, i, &bad))) {
         rc = parse_log_level(v);
     } else if (!strcmp(argv[*i], "--no-default-pool")) {
@@ -186,6 +222,8 @@ static int parse_flags(struct srv_flags *f, int argc, char **argv)
     f->scale_down_ms = -1;
     f->provisioning_max_wait_ms = -1;
     f->fallback_node_wait_ms = f->fallback_provreq_timeout_ms = f->fallback_backoff_ms = -1;
+    f->dash_addr = xstrdup("127.0.0.1");
+    f->dash_port = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -197,6 +235,8 @@ static int parse_flags(struct srv_flags *f, int argc, char **argv)
     }
     if (!f->state_dir)
         f->state_dir = srv_default_state_dir();
+    if (f->dash_port < 0) /* --port 0 (tests, the demo): no fixed port at all */
+        f->dash_port = f->port == 0 ? 0 : 8265;
     return -1;
 }
 
@@ -263,20 +303,29 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-static int write_client_files(const char *dir, const char *url, char *err, size_t errlen)
+/* <dir>/<name> with text (mode 0600); text is freed. */
+static int write_state_file(const char *dir, const char *name, char *text, char *err,
+                            size_t errlen)
 {
-    char *path = xasprintf("%s/server.url", dir);
-    char *text = xasprintf("%s\n", url);
+    char *path = xasprintf("%s/%s", dir, name);
     int rc = srv__write_file(path, text, 0600, err, errlen);
     xfree(path);
     xfree(text);
-    if (rc)
-        return rc;
-    path = xasprintf("%s/kubeconfig", dir);
-    text = srv__kubeconfig_text(url);
-    rc = srv__write_file(path, text, 0600, err, errlen);
-    xfree(path);
-    xfree(text);
+    return rc;
+}
+
+/* server.url, kubeconfig, and dashboard.url (the dashboard's page) when
+ * dash_url is set. */
+static int write_client_files(const char *dir, const char *url, const char *dash_url, char *err,
+                              size_t errlen)
+{
+    int rc = 0;
+    if (dash_url)
+        rc = write_state_file(dir, "dashboard.url", xasprintf("%s\n", dash_url), err, errlen);
+    if (!rc)
+        rc = write_state_file(dir, "server.url", xasprintf("%s\n", url), err, errlen);
+    if (!rc)
+        rc = write_state_file(dir, "kubeconfig", srv__kubeconfig_text(url), err, errlen);
     return rc;
 }
 
@@ -288,6 +337,7 @@ struct running {
     pthread_t loop_thread;
     bool loop_started;
     struct srv *srv;
+    struct srv *dash; /* the dashboard's listener, or NULL */
     struct rng rng;
 };
 
@@ -340,11 +390,26 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     struct srv_opts o = {.listen_addr = f->listen, .port = (uint16_t)f->port,
                          .state_dir = f->state_dir, .store = rn->store, .ctrl = rn->ctrl,
                          .clock = clk_real()};
-    return srv_start(&o, &rn->srv, err, errlen);
+    rc = srv_start(&o, &rn->srv, err, errlen);
+    if (rc || !f->dash_addr)
+        return rc;
+    struct srv_opts d = o;
+    d.listen_addr = f->dash_addr;
+    d.port = (uint16_t)f->dash_port;
+    d.dashboard = true;
+    rc = srv_start(&d, &rn->dash, err, errlen);
+    if (rc) {
+        char why[768];
+        snprintf(why, sizeof(why), "dashboard: %s (--dashboard-listen ADDR:PORT chooses another, "
+                 "--dashboard-listen=off serves none)", err);
+        snprintf(err, errlen, "%s", why);
+    }
+    return rc;
 }
 
 static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
 {
+    srv_stop(rn->dash);
     srv_stop(rn->srv);
     if (rn->loop_started) {
         atomic_store(&rn->loop.stop, 1);
@@ -360,6 +425,9 @@ static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
     store_close(rn->store);
     if (wrote_url) {
         char *url = xasprintf("%s/server.url", state_dir);
+        unlink(url);
+        xfree(url);
+        url = xasprintf("%s/dashboard.url", state_dir);
         unlink(url);
         xfree(url);
     }
@@ -389,6 +457,7 @@ int srv_main(int argc, char **argv)
     int rc = parse_flags(&f, argc, argv);
     if (rc >= 0) {
         xfree(f.state_dir);
+        xfree(f.dash_addr);
         return rc;
     }
     /* block the stop signals in every thread created from here on */
@@ -408,22 +477,32 @@ int srv_main(int argc, char **argv)
         fprintf(stderr, "cueue server: %s\n", err);
     } else {
         char *url = srv__base_url(f.listen, srv_port(rn.srv));
-        if (write_client_files(f.state_dir, url, err, sizeof(err))) {
+        char *dash = NULL;
+        if (rn.dash) {
+            char *base = srv__base_url(f.dash_addr, srv_port(rn.dash));
+            dash = xasprintf("%s/ui/", base);
+            xfree(base);
+        }
+        if (write_client_files(f.state_dir, url, dash, err, sizeof(err))) {
             fprintf(stderr, "cueue server: %s\n", err);
         } else {
             wrote_url = true;
             printf("cueue server: listening on %s (state directory %s)\n"
                    "To use kubectl with it:\n  export KUBECONFIG=%s/kubeconfig\n",
                    url, f.state_dir, f.state_dir);
+            if (dash)
+                printf("Dashboard: %s\n", dash);
             fflush(stdout);
             wait_for_signal();
             status = 0;
         }
         xfree(url);
+        xfree(dash);
     }
     close_all(&rn, f.state_dir, wrote_url);
     if (lock_fd >= 0)
         close(lock_fd);
     xfree(f.state_dir);
+    xfree(f.dash_addr);
     return status;
 }

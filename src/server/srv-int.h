@@ -35,6 +35,7 @@
 #define SRV_MAX_BODY_BYTES ((size_t)3 << 20) /* Kubernetes' 3 MiB request cap */
 #define SRV_MAX_WARNINGS 16
 #define SRV_MAX_METRIC_SOURCES 16
+#define SRV_MAX_HEADERS 6
 
 /* Metrics: request counts by verb and status code. */
 enum srv_verb {
@@ -66,6 +67,8 @@ struct srv {
     uint64_t requests[SRV_VERB__COUNT][SRV_N_CODES];
     struct srv_metric_source sources[SRV_MAX_METRIC_SOURCES];
     int n_sources;
+    bool dashboard;           /* the dashboard's listener (dashboard.c) */
+    char *token;              /* owned; dashboard access token or NULL */
 };
 
 /* One parsed HTTP request. Everything is borrowed for the handler call. */
@@ -79,6 +82,8 @@ struct srv_req {
     const char *body;         /* NUL-terminated; "" when none */
     size_t body_len;
     bool body_too_large;
+    const char *cookie;       /* Cookie header; "" when absent */
+    const char *authorization;/* Authorization header; "" when absent */
     int client_fd;            /* the connection's socket (streams poll it for
                                  a hang-up); -1 when unknown */
 };
@@ -101,6 +106,8 @@ struct srv_resp {
     struct srv_stream stream; /* stream.next != NULL: streamed, chunked */
     char *warnings[SRV_MAX_WARNINGS]; /* owned "Warning: 299" texts (unquoted) */
     int n_warnings;
+    char *headers[SRV_MAX_HEADERS][2]; /* owned extra {name, value} pairs */
+    int n_headers;
     enum srv_verb verb;       /* for metrics */
 };
 
@@ -139,6 +146,9 @@ void srv__resp_invalid(struct srv_resp *r, int rc, const struct api_kind *k, con
                        const struct diag *d);
 /* Add a Warning header text (copied). */
 void srv__resp_warn(struct srv_resp *r, const char *text);
+/* Add a response header name: value (both copied; at most
+ * SRV_MAX_HEADERS, more are dropped). */
+void srv__resp_header(struct srv_resp *r, const char *name, const char *value);
 /* The details object {name, group, kind} for k (plural as kind). New ref. */
 json_t *srv__details(const struct api_kind *k, const char *name);
 
@@ -322,6 +332,24 @@ json_t *srv_table_new(const struct api_kind *k, const json_t *objs, uint64_t rv,
  * (what `kubectl create job` sends), into JSON (new ref), or NULL with a
  * message in err (also when an undeclared field holds a value). */
 json_t *srv_proto_decode(const void *data, size_t len, char *err, size_t errlen);
+
+/* ---- the web dashboard (dashboard.c, dashboard_sse.c) ---- */
+/* On the dashboard's listener, before the API's dispatch: answers the
+ * pages (/, /ui/...), /login, /ui/events, refuses writes (405) and
+ * requests without the token (401). Returns true when it answered r,
+ * false to let srv__dispatch serve a read of the API. */
+bool srv__dashboard_route(struct srv_req *q, struct srv_resp *r);
+/* GET /ui/events: the dashboard's server-sent event stream (dashboard_sse.c). */
+void srv__dashboard_events(struct srv_req *q, struct srv_resp *r);
+/* One file of web/, embedded at build time (generated dashboard_assets.c). */
+struct srv_asset {
+    const char *path;         /* "index.html", "vendor/uPlot.iife.min.js" */
+    const char *content_type;
+    const unsigned char *data;
+    size_t len;
+};
+extern const struct srv_asset srv__assets[];
+extern const size_t srv__n_assets;
 
 /* ---- misc ---- */
 /* True when the peer of a streamed response hung up (POLLRDHUP/POLLHUP on

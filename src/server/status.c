@@ -29,9 +29,22 @@ void srv__resp_release(struct srv_resp *r)
         r->stream.free(r->stream.ctx);
     for (int i = 0; i < r->n_warnings; i++)
         xfree(r->warnings[i]);
+    for (int i = 0; i < r->n_headers; i++) {
+        xfree(r->headers[i][0]);
+        xfree(r->headers[i][1]);
+    }
     int verb = r->verb;
     memset(r, 0, sizeof(*r));
     r->verb = verb;
+}
+
+void srv__resp_header(struct srv_resp *r, const char *name, const char *value)
+{
+    if (r->n_headers >= SRV_MAX_HEADERS)
+        return;
+    r->headers[r->n_headers][0] = xstrdup(name);
+    r->headers[r->n_headers][1] = xstrdup(value);
+    r->n_headers++;
 }
 
 static void set_body(struct srv_resp *r, int code, char *body, size_t len, const char *ctype)
