@@ -938,6 +938,35 @@ static bool admitted_apply(struct sim *s, const struct sim_action *a, struct adm
     return true;
 }
 
+/* The conditions action: each condition set as metav1's
+ * SetStatusCondition does (api_cond_set), then a status-subresource write
+ * (what `kubectl patch --subresource=status` does). */
+static int set_conditions(struct sim *s, const struct sim_action *a, int32_t occ, json_t *obj,
+                          const json_t *cur, const char *where, char **err)
+{
+    json_t *set = sim_subst_index(a->manifest, occ);
+    int64_t now = clk_now(&s->clock.clk);
+    size_t i;
+    json_t *c;
+    if (!json_is_object(json_object_get(obj, "status")))
+        json_object_set_new(obj, "status", json_object());
+    json_array_foreach(set, i, c)
+        api_cond_set(obj, JX_STR(c, "type"), JX_STR(c, "status"), jx_or_empty(JX_STR(c, "reason")),
+                     jx_or_empty(JX_STR(c, "message")), now);
+    json_decref(set);
+    struct diag d;
+    diag_init(&d);
+    json_object_del(json_object_get(obj, "metadata"), "resourceVersion");
+    int rc = api_admit_status(a->kind, obj, cur, &d);
+    if (rc)
+        *err = admit_error(a->kind, obj, rc, &d, where);
+    else if ((rc = store_update(s->store, a->kind->id, a->ns, obj, STORE_UPDATE_STATUS, NULL)))
+        *err = xasprintf("%s: %s status update \"%s\": %s", where, a->kind->kind,
+                         jx_or_empty(api_name(obj)), cu_strerror(rc));
+    diag_release(&d);
+    return rc;
+}
+
 int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err)
 {
     *err = NULL;
@@ -964,12 +993,23 @@ int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char 
     }
     json_t *cur = store_get(s->store, a->kind->id, a->ns, name);
     if (!cur) {
-        warn_not_found(s, a, name, a->type == SIM_ACT_PATCH ? "patched" : "scaled");
+        warn_not_found(s, a, name,
+                       a->type == SIM_ACT_PATCH        ? "patched"
+                       : a->type == SIM_ACT_CONDITIONS ? "given conditions"
+                                                       : "scaled");
         xfree(name);
         return 0;
     }
     json_t *obj = jx_deep_copy(cur);
     char *where = action_where(s, a, occ);
+    if (a->type == SIM_ACT_CONDITIONS) {
+        rc = set_conditions(s, a, occ, obj, cur, where, err);
+        xfree(where);
+        json_decref(obj);
+        json_decref(cur);
+        xfree(name);
+        return rc;
+    }
     if (a->type == SIM_ACT_PATCH) {
         json_t *p = sim_subst_index(a->manifest, occ);
         sim_merge_patch(obj, p);

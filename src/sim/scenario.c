@@ -413,12 +413,70 @@ static void decode_scale(const json_t *t, const char *base, struct sim_action *a
     }
 }
 
+/* conditions: {kind, [apiVersion], [namespace], name, set: [{type, status,
+ * [reason], [message]}]}: what an external controller (a cluster
+ * autoscaler answering a ProvisioningRequest class cueue does not serve)
+ * writes through the status subresource. */
+static void decode_conditions(const json_t *t, const char *base, struct sim_action *a,
+                              struct diag *d)
+{
+    static const char *const keys[] = {"kind", "apiVersion", "namespace", "name", "set", NULL};
+    only_keys(t, base, keys, d);
+    decode_target(t, base, a, d);
+    json_t *set = member(t, base, "set", JSON_ARRAY, "array", d);
+    char *f = path_key(base, "set");
+    if (!set) {
+        if (!json_object_get(t, "set"))
+            diag_add(d, DIAG_REQUIRED, f, NULL, NULL);
+        xfree(f);
+        return;
+    }
+    if (!json_array_size(set))
+        diag_add(d, DIAG_REQUIRED, f, NULL, "at least one condition");
+    size_t i;
+    json_t *c;
+    json_array_foreach(set, i, c) {
+        char *cf = xasprintf("%s[%zu]", f, i);
+        if (!json_is_object(c)) {
+            diag_addj(d, DIAG_TYPE_INVALID, cf, c, "expected object");
+            xfree(cf);
+            continue;
+        }
+        static const char *const ckeys[] = {"type", "status", "reason", "message", NULL};
+        only_keys(c, cf, ckeys, d);
+        json_t *type = member(c, cf, "type", JSON_STRING, "string", d);
+        json_t *st = member(c, cf, "status", JSON_STRING, "string", d);
+        member(c, cf, "reason", JSON_STRING, "string", d);
+        member(c, cf, "message", JSON_STRING, "string", d);
+        if (!type || !json_string_length(type)) {
+            char *tf = path_key(cf, "type");
+            diag_add(d, DIAG_REQUIRED, tf, NULL, NULL);
+            xfree(tf);
+        }
+        const char *sv = st ? json_string_value(st) : NULL;
+        if (!st) {
+            char *sf = path_key(cf, "status");
+            if (!json_object_get(c, "status"))
+                diag_add(d, DIAG_REQUIRED, sf, NULL, NULL);
+            xfree(sf);
+        } else if (strcmp(sv, "True") && strcmp(sv, "False") && strcmp(sv, "Unknown")) {
+            char *sf = path_key(cf, "status");
+            diag_addj(d, DIAG_NOT_SUPPORTED, sf, st,
+                      "supported values: \"True\", \"False\", \"Unknown\"");
+            xfree(sf);
+        }
+        xfree(cf);
+    }
+    a->manifest = json_incref(set); /* only read from here on */
+    xfree(f);
+}
+
 static void decode_action_body(const json_t *act, const char *base, struct sim_action *a,
                                struct sim_precheck_memo *memo, struct diag *d)
 {
-    static const char *const verbs[] = {"apply", "delete", "patch", "scale"};
+    static const char *const verbs[] = {"apply", "delete", "patch", "scale", "conditions"};
     int n = 0;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         json_t *v = member(act, base, verbs[i], JSON_OBJECT, "object", d);
         if (!v)
             continue;
@@ -449,20 +507,23 @@ static void decode_action_body(const json_t *act, const char *base, struct sim_a
                 diag_add(d, DIAG_REQUIRED, mf, NULL, NULL);
                 xfree(mf);
             }
-        } else {
+        } else if (a->type == SIM_ACT_SCALE) {
             decode_scale(v, f, a, d);
+        } else {
+            decode_conditions(v, f, a, d);
         }
         xfree(f);
     }
     if (n != 1)
-        diag_add(d, DIAG_REQUIRED, base, NULL, "exactly one of apply, delete, patch, scale");
+        diag_add(d, DIAG_REQUIRED, base, NULL,
+                 "exactly one of apply, delete, patch, scale, conditions");
 }
 
 static void decode_action(const json_t *act, const char *base, struct sim_action *a,
                           struct sim_precheck_memo *memo, struct diag *d)
 {
-    static const char *const keys[] = {"at", "apply", "delete", "patch", "scale", "runFor",
-                                       "repeat", NULL};
+    static const char *const keys[] = {"at", "apply", "delete", "patch", "scale", "conditions",
+                                       "runFor", "repeat", NULL};
     only_keys(act, base, keys, d);
     a->repeat = 1;
     a->run_for_ms = -1;

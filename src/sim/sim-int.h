@@ -67,7 +67,7 @@ char *sim_format_seconds(int64_t ms, char out[SIM_SECONDS_LEN]);
 
 /* ---- scenario.c ---- */
 
-enum sim_action_type { SIM_ACT_APPLY, SIM_ACT_DELETE, SIM_ACT_PATCH, SIM_ACT_SCALE };
+enum sim_action_type { SIM_ACT_APPLY, SIM_ACT_DELETE, SIM_ACT_PATCH, SIM_ACT_SCALE, SIM_ACT_CONDITIONS };
 
 /* One timed action (spec.actions[i]). */
 struct sim_action {
@@ -77,13 +77,14 @@ struct sim_action {
     int32_t repeat;        /* occurrences (>= 1) */
     int64_t every_ms;      /* between occurrences */
     enum sim_action_type type;
-    json_t *manifest;      /* apply: the object; patch: the merge patch; may
+    json_t *manifest;      /* apply: the object; patch: the merge patch;
+                              conditions: the array of conditions to set; may
                               contain "${i}" (occurrence index) in strings */
     int64_t run_for_ms;    /* apply: runtime of what it creates; -1 = unset */
     json_t *admitted;      /* apply: occurrence 0 as sim_apply_precheck's
                               admission left it (uid a placeholder), or NULL
                               when rejected; read only */
-    const struct api_kind *kind; /* delete, patch, scale */
+    const struct api_kind *kind; /* delete, patch, scale, conditions */
     char *ns;              /* NULL for cluster-scoped kinds */
     char *name;            /* may contain "${i}" */
     /* scale */

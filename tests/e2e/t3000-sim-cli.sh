@@ -39,4 +39,14 @@ out=$(C "$S" --trace "$S" 2>&1); st=$?
 is "$st" 2 "--trace naming the scenario file itself is refused"
 like "$out" 'is the scenario file itself; refusing to overwrite it' "…saying why"
 cmp -s "$S" "$T_DIR/keep.yaml"; check "…and the scenario is intact"
+# the conditions action: bad input names the field and the rule
+X=$T_SRC/tests/conformance/091-external-provreq-provisioned.yaml
+sed 's/set: \[{type: Accepted, status: "True"/set: [{type: Accepted, status: "Yes"/' "$X" >"$T_DIR/bad-cond.yaml"
+out=$(C "$T_DIR/bad-cond.yaml" 2>&1); st=$?
+is "$st" 2 "a conditions action with a bad status exits 2"
+like "$out" 'spec.actions\[1\].conditions.set\[0\].status: Unsupported value: "Yes": supported values: "True", "False", "Unknown"' "…naming the field and the rule"
+sed 's/        set: \[{type: Accepted.*$/        set: []/' "$X" >"$T_DIR/empty-cond.yaml"
+out=$(C "$T_DIR/empty-cond.yaml" 2>&1); st=$?
+is "$st" 2 "an empty conditions set exits 2"
+like "$out" 'spec.actions\[1\].conditions.set: Required value: at least one condition' "…saying so"
 done_testing
