@@ -48,7 +48,8 @@ conformance: asan
 bench: build
 	@./bench/run.sh $(BUILD)
 
-lint:
+# The house rules and cppcheck (scripts/lint.sh); .ci/run runs it beside `make test`.
+lint: deps
 	@./scripts/lint.sh
 
 clean:
