@@ -6,7 +6,8 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 
-.PHONY: all deps build asan demo test unit e2e conformance bench lint clean
+.PHONY: all deps build asan demo test unit e2e conformance bench bench-check golden-update \
+	lint clean
 
 all: build
 
@@ -30,11 +31,12 @@ demo: deps $(BUILD)/Makefile
 	@$(MAKE) --no-print-directory -C $(BUILD) -j$(JOBS) cueue >/dev/null
 	@./examples/demo.sh $(BUILD)/cueue
 
-# Every test: unit, conformance and end-to-end under ASan+UBSan, and the
-# engine's unit tests under valgrind in the plain build.
+# Every test: unit, conformance (with its golden traces) and end-to-end
+# under ASan+UBSan; in the plain build the engine's unit tests under
+# valgrind and the performance scenarios' golden traces (bench/check.sh).
 test: build asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -LE valgrind
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L valgrind
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L 'valgrind|plain'
 
 unit: asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS) -L unit
@@ -47,6 +49,18 @@ conformance: asan
 
 bench: build
 	@./bench/run.sh $(BUILD)
+
+# The performance scenarios' traces against bench/golden (about a minute).
+bench-check: build
+	@CUEUE_BIN=$(BUILD)/cueue ./bench/check.sh
+
+# Rewrite every golden trace (tests/conformance/golden, bench/golden) from
+# the plain build's cueue sim, after a change meant to alter traces; commit
+# the golden files with that change (`git diff --stat` shows which changed).
+# A conformance scenario whose facts fail keeps its old golden trace.
+golden-update: build
+	-GOLDEN_UPDATE=1 CUEUE_BIN=$(BUILD)/cueue ./tests/conformance/run.sh >/dev/null
+	CUEUE_BIN=$(BUILD)/cueue ./bench/check.sh --update
 
 # The house rules and cppcheck (scripts/lint.sh); .ci/run runs it beside `make test`.
 lint: deps

@@ -9,7 +9,7 @@ pkgs=(
   libyaml-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev
   libcurl4-openssl-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler
   uthash-dev libbsd-dev libssl-dev libjemalloc-dev
-  python3 python3-numpy gettext-base jq curl valgrind cppcheck
+  python3 python3-numpy gettext-base jq curl valgrind cppcheck xz-utils
 )
 missing=()
 for p in "${pkgs[@]}"; do
