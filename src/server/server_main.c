@@ -24,6 +24,7 @@
 #include "provider/catalog.h"
 #include "server/srv-int.h"
 #include "server/statefiles.h"
+#include "util/duration.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/log.h"
@@ -79,7 +80,8 @@ static void usage(FILE *f)
             "  --log-level LEVEL   error, warn, info (default) or debug\n"
             "  -h, --help          show this help\n"
             "\n"
-            "Durations: a number with a unit: ms, s, m, h, d (\"90s\", \"1h30m\", \"7d\").\n"
+            "Durations: Go's (Kubernetes') form, numbers with units ns, us, ms, s, m, h,\n"
+            "plus d (24h), or a bare number of seconds: \"90s\", \"1.5h\", \"1h30m\", \"7d\".\n"
             "On startup the server writes <state-dir>/server.url and a kubeconfig at\n"
             "<state-dir>/kubeconfig (export KUBECONFIG=<state-dir>/kubeconfig).\n"
             "SIGINT or SIGTERM stops it cleanly.\n");
@@ -105,9 +107,10 @@ static const char *flag_value(const char *name, int argc, char **argv, int *i, b
 
 static int parse_duration_flag(const char *flag, const char *v, int64_t *out)
 {
-    if (srv_parse_duration_ms(v, out)) {
-        fprintf(stderr, "cueue server: invalid %s \"%s\": want a duration such as 10m, 30s, 7d\n",
-                flag, v);
+    const char *why = "must not be negative";
+    if (cu_duration_parse_ms(v, out, &why) || *out < 0) {
+        fprintf(stderr, "cueue server: invalid %s \"%s\": %s; want %s\n", flag, v, why,
+                CU_DURATION_FORMS);
         return 2;
     }
     return 0;
