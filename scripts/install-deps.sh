@@ -9,7 +9,7 @@ pkgs=(
   libyaml-dev libjansson-dev libsqlite3-dev libmicrohttpd-dev
   libcurl4-openssl-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler
   uthash-dev libbsd-dev libssl-dev libjemalloc-dev
-  python3 python3-numpy gettext-base jq curl valgrind
+  python3 python3-numpy gettext-base jq curl valgrind cppcheck xz-utils
   chromium  # the dashboard's browser tests (tests/e2e/t6000-dashboard.sh)
 )
 # node and npm run the browser tests' driver (playwright-core,

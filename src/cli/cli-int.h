@@ -95,10 +95,6 @@ int cli__usage_error(struct cli_ctx *c, const char *fmt, ...)
 /* Print "error: <msg>\n" to c->err; returns 1 (the exit status). */
 int cli__error(struct cli_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Parse a Go-style duration ("30s", "1m30s", "250ms", "2h", also "7d") or a plain
- * number of seconds ("30") into *ms. Returns 0, or -1 for anything else
- * (empty, negative, unknown unit, overflow). */
-int cli__parse_duration(const char *s, int64_t *ms);
 /* Parse a non-negative decimal integer (at most INT32_MAX). 0 or -1. */
 int cli__parse_count(const char *s, int32_t *out);
 /* Parse a boolean flag value as kubectl/gcloud do: true/false/1/0/yes/no

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli-int.h"
+#include "util/duration.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -100,7 +101,7 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
             o->wait = true;
         return 0;
     case OPT_TIMEOUT:
-        if (cli__parse_duration(arg, &o->timeout_ms) != 0)
+        if (cu_duration_parse_ms(arg, &o->timeout_ms, NULL) || o->timeout_ms < 0)
             return -cli__usage_error(c, "invalid --timeout \"%s\" (e.g. 30s, 2m)", arg);
         if (o->timeout_ms == 0) /* kubectl: 0 picks a timeout for the object; ours is 60s */
             o->timeout_ms = 60000;

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "cli/cli-int.h"
+#include "util/duration.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -122,7 +123,8 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
     struct wait_opts *o = st;
     if (code == OPT_FOR)
         return parse_for(c, o, arg);
-    if (code == OPT_TIMEOUT && cli__parse_duration(arg, &o->timeout_ms) != 0)
+    if (code == OPT_TIMEOUT &&
+        (cu_duration_parse_ms(arg, &o->timeout_ms, NULL) || o->timeout_ms < 0))
         return -cli__usage_error(c, "invalid --timeout \"%s\" (e.g. 30s, 5m)", arg);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "cli/cli-int.h"
+#include "util/duration.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
@@ -84,7 +85,7 @@ static bool set_capacity(json_t *obj, const char *v, char *err, size_t errlen)
     const char *colon = strchr(v, ':');
     int64_t ms;
     if (colon && (!strncasecmp(v, "delay:", 6) || !strncasecmp(v, "delayed:", 8)) &&
-        cli__parse_duration(colon + 1, &ms) == 0) {
+        cu_duration_parse_ms(colon + 1, &ms, NULL) == 0 && ms >= 0) {
         json_object_set_new(cap, "mode", json_string("Delayed"));
         json_object_set_new(cap, "delaySeconds", json_integer((ms + 999) / 1000));
         return true;

@@ -2,9 +2,9 @@
  * opts: flag parsing for every verb over getopt_long, with the global flags
  * merged into each verb's table so they may appear anywhere on the line
  * (`cueue -n ns get wl`, `cueue get wl -n ns`); plus the small value parsers
- * (durations, counts, booleans) and the path-segment rule every name and
- * namespace passes (cli__check_name). getopt_long keeps global state: cli__parse
- * resets it (optind = 0) on every call.
+ * (counts, booleans; durations are util/duration.h's) and the path-segment
+ * rule every name and namespace passes (cli__check_name). getopt_long keeps
+ * global state: cli__parse resets it (optind = 0) on every call.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -172,64 +172,6 @@ int cli__parse(struct cli_ctx *c, const struct cli_verb *verb, int argc, char **
 }
 
 /* ---- value parsers ---- */
-
-static const struct {
-    const char *unit;
-    int64_t ms;
-} duration_units[] = {
-    {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
-};
-
-static int duration_unit(const char **p, int64_t *ms)
-{
-    /* longest match first: "ms" before "m" */
-    for (size_t i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++) {
-        size_t n = strlen(duration_units[i].unit);
-        if (!strncmp(*p, duration_units[i].unit, n)) {
-            *ms = duration_units[i].ms;
-            *p += n;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-int cli__parse_duration(const char *s, int64_t *ms)
-{
-    if (!s || !*s)
-        return -1;
-    const char *p = s;
-    int64_t total = 0;
-    bool any = false;
-    while (*p) {
-        /* digits with an optional fraction only: no signs, exponents, hex */
-        size_t nd = strspn(p, "0123456789");
-        if (nd == 0)
-            return -1;
-        if (p[nd] == '.')
-            nd += 1 + strspn(p + nd + 1, "0123456789");
-        char num[64];
-        if (nd >= sizeof(num))
-            return -1;
-        memcpy(num, p, nd);
-        num[nd] = '\0';
-        double v = strtod(num, NULL);
-        p += nd;
-        int64_t unit;
-        if (!*p && !any) {
-            unit = 1000; /* bare number: seconds */
-        } else if (duration_unit(&p, &unit) != 0) {
-            return -1;
-        }
-        double add = v * (double)unit;
-        if (add > (double)(INT64_MAX / 2) || (double)total + add > (double)(INT64_MAX / 2))
-            return -1;
-        total += (int64_t)add;
-        any = true;
-    }
-    *ms = total;
-    return 0;
-}
 
 int cli__parse_count(const char *s, int32_t *out)
 {

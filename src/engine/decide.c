@@ -45,7 +45,9 @@ const char *eng__istr_get(struct eng *e, const char *s)
         i = xmalloc(sizeof(*i) + n + 1);
         memset(i, 0, sizeof(*i));
         memcpy(i->s, s, n + 1);
-        HASH_ADD_KEYPTR(hh, e->istrs, i->s, n, i);
+        bool in; /* not in the table: this copy is unshared, freed by its last put */
+        ENG__HASH_ADD(e->istrs, i->s, n, i, in);
+        (void)in;
     }
     i->refs++;
     return i->s;
@@ -64,7 +66,8 @@ void eng__istr_put(struct eng *e, const char *s)
     struct eng__istr *i = (struct eng__istr *)(s - offsetof(struct eng__istr, s));
     if (--i->refs > 0)
         return;
-    HASH_DEL(e->istrs, i);
+    if (i->hh.tbl)
+        HASH_DEL(e->istrs, i);
     xfree(i);
 }
 

@@ -36,6 +36,16 @@
  * nothing the engine decides or emits does. */
 #include "util/hash.h"
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = cu_hash_bytes((keyptr), (size_t)(keylen)))
+/* uthash's allocations go through the engine's wrapper (engine.c, with a
+ * test hook that fails chosen allocations), and an allocation it cannot
+ * make is not fatal: uthash's default calls exit(). Non-fatal mode leaves
+ * the entry out of the table (its hh.tbl NULL); ENG__HASH_ADD below turns
+ * that into "added or not", and each caller handles "not". */
+#define HASH_NONFATAL_OOM 1
+#define uthash_malloc(sz) eng__hash_malloc(sz)
+#define uthash_free(ptr, sz) eng__hash_free(ptr)
+void *eng__hash_malloc(size_t n);
+void eng__hash_free(void *p);
 #include <uthash.h>
 /* Sparser tables than uthash's default (a table doubles its buckets when a
  * chain reaches 10 entries: 1.5 to 3 entries a bucket): the engine's
@@ -46,6 +56,28 @@
 #define HASH_BKT_CAPACITY_THRESH 6U
 
 #include "engine/engine.h"
+
+/* Add add to the table head by the key at keyptr (keylen bytes), as
+ * HASH_ADD_KEYPTR; ok becomes whether it is in. A table that exists always
+ * takes it: when growing its buckets fails, it goes in without growing
+ * (longer chains, same iteration order), so only the first entry of an
+ * empty table (the table's own allocation) can fail. */
+#define ENG__HASH_ADD(head, keyptr, keylen, add, ok)                                      \
+    do {                                                                                   \
+        HASH_ADD_KEYPTR(hh, head, keyptr, keylen, add);                                    \
+        if (!(add)->hh.tbl && (head)) {                                                    \
+            unsigned noexpand_ = (head)->hh.tbl->noexpand;                                 \
+            (head)->hh.tbl->noexpand = 1;                                                  \
+            HASH_ADD_KEYPTR(hh, head, keyptr, keylen, add);                                \
+            (head)->hh.tbl->noexpand = noexpand_;                                          \
+        }                                                                                  \
+        (ok) = (add)->hh.tbl != NULL;                                                      \
+    } while (0)
+
+/* Test hook (tests/unit/test_engine_oom.c): the n-th uthash allocation
+ * from now fails (n >= 1; 0: none fails); returns how many uthash
+ * allocations the engine made so far, in all engines of the process. */
+unsigned long eng__hash_alloc_fail_at(unsigned long n);
 
 #define ENG__UNLIMITED INT64_MAX
 
@@ -457,6 +489,8 @@ struct eng {
     struct eng__wl *time_parked;  /* utlist DL list (tprev/tnext) */
     struct eng__wl *unsent;       /* statuses to emit (uprev/unext) */
     bool tree_dirty;
+    bool tree_unlinked; /* a rebuild could not allocate a parent Cohort: the
+                           next complete one retries every ClusterQueue */
     uint64_t tree_gen;            /* bumped by every forest rebuild */
     bool route_all;               /* re-route every workload */
     uint64_t cycle;               /* scheduling cycle counter */
@@ -522,7 +556,8 @@ const struct eng__quota *eng__cq_quota(const struct eng__cq *cq, int flv, int re
  * ("Can't admit new workloads: ..."): stopPolicy, missing flavors, the
  * caller's admission-check part. */
 void eng__cq_update_active(struct eng *e, struct eng__cq *cq);
-/* The Cohort of that name, created implicit (no object) when absent. */
+/* The Cohort of that name, created implicit (no object) when absent; NULL
+ * when its table entry could not be allocated (ENG__HASH_ADD). */
 struct eng__cohort *eng__cohort_get(struct eng *e, const char *name);
 /* Free the fingerprint table. */
 void eng__fp_free_all(struct eng *e);

@@ -68,7 +68,13 @@ void eng_free(struct eng *e);
  * every status write). A real change re-evaluates what it affects and, as
  * Kueue does, retries the inadmissible workloads of the affected
  * ClusterQueues (at the next eng_schedule). Deleting an unknown object is a
- * no-op. */
+ * no-op.
+ *
+ * The upserts that return int return 0, or CU_ENOMEM when the engine could
+ * not allocate the table entry of an object it did not know (only the
+ * first entry of an empty table can fail: engine-int.h, ENG__HASH_ADD).
+ * The engine is then unchanged (the object stays unknown) and a later
+ * upsert of it tries again. Other allocations abort, as xalloc's do. */
 
 /* A ResourceFlavor (nodeLabels, nodeTaints, tolerations); its existence
  * decides whether ClusterQueues naming it are active (FlavorNotFound). */
@@ -76,7 +82,7 @@ void eng_upsert_flavor(struct eng *e, const struct api_resource_flavor *rf);
 void eng_delete_flavor(struct eng *e, const char *name);
 /* A Cohort object (parent, resourceGroups = shared pool, fair weight).
  * Cohorts named only by ClusterQueues or parents exist implicitly. */
-void eng_upsert_cohort(struct eng *e, const struct api_cohort *c);
+int eng_upsert_cohort(struct eng *e, const struct api_cohort *c);
 void eng_delete_cohort(struct eng *e, const char *name);
 /* inactive_message: NULL when the ClusterQueue's admission checks exist and
  * are active; otherwise the part of Kueue's inactive message the engine cannot
@@ -85,25 +91,25 @@ void eng_delete_cohort(struct eng *e, const char *name);
  * Terminating, which overrides every other). The engine adds its own
  * reasons (missing flavors, stopPolicy). */
 #define ENG_CQ_TERMINATING "clusterQueue is terminating"
-void eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *cq,
-                              const char *inactive_message);
+int eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *cq,
+                             const char *inactive_message);
 /* Removing a ClusterQueue unqueues its workloads (they report "ClusterQueue
  * <cq> doesn't exist") and drops the usage of its quota holders. */
 void eng_delete_cluster_queue(struct eng *e, const char *name);
 /* A LocalQueue routes its namespace's workloads to its ClusterQueue;
  * stopPolicy != None makes it inactive ("LocalQueue <lq> is inactive"). */
-void eng_upsert_local_queue(struct eng *e, const struct api_local_queue *lq);
+int eng_upsert_local_queue(struct eng *e, const struct api_local_queue *lq);
 void eng_delete_local_queue(struct eng *e, const char *ns, const char *name);
 /* Namespaces and their labels (ClusterQueue namespaceSelector; a workload
  * in an unknown namespace is Misconfigured). labels may be NULL. */
-void eng_upsert_namespace(struct eng *e, const char *name, const struct api_labels *labels);
+int eng_upsert_namespace(struct eng *e, const char *name, const struct api_labels *labels);
 void eng_delete_namespace(struct eng *e, const char *name);
 /* A Workload in any state. Pending (no admission) workloads are queued when
  * eligible (active, not finished, not parked by Requeued=False, requeueAt
  * passed, no admission gate); workloads with status.admission hold quota
  * until they are upserted without it or deleted. Finished workloads hold
  * nothing. */
-void eng_upsert_workload(struct eng *e, const struct api_workload *wl);
+int eng_upsert_workload(struct eng *e, const struct api_workload *wl);
 /* eng_upsert_workload of a Workload whose last upsert had the very same
  * metadata and spec (wl differs from it in the fields
  * api_workload_status_from_json decodes at most: conditions, admission,
@@ -111,7 +117,7 @@ void eng_upsert_workload(struct eng *e, const struct api_workload *wl);
  * sets, names and avoided flavors of the engine's copy are kept instead of
  * being built again. The caller vouches for the sameness (the scheduler's
  * decode memo knows it); the engine does not compare them. */
-void eng_upsert_workload_status(struct eng *e, const struct api_workload *wl);
+int eng_upsert_workload_status(struct eng *e, const struct api_workload *wl);
 /* Deleting a quota holder releases its usage and retries the inadmissible
  * workloads of its cohort tree. */
 void eng_delete_workload(struct eng *e, const char *ns, const char *name);

@@ -19,17 +19,22 @@
 
 /* ---- interning ---- */
 
-static int intern(struct eng__name **tab, const char *name, int next)
+/* The name tables are indexes of the id arrays (e->res_names,
+ * e->flavors, e->fr_flv/fr_res). An id whose index entry could not be
+ * allocated (only possible for a table's first entry, ENG__HASH_ADD) is
+ * still found: while a table holds fewer entries than there are ids, a
+ * miss scans the array. */
+static void index_name(struct eng__name **tab, const char *name, int id)
 {
-    struct eng__name *n;
-    HASH_FIND_STR(*tab, name, n);
-    if (n)
-        return n->id;
-    n = xcalloc(1, sizeof(*n));
+    struct eng__name *n = xcalloc(1, sizeof(*n));
     n->name = xstrdup(name);
-    n->id = next;
-    HASH_ADD_KEYPTR(hh, *tab, n->name, strlen(n->name), n);
-    return -1;
+    n->id = id;
+    bool in;
+    ENG__HASH_ADD(*tab, n->name, strlen(n->name), n, in);
+    if (!in) {
+        xfree(n->name);
+        xfree(n);
+    }
 }
 
 static int lookup(struct eng__name *tab, const char *name)
@@ -39,23 +44,43 @@ static int lookup(struct eng__name *tab, const char *name)
     return n ? n->id : -1;
 }
 
+int eng__res_find(const struct eng *e, const char *name)
+{
+    int id = lookup(e->res_ids, name);
+    if (id < 0 && HASH_COUNT(e->res_ids) < (unsigned)e->n_res)
+        for (int i = 0; i < e->n_res; i++)
+            if (!strcmp(e->res_names[i], name))
+                return i;
+    return id;
+}
+
 int eng__res_id(struct eng *e, const char *name)
 {
-    int id = intern(&e->res_ids, name, e->n_res);
+    int id = eng__res_find(e, name);
     if (id >= 0)
         return id;
+    index_name(&e->res_ids, name, e->n_res);
     XGROW(e->res_names, e->cap_res, (size_t)e->n_res + 1);
     e->res_names[e->n_res] = xstrdup(name);
     return e->n_res++;
 }
 
-int eng__res_find(const struct eng *e, const char *name) { return lookup(e->res_ids, name); }
+int eng__flv_find(const struct eng *e, const char *name)
+{
+    int id = lookup(e->flv_ids, name);
+    if (id < 0 && HASH_COUNT(e->flv_ids) < (unsigned)e->n_flv)
+        for (int i = 0; i < e->n_flv; i++)
+            if (!strcmp(e->flavors[i].name, name))
+                return i;
+    return id;
+}
 
 int eng__flv_id(struct eng *e, const char *name)
 {
-    int id = intern(&e->flv_ids, name, e->n_flv);
+    int id = eng__flv_find(e, name);
     if (id >= 0)
         return id;
+    index_name(&e->flv_ids, name, e->n_flv);
     XGROW(e->flavors, e->cap_flv, (size_t)e->n_flv + 1);
     struct eng__flavor *f = &e->flavors[e->n_flv];
     memset(f, 0, sizeof(*f));
@@ -63,13 +88,15 @@ int eng__flv_id(struct eng *e, const char *name)
     return e->n_flv++;
 }
 
-int eng__flv_find(const struct eng *e, const char *name) { return lookup(e->flv_ids, name); }
-
 int eng__fr_find(const struct eng *e, int flv, int res)
 {
     int64_t key = ((int64_t)flv << 32) | (uint32_t)res;
     struct eng__fr_key *k;
     HASH_FIND(hh, e->fr_ids, &key, sizeof(key), k);
+    if (!k && HASH_COUNT(e->fr_ids) < (unsigned)e->n_fr) /* an id not indexed */
+        for (int i = 0; i < e->n_fr; i++)
+            if (e->fr_flv[i] == flv && e->fr_res[i] == res)
+                return i;
     return k ? k->id : -1;
 }
 
@@ -81,7 +108,10 @@ int eng__fr_id(struct eng *e, int flv, int res)
     struct eng__fr_key *k = xcalloc(1, sizeof(*k));
     k->key = ((int64_t)flv << 32) | (uint32_t)res;
     k->id = e->n_fr;
-    HASH_ADD(hh, e->fr_ids, key, sizeof(k->key), k);
+    bool in;
+    ENG__HASH_ADD(e->fr_ids, &k->key, sizeof(k->key), k, in);
+    if (!in) /* found by a scan (eng__fr_find) */
+        xfree(k);
     size_t cap = e->cap_fr;
     XGROW(e->fr_flv, cap, (size_t)e->n_fr + 1);
     cap = e->cap_fr;
@@ -238,7 +268,14 @@ bool eng__fp_changed(struct eng *e, const char *kind, const char *name, struct s
     if (!f) {
         f = xcalloc(1, sizeof(*f));
         f->key = key;
-        HASH_ADD_KEYPTR(hh, *tab, f->key, strlen(f->key), f);
+        bool in;
+        ENG__HASH_ADD(*tab, f->key, strlen(f->key), f, in);
+        if (!in) { /* not recorded: the next upsert compares as changed too */
+            xfree(f->key);
+            xfree(f);
+            sbuf_release(sb);
+            return true;
+        }
     } else {
         xfree(key);
         xfree(f->fp);
@@ -412,7 +449,14 @@ struct eng__cohort *eng__cohort_get(struct eng *e, const char *name)
     c->node.name = xstrdup(name);
     c->parent_name = xstrdup("");
     c->node.fair_weight_milli = 1000;
-    HASH_ADD_KEYPTR(hh, e->cohorts, c->node.name, strlen(c->node.name), c);
+    bool in;
+    ENG__HASH_ADD(e->cohorts, c->node.name, strlen(c->node.name), c, in);
+    if (!in) {
+        xfree(c->node.name);
+        xfree(c->parent_name);
+        xfree(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -422,17 +466,21 @@ static void requeue_everything(struct eng *e)
         eng__cq_mark_requeue(e, e->cq_sorted[i]);
 }
 
-void eng_upsert_cohort(struct eng *e, const struct api_cohort *co)
+int eng_upsert_cohort(struct eng *e, const struct api_cohort *co)
 {
     if (!co || !co->name)
-        return;
+        return 0;
     struct sbuf sb;
     sbuf_init(&sb, 0);
     sbuf_addf(&sb, "%s;%lld;", co->parent ? co->parent : "", (long long)co->fair_weight_milli);
     fp_groups(&sb, co->groups, co->n_groups);
     if (!eng__fp_changed(e, "cohort", co->name, &sb))
-        return;
+        return 0;
     struct eng__cohort *c = eng__cohort_get(e, co->name);
+    if (!c) { /* nothing changed: the next upsert tries again */
+        eng__fp_forget(e, "cohort", co->name);
+        return CU_ENOMEM;
+    }
     c->has_object = true;
     xfree(c->parent_name);
     c->parent_name = xstrdup(co->parent ? co->parent : "");
@@ -442,6 +490,7 @@ void eng_upsert_cohort(struct eng *e, const struct api_cohort *co)
     c->node.fair_weight_milli = co->fair_weight_milli;
     e->tree_dirty = true;
     requeue_everything(e);
+    return 0;
 }
 
 void eng_delete_cohort(struct eng *e, const char *name)

@@ -10,6 +10,7 @@
 
 #include "api/selector.h"
 #include "engine/engine-int.h"
+#include "util/err.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 
@@ -210,23 +211,29 @@ static void cq_set_spec(struct eng *e, struct eng__cq *cq, const struct api_clus
     cq->ext_inactive_msg = ext ? xstrdup(ext) : NULL;
 }
 
-void eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *in,
-                              const char *inactive_message)
+int eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *in,
+                             const char *inactive_message)
 {
     if (!in || !in->name)
-        return;
+        return 0;
     struct sbuf sb;
     sbuf_init(&sb, 0);
     cq_fingerprint(&sb, in, inactive_message);
     if (!eng__fp_changed(e, "cq", in->name, &sb))
-        return;
+        return 0;
     struct eng__cq *cq = eng__cq_find(e, in->name);
     if (!cq) {
         size_t ln = strlen(in->name);
         cq = xcalloc(1, sizeof(*cq) + ln + 1);
         cq->node.name = memcpy(cq + 1, in->name, ln + 1);
         cq->node.is_cq = true;
-        HASH_ADD_KEYPTR(hh, e->cqs, cq->node.name, strlen(cq->node.name), cq);
+        bool in_table;
+        ENG__HASH_ADD(e->cqs, cq->node.name, ln, cq, in_table);
+        if (!in_table) { /* nothing changed: the next upsert tries again */
+            xfree(cq);
+            eng__fp_forget(e, "cq", in->name);
+            return CU_ENOMEM;
+        }
         cq_index_rebuild(e);
     } else if (cq->node.parent) {
         /* leaving a cohort frees capacity there too */
@@ -238,6 +245,7 @@ void eng_upsert_cluster_queue(struct eng *e, const struct api_cluster_queue *in,
     eng__cq_mark_requeue(e, cq);
     e->tree_dirty = true;
     e->route_all = true;
+    return 0;
 }
 
 void eng_delete_cluster_queue(struct eng *e, const char *name)
@@ -285,26 +293,35 @@ struct eng__lq *eng__lq_find(const struct eng *e, const char *ns, const char *na
     return lq;
 }
 
-void eng_upsert_local_queue(struct eng *e, const struct api_local_queue *in)
+int eng_upsert_local_queue(struct eng *e, const struct api_local_queue *in)
 {
     if (!in || !in->ns || !in->name)
-        return;
+        return 0;
     struct eng__lq *lq = eng__lq_find(e, in->ns, in->name);
     const char *cqn = in->cluster_queue ? in->cluster_queue : "";
     if (lq && strcmp(lq->cq_name, cqn) == 0 && lq->stop_policy == in->stop_policy)
-        return;
+        return 0;
     if (!lq) {
         lq = xcalloc(1, sizeof(*lq));
         lq->key = xasprintf("%s/%s", in->ns, in->name);
         lq->ns = xstrdup(in->ns);
         lq->name = xstrdup(in->name);
-        HASH_ADD_KEYPTR(hh, e->lqs, lq->key, strlen(lq->key), lq);
+        bool in_table;
+        ENG__HASH_ADD(e->lqs, lq->key, strlen(lq->key), lq, in_table);
+        if (!in_table) {
+            xfree(lq->key);
+            xfree(lq->ns);
+            xfree(lq->name);
+            xfree(lq);
+            return CU_ENOMEM;
+        }
     } else {
         xfree(lq->cq_name);
     }
     lq->cq_name = xstrdup(cqn);
     lq->stop_policy = in->stop_policy;
     e->route_all = true;
+    return 0;
 }
 
 void eng_delete_local_queue(struct eng *e, const char *ns, const char *name)
@@ -335,24 +352,31 @@ static bool labels_equal(const struct api_labels *a, const struct api_labels *b)
     return true;
 }
 
-void eng_upsert_namespace(struct eng *e, const char *name, const struct api_labels *labels)
+int eng_upsert_namespace(struct eng *e, const char *name, const struct api_labels *labels)
 {
     if (!name)
-        return;
+        return 0;
     struct eng__ns *ns;
     HASH_FIND_STR(e->nss, name, ns);
     if (ns && labels_equal(&ns->labels, labels))
-        return;
+        return 0;
     if (!ns) {
         ns = xcalloc(1, sizeof(*ns));
         ns->name = xstrdup(name);
-        HASH_ADD_KEYPTR(hh, e->nss, ns->name, strlen(ns->name), ns);
+        bool in_table;
+        ENG__HASH_ADD(e->nss, ns->name, strlen(ns->name), ns, in_table);
+        if (!in_table) {
+            xfree(ns->name);
+            xfree(ns);
+            return CU_ENOMEM;
+        }
     } else {
         api_labels_release(&ns->labels);
     }
     eng__labels_copy(&ns->labels, labels);
     for (size_t i = 0; i < e->n_cq_sorted; i++)
         eng__cq_mark_requeue(e, e->cq_sorted[i]);
+    return 0;
 }
 
 void eng_delete_namespace(struct eng *e, const char *name)

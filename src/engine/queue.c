@@ -759,7 +759,8 @@ void eng__shape_release(struct eng *e, struct eng__shape *s)
 {
     if (!s || --s->refs > 0)
         return;
-    HASH_DEL(e->shapes, s);
+    if (s->hh.tbl)
+        HASH_DEL(e->shapes, s);
     xfree(s->key);
     api_labels_release(&s->node_selector);
     for (size_t i = 0; i < s->n_terms; i++)

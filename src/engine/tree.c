@@ -109,9 +109,22 @@ static int node_name_cmp(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-/* Link every node to its parent; implicit cohorts are created on demand. */
-static void link_parents(struct eng *e)
+/* The node of the Cohort name, created on demand (implicit), or NULL when
+ * it could not be allocated (the caller then leaves the child without a
+ * parent: it neither lends nor borrows until a later rebuild links it). */
+static struct eng__node *parent_node(struct eng *e, const char *name, bool *all_linked)
 {
+    struct eng__cohort *c = eng__cohort_get(e, name);
+    if (!c)
+        *all_linked = false;
+    return c ? &c->node : NULL;
+}
+
+/* Link every node to its parent; implicit cohorts are created on demand.
+ * Returns false when some parent could not be allocated. */
+static bool link_parents(struct eng *e)
+{
+    bool all_linked = true;
     size_t n = HASH_COUNT(e->cohorts), i = 0;
     struct eng__cohort **all = xcalloc(n + 1, sizeof(*all));
     for (struct eng__cohort *c = e->cohorts; c; c = c->hh.next)
@@ -123,13 +136,14 @@ static void link_parents(struct eng *e)
     }
     for (i = 0; i < n; i++)
         if (all[i]->has_object && *all[i]->parent_name)
-            all[i]->node.parent = &eng__cohort_get(e, all[i]->parent_name)->node;
+            all[i]->node.parent = parent_node(e, all[i]->parent_name, &all_linked);
     xfree(all);
     for (size_t k = 0; k < e->n_cq_sorted; k++) {
         struct eng__cq *cq = e->cq_sorted[k];
         cq->node.in_cycle = false;
-        cq->node.parent = *cq->cohort_name ? &eng__cohort_get(e, cq->cohort_name)->node : NULL;
+        cq->node.parent = *cq->cohort_name ? parent_node(e, cq->cohort_name, &all_linked) : NULL;
     }
+    return all_linked;
 }
 
 /* Mark cohorts whose ancestor chain loops and cut them loose. */
@@ -268,7 +282,7 @@ void eng__tree_rebuild(struct eng *e)
 {
     if (!e->tree_dirty)
         return;
-    link_parents(e);
+    bool linked = link_parents(e);
     cut_cycles(e);
     drop_empty_implicit(e);
     build_kids(e);
@@ -287,7 +301,11 @@ void eng__tree_rebuild(struct eng *e)
         if (!c->node.parent)
             for (int i = 0; i < c->node.n_fr; i++)
                 c->node.pidx[i] = -1;
-    e->tree_dirty = false;
+    e->tree_dirty = !linked; /* an allocation failed: rebuild again next time */
+    if (linked && e->tree_unlinked) /* what the partial forest parked may fit now */
+        for (size_t k = 0; k < e->n_cq_sorted; k++)
+            eng__cq_mark_requeue(e, e->cq_sorted[k]);
+    e->tree_unlinked = !linked;
     e->tree_gen++;
 }
 

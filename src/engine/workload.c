@@ -77,7 +77,9 @@ static struct eng__shape *shape_intern(struct eng *e, const struct api_podset *p
         eng__reqs_copy(&s->terms[t].exprs, &s->terms[t].n_exprs, p->affinity_terms[t].exprs,
                        p->affinity_terms[t].n_exprs);
     eng__tols_copy(&s->tols, &s->n_tols, p->tolerations, p->n_tolerations);
-    HASH_ADD_KEYPTR(hh, e->shapes, s->key, strlen(s->key), s);
+    bool in; /* not in the table: this shape is unshared, freed by its last release */
+    ENG__HASH_ADD(e->shapes, s->key, strlen(s->key), s, in);
+    (void)in;
     return s;
 }
 
@@ -467,9 +469,9 @@ struct place {
     bool unsent; /* its last status is still to be emitted */
 };
 
-/* Take old out of everything (its reservation released, requeueing its
- * cohort tree when the usage shrank; its queue; the unsent list; e->wls)
- * before nw, its next version, is put back. */
+/* Take old out of everything but e->wls (its reservation released,
+ * requeueing its cohort tree when the usage shrank; its queue; the unsent
+ * list) before nw, its next version, is put back. */
 static struct place take_out(struct eng *e, struct eng__wl *old, const struct eng__wl *nw)
 {
     struct place p = {.q = eng__wl_where(old), .qcq = old->qcq, .bypassed = eng__wl_bypassed(old)};
@@ -480,15 +482,26 @@ static struct place take_out(struct eng *e, struct eng__wl *old, const struct en
     eng__wl_unqueue(e, old);
     p.unsent = old->unsent;
     eng__unsent_forget(e, old);
-    HASH_DEL(e->wls, old);
     return p;
 }
 
-/* Add nw (last in e->wls' order) and charge or place it: where its
- * previous version was when nothing placement-relevant changed. */
+/* Move wl, which is in e->wls, to the end of its order (what a delete and
+ * re-add does) with no allocation that can fail: a table that keeps other
+ * entries takes it back (ENG__HASH_ADD), and a lone entry is last already. */
+static void wls_move_last(struct eng *e, struct eng__wl *wl)
+{
+    if (HASH_COUNT(e->wls) == 1)
+        return;
+    HASH_DEL(e->wls, wl);
+    bool in;
+    ENG__HASH_ADD(e->wls, wl->key, strlen(wl->key), wl, in);
+    (void)in; /* always: the table has other entries */
+}
+
+/* Charge or place nw, last in e->wls' order: where its previous version
+ * was when nothing placement-relevant changed. */
 static void put_back(struct eng *e, struct eng__wl *nw, const struct place *p)
 {
-    HASH_ADD_KEYPTR(hh, e->wls, nw->key, strlen(nw->key), nw);
     if (p->unsent && !nw->reserved) {
         DL_APPEND2(e->unsent, nw, uprev, unext);
         nw->unsent = true;
@@ -501,28 +514,39 @@ static void put_back(struct eng *e, struct eng__wl *nw, const struct place *p)
         eng__wl_route(e, nw);
 }
 
-/* Replace old (NULL: none) by nw, its new version. */
-static void replace(struct eng *e, struct eng__wl *old, struct eng__wl *nw)
+/* Replace old (NULL: none) by nw, its new version. nw goes into e->wls
+ * first (last in its order, as a delete and re-add leaves it), which fails
+ * only when the table is empty, so old is there to take out only once
+ * nothing can fail. CU_ENOMEM (nw freed, nothing changed) or 0. */
+static int replace(struct eng *e, struct eng__wl *old, struct eng__wl *nw)
 {
+    bool in;
+    ENG__HASH_ADD(e->wls, nw->key, strlen(nw->key), nw, in);
+    if (!in) {
+        eng__wl_free(e, nw);
+        return CU_ENOMEM;
+    }
     struct place p = {0};
     if (old) {
         carry_over(nw, old);
         p = take_out(e, old, nw);
+        HASH_DEL(e->wls, old);
         eng__wl_free(e, old);
     }
     put_back(e, nw, &p);
+    return 0;
 }
 
-void eng_upsert_workload(struct eng *e, const struct api_workload *in)
+int eng_upsert_workload(struct eng *e, const struct api_workload *in)
 {
     if (!in || !in->ns || !in->name)
-        return;
+        return 0;
     if (in->finished) { /* the engine keeps nothing of it: its old version goes */
         eng_delete_workload(e, in->ns, in->name);
-        return;
+        return 0;
     }
     struct eng__wl *old = eng__wl_find(e, in->ns, in->name);
-    replace(e, old, wl_build(e, in, old));
+    return replace(e, old, wl_build(e, in, old));
 }
 
 /* replace(e, wl, <wl with in's status>) without a new version: wl
@@ -577,14 +601,13 @@ static void keep_reservation(struct eng *e, struct eng__wl *wl, const struct api
     eng__holder_remove(e, wl, false);
     eng__wl_unqueue(e, wl);
     eng__unsent_forget(e, wl);
-    HASH_DEL(e->wls, wl);
     status_scalars(wl, in); /* finished stays false */
     wl->state_hash = state_hash(wl); /* the reclaim counts are unchanged */
     wl->queued = false;
     wl->qcq = NULL;
     wl->time_parked = wl->bypassed = wl->unsent = false;
     wl->victim_cycle = 0;
-    HASH_ADD_KEYPTR(hh, e->wls, wl->key, strlen(wl->key), wl);
+    wls_move_last(e, wl);
     eng__holder_add(e, wl, cq);
 }
 
@@ -622,19 +645,19 @@ static void update_status(struct eng *e, struct eng__wl *wl, const struct api_wo
     wl->preempted = wl->preempted && wl->reserved;
     if (!wl->reserved)
         wl->quota_reserved_ms = 0;
+    wls_move_last(e, wl);
     put_back(e, wl, &p);
 }
 
-void eng_upsert_workload_status(struct eng *e, const struct api_workload *in)
+int eng_upsert_workload_status(struct eng *e, const struct api_workload *in)
 {
     if (!in || !in->ns || !in->name)
-        return;
+        return 0;
     struct eng__wl *old = in->finished ? NULL : eng__wl_find(e, in->ns, in->name);
-    if (!old) {
-        eng_upsert_workload(e, in);
-        return;
-    }
+    if (!old)
+        return eng_upsert_workload(e, in);
     update_status(e, old, in);
+    return 0;
 }
 
 void eng_delete_workload(struct eng *e, const char *ns, const char *name)

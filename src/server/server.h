@@ -63,10 +63,4 @@ void srv_stop(struct srv *s);
  * be thread-safe. At most 16 sources; returns 0 or CU_ELIMIT. */
 int srv_add_metrics_source(struct srv *s, void (*fn)(void *ctx, struct sbuf *out), void *ctx);
 
-/* Parse a Go-style duration ("10m", "30s", "1h30m", "500ms", "7d", "0") into
- * milliseconds. Units: ms, s, m, h, d; a bare number means seconds. Returns
- * 0 or CU_EINVAL (empty, negative, unknown unit, overflow). Shared with the
- * CLI's --timeout flags. */
-int srv_parse_duration_ms(const char *text, int64_t *out_ms);
-
 #endif

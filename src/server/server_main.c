@@ -1,6 +1,6 @@
 /*
  * server_main: the `cueue server` process. Order of life:
- *   flags -> state directory (mkdir, lock) -> store (SQLite <state>/cueue.db)
+ *   flags (flags.c) -> state directory (mkdir, lock) -> store (SQLite <state>/cueue.db)
  *   -> first-start objects (Namespace default, NodePool default-pool)
  *   -> control loop thread (ctrl_run) -> HTTP API (srv_start)
  *   -> server.url + kubeconfig -> wait for SIGINT/SIGTERM
@@ -22,223 +22,13 @@
 #include "api/schema.h"
 #include "exec/exec.h"
 #include "provider/catalog.h"
+#include "server/flags.h"
 #include "server/srv-int.h"
 #include "server/statefiles.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/log.h"
 #include "util/xalloc.h"
-
-struct srv_flags {
-    char *state_dir;
-    const char *listen;
-    long port;
-    int64_t scale_down_ms;
-    int64_t provisioning_max_wait_ms;
-    bool flavor_fallback;
-    int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
-    bool no_default_pool;
-    bool stop_pods_on_exit;
-    char *dash_addr;      /* owned; NULL = no dashboard (--dashboard-listen=off) */
-    long dash_port;       /* -1 = not given: 8265, or 0 with --port 0 */
-};
-
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: cueue server [flags]\n"
-            "\n"
-            "Run the cueue control plane: the object store, the control loop (queues,\n"
-            "admission, node pools, pods as local processes) and a Kubernetes-shaped\n"
-            "HTTP API that kubectl and the cueue CLI talk to.\n"
-            "\n"
-            "Flags:\n"
-            "  --state-dir DIR     state directory (database, pod logs, kubeconfig);\n"
-            "                      default $CUEUE_STATE_DIR, else $XDG_STATE_HOME/cueue,\n"
-            "                      else ~/.local/state/cueue\n"
-            "  --listen ADDR       address to listen on (default 127.0.0.1)\n"
-            "  --port N            port (default 6443; 0 = pick a free one and print it)\n"
-            "  --scale-down-unneeded-time DUR\n"
-            "                      idle time before a node is removed (default 10m)\n"
-            "  --provisioning-max-wait DUR\n"
-            "                      how long a queued ProvisioningRequest may wait for\n"
-            "                      capacity (default 7d)\n"
-            "  --flavor-fallback   beyond Kueue: when capacity does not come, evict the\n"
-            "                      Workload and try the next flavor of its ClusterQueue,\n"
-            "                      avoiding the failed one for a while (default off)\n"
-            "  --fallback-node-wait DUR\n"
-            "                      with --flavor-fallback: admitted pods still without a\n"
-            "                      node this long after admission (default 15m)\n"
-            "  --fallback-provisioning-timeout DUR\n"
-            "                      with --flavor-fallback: a ProvisioningRequest not\n"
-            "                      provisioned this long after its creation (default 0:\n"
-            "                      wait as long as --provisioning-max-wait)\n"
-            "  --fallback-flavor-backoff DUR\n"
-            "                      how long the failed flavor is avoided (default 10m)\n"
-            "  --no-default-pool   on first start, do not create NodePool default-pool\n"
-            "  --stop-pods-on-exit kill every pod when the server stops (default: pods\n"
-            "                      keep running and a restarted server re-attaches)\n"
-            "  --dashboard-listen ADDR:PORT\n"
-            "                      where the web dashboard listens (default\n"
-            "                      127.0.0.1:8265; with --port 0 the port defaults to 0\n"
-            "                      too); \"off\" serves no dashboard. Its URL is printed\n"
-            "                      and written to <state-dir>/dashboard.url\n"
-            "  --log-level LEVEL   error, warn, info (default) or debug\n"
-            "  -h, --help          show this help\n"
-            "\n"
-            "Durations: a number with a unit: ms, s, m, h, d (\"90s\", \"1h30m\", \"7d\").\n"
-            "On startup the server writes <state-dir>/server.url and a kubeconfig at\n"
-            "<state-dir>/kubeconfig (export KUBECONFIG=<state-dir>/kubeconfig).\n"
-            "SIGINT or SIGTERM stops it cleanly.\n");
-}
-
-/* "--name=value" or "--name value". Returns the value or NULL (not this
- * flag); *bad is set when the flag is there without a value. */
-static const char *flag_value(const char *name, int argc, char **argv, int *i, bool *bad)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n))
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] != '\0')
-        return NULL;
-    if (*i + 1 >= argc) {
-        *bad = true;
-        return NULL;
-    }
-    return argv[++*i];
-}
-
-static int parse_duration_flag(const char *flag, const char *v, int64_t *out)
-{
-    if (srv_parse_duration_ms(v, out)) {
-        fprintf(stderr, "cueue server: invalid %s \"%s\": want a duration such as 10m, 30s, 7d\n",
-                flag, v);
-        return 2;
-    }
-    return 0;
-}
-
-static int parse_log_level(const char *v)
-{
-    static const char *const names[] = {"error", "warn", "info", "debug"};
-    for (int l = 0; l < 4; l++)
-        if (!strcmp(v, names[l])) {
-            log_set_level((enum log_level)l);
-            return 0;
-        }
-    fprintf(stderr, "cueue server: invalid --log-level \"%s\": want error, warn, info or debug\n",
-            v);
-    return 2;
-}
-
-/* --dashboard-listen: "off", "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT"
- * (address 127.0.0.1). Returns 0 or 2 after printing why. */
-static int parse_dashboard_listen(struct srv_flags *f, const char *v)
-{
-    xfree(f->dash_addr);
-    f->dash_addr = NULL;
-    if (!strcmp(v, "off"))
-        return 0;
-    const char *colon = strrchr(v, ':');
-    char *end = NULL;
-    long port = colon ? strtol(colon + 1, &end, 10) : -1;
-    if (!colon || !colon[1] || *end || port < 0 || port > 65535) {
-        fprintf(stderr,
-                "cueue server: invalid --dashboard-listen \"%s\": want ADDR:PORT "
-                "(127.0.0.1:8265, [::1]:8265, :8265) with a port 0..65535, or off\n",
-                v);
-        return 2;
-    }
-    size_t n = (size_t)(colon - v);
-    if (n >= 2 && v[0] == '[' && v[n - 1] == ']')
-        f->dash_addr = xstrndup(v + 1, n - 2);
-    else
-        f->dash_addr = n ? xstrndup(v, n) : xstrdup("127.0.0.1");
-    f->dash_port = port;
-    return 0;
-}
-
-static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
-{
-    bool bad = false;
-    const char *v;
-    int rc = 0;
-    if ((v = flag_value("--state-dir", argc, argv, i, &bad))) {
-        xfree(f->state_dir);
-        f->state_dir = xstrdup(v);
-        if (!*v) {
-            fprintf(stderr, "cueue server: invalid --state-dir \"\": want a directory path\n");
-            rc = 2;
-        }
-    } else if ((v = flag_value("--listen", argc, argv, i, &bad))) {
-        f->listen = v;
-    } else if ((v = flag_value("--port", argc, argv, i, &bad))) {
-        char *end;
-        f->port = strtol(v, &end, 10);
-        if (*end || !*v || f->port < 0 || f->port > 65535) {
-            fprintf(stderr, "cueue server: invalid --port \"%s\": want 0..65535\n", v);
-            rc = 2;
-        }
-    } else if ((v = flag_value("--scale-down-unneeded-time", argc, argv, i, &bad))) {
-        rc = parse_duration_flag("--scale-down-unneeded-time", v, &f->scale_down_ms);
-    } else if ((v = flag_value("--provisioning-max-wait", argc, argv, i, &bad))) {
-        rc = parse_duration_flag("--provisioning-max-wait", v, &f->provisioning_max_wait_ms);
-    } else if ((v = flag_value("--fallback-node-wait", argc, argv, i, &bad))) {
-        rc = parse_duration_flag("--fallback-node-wait", v, &f->fallback_node_wait_ms);
-    } else if ((v = flag_value("--fallback-provisioning-timeout", argc, argv, i, &bad))) {
-        rc = parse_duration_flag("--fallback-provisioning-timeout", v,
-                                 &f->fallback_provreq_timeout_ms);
-    } else if ((v = flag_value("--fallback-flavor-backoff", argc, argv, i, &bad))) {
-        rc = parse_duration_flag("--fallback-flavor-backoff", v, &f->fallback_backoff_ms);
-    } else if (!strcmp(argv[*i], "--flavor-fallback")) {
-        f->flavor_fallback = true;
-    } else if ((v = flag_value("--dashboard-listen", argc, argv, i, &bad))) {
-        rc = parse_dashboard_listen(f, v);
-    } else if ((v = flag_value("--log-level", argc, argv, i, &bad))) {
-        rc = parse_log_level(v);
-    } else if (!strcmp(argv[*i], "--no-default-pool")) {
-        f->no_default_pool = true;
-    } else if (!strcmp(argv[*i], "--stop-pods-on-exit")) {
-        f->stop_pods_on_exit = true;
-    } else if (!bad) {
-        fprintf(stderr, "cueue server: unknown flag \"%s\" (see cueue server --help)\n", argv[*i]);
-        rc = 2;
-    }
-    if (bad) {
-        fprintf(stderr, "cueue server: flag %s needs a value\n", argv[*i]);
-        rc = 2;
-    }
-    return rc;
-}
-
-/* Returns -1 to continue, or an exit status. */
-static int parse_flags(struct srv_flags *f, int argc, char **argv)
-{
-    memset(f, 0, sizeof(*f));
-    f->listen = "127.0.0.1";
-    f->port = 6443;
-    f->scale_down_ms = -1;
-    f->provisioning_max_wait_ms = -1;
-    f->fallback_node_wait_ms = f->fallback_provreq_timeout_ms = f->fallback_backoff_ms = -1;
-    f->dash_addr = xstrdup("127.0.0.1");
-    f->dash_port = -1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
-            return 0;
-        }
-        int rc = parse_flag(f, argc, argv, &i);
-        if (rc)
-            return rc;
-    }
-    if (!f->state_dir)
-        f->state_dir = srv_default_state_dir();
-    if (f->dash_port < 0) /* --port 0 (tests, the demo): no fixed port at all */
-        f->dash_port = f->port == 0 ? 0 : 8265;
-    return -1;
-}
 
 /* Create an object through admission, as if POSTed (first-start objects). */
 static void seed_object(struct store *st, struct rng *rng, const char *json)
@@ -391,11 +181,11 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
                          .state_dir = f->state_dir, .store = rn->store, .ctrl = rn->ctrl,
                          .clock = clk_real()};
     rc = srv_start(&o, &rn->srv, err, errlen);
-    if (rc || !f->dash_addr)
+    if (rc || !f->dash.addr)
         return rc;
     struct srv_opts d = o;
-    d.listen_addr = f->dash_addr;
-    d.port = (uint16_t)f->dash_port;
+    d.listen_addr = f->dash.addr;
+    d.port = (uint16_t)f->dash.port;
     d.dashboard = true;
     rc = srv_start(&d, &rn->dash, err, errlen);
     if (rc) {
@@ -454,12 +244,13 @@ static void wait_for_signal(void)
 int srv_main(int argc, char **argv)
 {
     struct srv_flags f;
-    int rc = parse_flags(&f, argc, argv);
+    int rc = srv_flags_parse(&f, argc, argv, stdout, stderr);
     if (rc >= 0) {
-        xfree(f.state_dir);
-        xfree(f.dash_addr);
+        srv_flags_release(&f);
         return rc;
     }
+    if (f.log_level >= 0)
+        log_set_level((enum log_level)f.log_level);
     /* block the stop signals in every thread created from here on */
     sigset_t set;
     stop_signals(&set);
@@ -479,7 +270,7 @@ int srv_main(int argc, char **argv)
         char *url = srv__base_url(f.listen, srv_port(rn.srv));
         char *dash = NULL;
         if (rn.dash) {
-            char *base = srv__base_url(f.dash_addr, srv_port(rn.dash));
+            char *base = srv__base_url(f.dash.addr, srv_port(rn.dash));
             dash = xasprintf("%s/ui/", base);
             xfree(base);
         }
@@ -502,7 +293,6 @@ int srv_main(int argc, char **argv)
     close_all(&rn, f.state_dir, wrote_url);
     if (lock_fd >= 0)
         close(lock_fd);
-    xfree(f.state_dir);
-    xfree(f.dash_addr);
+    srv_flags_release(&f);
     return status;
 }

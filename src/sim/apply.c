@@ -130,7 +130,7 @@ int64_t sim_object_runtime(struct sim *s, const json_t *obj)
     int64_t ms;
     const char *a = api_annotation(obj, SIM_ANN_RUNTIME);
     if (a) {
-        int rc = sim_duration_parse(a, &ms);
+        int rc = sim_duration_ms(a, &ms);
         if (!rc)
             return ms;
         warn_ignored(s, obj, SIM_ANN_RUNTIME, a,

@@ -1,8 +1,10 @@
 /*
- * duration: the simulator's durations ("200ms", "1.5s", "10m", "1h30m",
- * "2d", or a plain number of seconds) and its trace time format (seconds
- * with at most three decimals, printed from integer milliseconds so the
- * output never shows binary floating-point noise).
+ * duration: the simulator's range for durations (parsed by the one parser,
+ * util/duration.h: "200ms", "1.5s", "10m", "1h30m", "2d", or a plain number
+ * of seconds; not negative, at most 36500d), durations from JSON numbers,
+ * and its trace time format (seconds with at most three decimals, printed
+ * from integer milliseconds so the output never shows binary
+ * floating-point noise).
  */
 #include <ctype.h>
 #include <math.h>
@@ -12,84 +14,20 @@
 #include <string.h>
 
 #include "sim/sim-int.h"
+#include "util/duration.h"
 #include "util/err.h"
 
-static int unit_ms(const char **p, double *mult)
+int sim_duration_ms(const char *text, int64_t *ms)
 {
-    static const struct {
-        const char *name;
-        double ms;
-    } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
-    /* "ms" before "m": the longest unit that matches wins */
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        size_t n = strlen(units[i].name);
-        if (!strncmp(*p, units[i].name, n) && !isalpha((unsigned char)(*p)[n])) {
-            *mult = units[i].ms;
-            *p += n;
-            return 0;
-        }
-    }
-    return CU_EINVAL;
-}
-
-/* A number at *p: plain decimal digits, or (lenient) anything strtod reads
- * such as 1e300, which only serves to tell "too large" from "malformed". */
-static int number(const char **p, double *out, bool lenient)
-{
-    const char *s = *p;
-    if (!isdigit((unsigned char)*s) && !(*s == '.' && isdigit((unsigned char)s[1])))
+    int64_t v;
+    int rc = cu_duration_parse_ms(text, &v, NULL);
+    if (rc)
+        return rc;
+    if (v < 0)
         return CU_EINVAL;
-    char *end;
-    *out = strtod(s, &end);
-    if (end == s)
-        return CU_EINVAL;
-    /* strtod also reads exponents and hex; a duration number is plain */
-    for (const char *q = s; q < end && !lenient; q++)
-        if (!isdigit((unsigned char)*q) && *q != '.')
-            return CU_EINVAL;
-    *p = end;
-    return 0;
-}
-
-static int parse(const char *text, double *total_ms, bool lenient)
-{
-    if (!text || !*text)
-        return CU_EINVAL;
-    const char *p = text;
-    double total = 0;
-    double v;
-    if (number(&p, &v, lenient))
-        return CU_EINVAL;
-    if (!*p) { /* plain seconds */
-        total = v * 1000;
-    } else {
-        for (;;) {
-            double mult;
-            if (unit_ms(&p, &mult))
-                return CU_EINVAL;
-            total += v * mult;
-            if (!*p)
-                break;
-            if (number(&p, &v, lenient))
-                return CU_EINVAL;
-        }
-    }
-    *total_ms = total;
-    return 0;
-}
-
-int sim_duration_parse(const char *text, int64_t *ms)
-{
-    double total;
-    if (parse(text, &total, false)) {
-        /* malformed, unless it is a number far too large in another notation */
-        return !parse(text, &total, true) && !(total <= (double)SIM_MAX_DURATION_MS)
-                   ? CU_ELIMIT
-                   : CU_EINVAL;
-    }
-    if (!isfinite(total) || total > (double)SIM_MAX_DURATION_MS)
+    if (v > SIM_MAX_DURATION_MS)
         return CU_ELIMIT;
-    *ms = (int64_t)llround(total);
+    *ms = v;
     return 0;
 }
 
@@ -106,11 +44,15 @@ int sim_duration_json(const json_t *v, const char *field, int64_t *ms, struct di
         }
         rc = negative ? CU_EINVAL : CU_ELIMIT;
     } else if (json_is_string(v)) {
-        const char *t = json_string_value(v);
-        rc = sim_duration_parse(t, ms);
-        if (!rc)
+        int64_t signed_ms;
+        rc = cu_duration_parse_ms(json_string_value(v), &signed_ms, NULL);
+        negative = !rc && signed_ms < 0;
+        if (!rc && !negative && signed_ms <= SIM_MAX_DURATION_MS) {
+            *ms = signed_ms;
             return 0;
-        negative = t[strspn(t, " ")] == '-';
+        }
+        if (!rc && !negative)
+            rc = CU_ELIMIT;
     }
     if (negative)
         diag_addj(d, DIAG_INVALID, field, v, "must not be negative");
@@ -118,9 +60,7 @@ int sim_duration_json(const json_t *v, const char *field, int64_t *ms, struct di
         diag_addj(d, DIAG_INVALID, field, v, "too large: at most %s (100 years)",
                   SIM_MAX_DURATION_TEXT);
     else
-        diag_addj(d, DIAG_INVALID, field, v,
-                  "must be a duration such as 200ms, 1.5s, 10m, 1h30m or 2d (plain decimal "
-                  "numbers), or a number of seconds");
+        diag_addj(d, DIAG_INVALID, field, v, "must be %s", CU_DURATION_FORMS);
     return CU_EINVAL;
 }
 

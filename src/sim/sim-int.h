@@ -1,7 +1,7 @@
 /*
  * sim-int: declarations shared by the simulator's files (and its unit
  * tests). The pieces:
- *   duration.c  durations ("200ms", "1.5s", "1h30m") and trace times
+ *   duration.c  the range of durations (util/duration.h parses) and trace times
  *   scenario.c  the scenario file: a `kind: Scenario` document plus
  *               manifests, decoded strictly into struct sim_scenario
  *   apply.c     scenario actions against the store (apply, delete, patch,
@@ -49,12 +49,11 @@
  * years (times stay far inside int64 ms after adding the start). */
 #define SIM_MAX_DURATION_MS (36500LL * 86400 * 1000)
 #define SIM_MAX_DURATION_TEXT "36500d"
-/* Parse a duration: a sequence of <number><unit> with units ms, s, m, h, d
- * ("200ms", "1.5s", "1h30m"), or a plain number of seconds ("30", "0.5").
- * Returns 0 and *ms (rounded to the nearest ms), CU_ELIMIT when longer than
- * SIM_MAX_DURATION_MS, or CU_EINVAL (not a duration; negative values
- * included). */
-int sim_duration_parse(const char *text, int64_t *ms);
+/* A scenario duration: text as util/duration.h parses it ("200ms", "1.5s",
+ * "1h30m", "2d", or a plain number of seconds), in ms rounded to the
+ * nearest. Returns 0 and *ms, CU_ELIMIT when longer than
+ * SIM_MAX_DURATION_MS, or CU_EINVAL (not a duration, or negative). */
+int sim_duration_ms(const char *text, int64_t *ms);
 /* A duration from JSON: a number (seconds) or a string as above. On error
  * records a DIAG_INVALID cause at field saying which rule failed (not a
  * duration, negative, longer than SIM_MAX_DURATION_TEXT) and returns

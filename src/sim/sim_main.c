@@ -67,7 +67,7 @@ static int parse_args(int argc, char **argv, struct args *a)
     while ((c = getopt_long(argc, argv, "-:o:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'u': {
-            int rc = sim_duration_parse(optarg, &a->until_rel);
+            int rc = sim_duration_ms(optarg, &a->until_rel);
             if (rc == CU_ELIMIT) {
                 fprintf(stderr, "cueue sim: --until: \"%s\" is too large (at most %s)\n",
                         optarg, SIM_MAX_DURATION_TEXT);

@@ -22,6 +22,7 @@ static const struct err_info infos[] = {
     {CU_EFORBIDDEN, "forbidden", 403, "Forbidden"},
     {CU_EINTERNAL, "internal error", 500, "InternalError"},
     {CU_ETIMEOUT, "timed out", 504, "Timeout"},
+    {CU_ENOMEM, "out of memory", 500, "InternalError"},
 };
 
 static const struct err_info *find(int rc)

@@ -20,6 +20,7 @@ enum cu_err {
     CU_EFORBIDDEN = -10, /* operation not allowed on this object: 403 Forbidden */
     CU_EINTERNAL = -11,  /* a bug: 500 InternalError */
     CU_ETIMEOUT = -12,   /* 504 Timeout */
+    CU_ENOMEM = -13,     /* an allocation failed (the engine reports it): 500 InternalError */
 };
 
 /* Short lower-case description of rc ("not found"); never NULL. */

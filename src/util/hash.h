@@ -42,6 +42,7 @@ static inline uint64_t cu_hash_mem(uint64_t h, const void *p, size_t len)
     if (len >= 4) { /* two overlapping 4-byte reads: no variable-size copy */
         uint32_t lo, hi;
         memcpy(&lo, b, 4);
+        // cppcheck-suppress pointerOutOfBoundsCond ; len >= 4 here, so b + len - 4 is inside
         memcpy(&hi, b + len - 4, 4);
         h = cu_hash_word(h, ((uint64_t)lo | (uint64_t)hi << 32) ^ ((uint64_t)len << 56));
     } else if (len) { /* the first, middle and last byte */

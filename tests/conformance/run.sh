@@ -3,17 +3,25 @@
 # through `cueue sim --check`, which matches the scenario's `expect` facts
 # against its trace (docs/sim.md). Prints TAP; a failed scenario shows the
 # checker's report (the fact that did not hold and the records about the
-# same workload). Three more tests run a scenario twice and compare the
+# same workload). Each scenario's trace must also equal, byte for byte, its
+# golden trace tests/conformance/golden/NNN-behaviour.trace (committed); a
+# difference fails with the first differing lines. A change that alters a
+# trace updates its golden file in the same commit: `make golden-update`
+# (or GOLDEN_UPDATE=1 run.sh) rewrites them, and `git diff` shows what
+# changed. Three more tests run a scenario twice and compare the
 # traces byte for byte (same scenario -> same trace).
 #
 # usage: run.sh [PATTERN]   (only scenarios whose file name contains PATTERN)
 # env:   CUEUE_BIN (default: build/cueue), CUEUE_SRC (default: the repo root)
 #        SIM_TIMEOUT seconds per scenario (default 120)
+#        GOLDEN_UPDATE=1: write each scenario's trace as its golden trace
 set -uo pipefail
 
 src=${CUEUE_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin=${CUEUE_BIN:-$src/build/cueue}
 dir=$src/tests/conformance
+golden=$dir/golden
+update=${GOLDEN_UPDATE:-0}
 pattern=${1:-}
 limit=${SIM_TIMEOUT:-120}
 
@@ -46,8 +54,18 @@ for f in "${files[@]}"; do
     n=$((n + 1))
     name=$(basename "$f" .yaml)
     rc=0
-    timeout "$limit" "$bin" sim --check --quiet "$f" >"$tmp/out" 2>&1 || rc=$?
-    if [ "$rc" -eq 0 ]; then
+    timeout "$limit" "$bin" sim --check --quiet --trace "$tmp/trace" "$f" >"$tmp/out" 2>&1 ||
+        rc=$?
+    if [ "$rc" -eq 0 ] && [ "$update" = 1 ]; then
+        mkdir -p "$golden"
+        cp "$tmp/trace" "$golden/$name.trace"
+    fi
+    if [ "$rc" -eq 0 ] && ! cmp -s "$golden/$name.trace" "$tmp/trace"; then
+        failed=$((failed + 1))
+        echo "not ok $n - $name: the trace differs from tests/conformance/golden/$name.trace"
+        echo "#   (intended? \`make golden-update\` and commit the golden file with the change)"
+        diff "$golden/$name.trace" "$tmp/trace" 2>&1 | head -20 | sed 's/^/#   /'
+    elif [ "$rc" -eq 0 ]; then
         echo "ok $n - $name"
     else
         failed=$((failed + 1))

@@ -234,7 +234,7 @@ static void test_table_alignment(void **state)
     FILE *f = open_memstream(&buf, &len);
     cli__table_init(&t, 3);
     cli__table_rowv(&t, "NAME", "COHORT", "AGE");
-    cli__table_rowv(&t, "cluster-queue", NULL, "5m");
+    cli__table_rowv(&t, "cluster-queue", (const char *)NULL, "5m");
     cli__table_print(&t, f, NULL);
     fclose(f);
     assert_string_equal(buf, "NAME            COHORT   AGE\n"

@@ -157,30 +157,6 @@ static void test_parse_is_repeatable(void **state)
     }
 }
 
-static void test_durations(void **state)
-{
-    (void)state;
-    static const struct {
-        const char *text;
-        int64_t ms;
-    } ok[] = {
-        {"30s", 30000}, {"30", 30000},      {"1m30s", 90000}, {"250ms", 250},
-        {"2h", 7200000}, {"1.5s", 1500},    {"7d", 604800000}, {"0", 0},
-        {"1h2m3s", 3723000},
-    };
-    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-        int64_t ms = -1;
-        assert_int_equal(cli__parse_duration(ok[i].text, &ms), 0);
-        assert_int_equal(ms, ok[i].ms);
-    }
-    static const char *const bad[] = {"", "s", "-1s", "10x", "1e3s", "0x10s", "5 s", "m5",
-                                      "999999999999999999999h"};
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        int64_t ms = 0;
-        assert_int_equal(cli__parse_duration(bad[i], &ms), -1);
-    }
-}
-
 static void test_counts_and_booleans(void **state)
 {
     (void)state;
@@ -340,7 +316,6 @@ int main(void)
         cmocka_unit_test(test_unknown_short_flag_and_missing_value),
         cmocka_unit_test(test_help_prints_verb_help),
         cmocka_unit_test(test_parse_is_repeatable),
-        cmocka_unit_test(test_durations),
         cmocka_unit_test(test_counts_and_booleans),
         cmocka_unit_test(test_targets),
         cmocka_unit_test(test_server_flag_and_env),

@@ -177,7 +177,7 @@ static inline void fx_seed_queues(struct fx *f)
                   "  capacity:\n    mode: Stockout\n",
                   "dws-pool");
     char *q = fx_example("dws-tpu-queue.yaml", "ONDEMAND_NODEPOOL", "on-demand-pool",
-                         "DWS_NODEPOOL", "dws-pool", NULL);
+                         "DWS_NODEPOOL", "dws-pool", (const char *)NULL);
     fx_apply_text(f, q, "dws-tpu-queue.yaml");
     xfree(q);
     fx_run(f);
@@ -185,7 +185,7 @@ static inline void fx_seed_queues(struct fx *f)
 
 static inline void fx_submit_example(struct fx *f, const char *file, const char *job_id)
 {
-    char *t = fx_example(file, "JOB_ID", job_id, NULL);
+    char *t = fx_example(file, "JOB_ID", job_id, (const char *)NULL);
     fx_apply_text(f, t, file);
     xfree(t);
     fx_run(f);

@@ -360,7 +360,7 @@ static char *random_preemption(unsigned seed, int fill_block_max, size_t *n_pree
 #define NEXT(n) ((r = r * 6364136223846793005ULL + 1442695040888963407ULL), (int)((r >> 33) % (n)))
     struct fx *f = cluster();
     f->e->fill_block_max = fill_block_max;
-    int n_cq = 2 + NEXT(4), nominal[6];
+    int n_cq = 2 + NEXT(4), nominal[6] = {0};
     char name[32], quota[32], cpu[16];
     for (int q = 0; q < n_cq; q++) {
         snprintf(name, sizeof(name), "cq%d", q);
@@ -372,7 +372,8 @@ static char *random_preemption(unsigned seed, int fill_block_max, size_t *n_pree
     for (int j = 0; j < n_jobs; j++) {
         char wl[32], cq[32];
         snprintf(wl, sizeof(wl), "w%d", j);
-        snprintf(cq, sizeof(cq), "cq%d", NEXT(n_cq));
+        int cq_i = NEXT(n_cq);
+        snprintf(cq, sizeof(cq), "cq%d", cq_i);
         snprintf(cpu, sizeof(cpu), "%d", 1 + NEXT(2));
         job(f, wl, cq, NEXT(4), j, cpu);
         f->now_ms += 1000 * NEXT(2);
@@ -439,7 +440,7 @@ static void assert_holder_order(struct fx *f)
     struct eng__cq *cq0 = eng__cq_find(f->e, "cq0");
     struct eng__wl *const *kept;
     size_t n = eng__hord_of(f->e, cq0, &kept);
-    struct eng__wl *fresh[512];
+    struct eng__wl *fresh[512] = {NULL};
     size_t m = 0;
     for (size_t k = 0; k < f->e->n_cq_sorted; k++) {
         struct eng__cq *cq = f->e->cq_sorted[k];
@@ -466,7 +467,8 @@ static void arrivals(struct fx *f, uint64_t *rs, int *j, int n_cq, int round)
     char wl[32], name[32], cpu[16];
     for (int k = NEXT(6); k >= 0; k--, ++*j) {
         snprintf(wl, sizeof(wl), "w%d", *j);
-        snprintf(name, sizeof(name), "cq%d", NEXT(n_cq));
+        int cq_i = NEXT(n_cq);
+        snprintf(name, sizeof(name), "cq%d", cq_i);
         snprintf(cpu, sizeof(cpu), "%d", 1 + NEXT(3));
         job(f, wl, name, NEXT(5) * (round > 2 ? 3 : 1), *j, cpu);
     }

@@ -86,6 +86,7 @@ static size_t m_up(struct model *m, size_t i)
 {
     struct eng__wl *wl = m->heap[i];
     while (i > 0 && model_cmp(m, wl, m->heap[(i - 1) / 2]) < 0) {
+        // cppcheck-suppress arrayIndexOutOfBoundsCond ; i is a filled slot's index (< m->n)
         m->heap[i] = m->heap[(i - 1) / 2];
         i = (i - 1) / 2;
     }

@@ -1,4 +1,4 @@
-/* Unit tests of field selectors (parse + match) and Go-style durations. */
+/* Unit tests of field selectors (parse + match). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,30 +84,6 @@ static void test_match(void **state)
     json_decref(ev);
 }
 
-static void test_duration(void **state)
-{
-    (void)state;
-    int64_t ms;
-    assert_int_equal(srv_parse_duration_ms("10m", &ms), 0);
-    assert_int_equal(ms, 600000);
-    assert_int_equal(srv_parse_duration_ms("1h30m", &ms), 0);
-    assert_int_equal(ms, 5400000);
-    assert_int_equal(srv_parse_duration_ms("7d", &ms), 0);
-    assert_int_equal(ms, 7LL * 86400000);
-    assert_int_equal(srv_parse_duration_ms("500ms", &ms), 0);
-    assert_int_equal(ms, 500);
-    assert_int_equal(srv_parse_duration_ms("30", &ms), 0);
-    assert_int_equal(ms, 30000);
-    assert_int_equal(srv_parse_duration_ms("0", &ms), 0);
-    assert_int_equal(ms, 0);
-    assert_int_equal(srv_parse_duration_ms("", &ms), CU_EINVAL);
-    assert_int_equal(srv_parse_duration_ms("-5m", &ms), CU_EINVAL);
-    assert_int_equal(srv_parse_duration_ms("10x", &ms), CU_EINVAL);
-    assert_int_equal(srv_parse_duration_ms("m", &ms), CU_EINVAL);
-    assert_int_equal(srv_parse_duration_ms("99999999999999999999d", &ms), CU_EINVAL);
-    assert_int_equal(srv_parse_duration_ms("10m5", &ms), CU_EINVAL);
-}
-
 /* Field paths are checked against the kind's schema: the paths kubectl
  * and people use are known, a typo is not, pass-through subtrees and map
  * keys accept anything. */
@@ -139,7 +115,6 @@ int main(void)
         cmocka_unit_test(test_parse_terms_any_order),
         cmocka_unit_test(test_parse_errors_and_escapes),
         cmocka_unit_test(test_match),
-        cmocka_unit_test(test_duration),
         cmocka_unit_test(test_field_paths_follow_the_schema),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,257 @@
+/*
+ * flags: `cueue server`'s flags, one table for getopt_long and --help
+ * (how to add a flag: flags.h). Every flag takes `--flag value` or
+ * `--flag=value`; errors exit 2 with one line naming the flag.
+ */
+#include "server/flags.h"
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/statefiles.h"
+#include "util/duration.h"
+#include "util/log.h"
+#include "util/xalloc.h"
+
+struct flag_def;
+/* Store value v (NULL for a switch) in the field at f + d->off. Returns 0,
+ * or prints "cueue server: invalid --NAME ..." to err and returns 2. */
+typedef int (*flag_set_fn)(const struct flag_def *d, char *field, const char *v, FILE *err);
+
+struct flag_def {
+    const char *name; /* long name, without "--" */
+    const char *arg;  /* value placeholder in --help ("DIR"); NULL: a switch */
+    flag_set_fn set;
+    size_t off;       /* offsetof(struct srv_flags, the field) */
+    const char *help; /* '\n' starts a continuation line */
+};
+
+static int invalid(const struct flag_def *d, const char *v, const char *want, FILE *err)
+{
+    fprintf(err, "cueue server: invalid --%s \"%s\": want %s\n", d->name, v, want);
+    return 2;
+}
+
+static int set_true(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    *(bool *)field = true;
+    return 0;
+}
+
+static int set_string(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    *(const char **)field = v;
+    return 0;
+}
+
+static int set_dir(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    if (!*v)
+        return invalid(d, v, "a directory path", err);
+    char **dst = (char **)field;
+    xfree(*dst);
+    *dst = xstrdup(v);
+    return 0;
+}
+
+static int set_port(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    char *end;
+    long port = strtol(v, &end, 10);
+    if (*end || !*v || port < 0 || port > 65535)
+        return invalid(d, v, "0..65535", err);
+    *(long *)field = port;
+    return 0;
+}
+
+/* --dashboard-listen: "off", "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT"
+ * (address 127.0.0.1) into the dash field. */
+static int set_dashboard(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    struct srv_flags *f = (struct srv_flags *)(field - offsetof(struct srv_flags, dash));
+    XFREE(f->dash.addr);
+    if (!strcmp(v, "off"))
+        return 0;
+    const char *colon = strrchr(v, ':');
+    char *end = NULL;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (!colon || !colon[1] || *end || port < 0 || port > 65535)
+        return invalid(d, v,
+                       "ADDR:PORT (127.0.0.1:8265, [::1]:8265, :8265) with a port 0..65535, or off",
+                       err);
+    size_t n = (size_t)(colon - v);
+    if (n >= 2 && v[0] == '[' && v[n - 1] == ']')
+        f->dash.addr = xstrndup(v + 1, n - 2);
+    else
+        f->dash.addr = n ? xstrndup(v, n) : xstrdup("127.0.0.1");
+    f->dash.port = port;
+    return 0;
+}
+
+static int set_duration(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    int64_t ms;
+    const char *why = "must not be negative";
+    if (cu_duration_parse_ms(v, &ms, &why) || ms < 0) {
+        fprintf(err, "cueue server: invalid --%s \"%s\": %s; want %s\n", d->name, v, why,
+                CU_DURATION_FORMS);
+        return 2;
+    }
+    *(int64_t *)field = ms;
+    return 0;
+}
+
+static int set_log_level(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    for (int l = 0; l < 4; l++)
+        if (!strcmp(v, names[l])) {
+            *(int *)field = l;
+            return 0;
+        }
+    return invalid(d, v, "error, warn, info or debug", err);
+}
+
+#define FLAG(name, arg, set, field, help) {name, arg, set, offsetof(struct srv_flags, field), help}
+
+/* The flags, in --help order. One line per flag. */
+static const struct flag_def flags[] = {
+    FLAG("state-dir", "DIR", set_dir, state_dir,
+         "state directory (database, pod logs, kubeconfig);\ndefault $CUEUE_STATE_DIR, else "
+         "$XDG_STATE_HOME/cueue,\nelse ~/.local/state/cueue"),
+    FLAG("listen", "ADDR", set_string, listen, "address to listen on (default 127.0.0.1)"),
+    FLAG("port", "N", set_port, port, "port (default 6443; 0 = pick a free one and print it)"),
+    FLAG("scale-down-unneeded-time", "DUR", set_duration, scale_down_ms,
+         "idle time before a node is removed (default 10m)"),
+    FLAG("provisioning-max-wait", "DUR", set_duration, provisioning_max_wait_ms,
+         "how long a queued ProvisioningRequest may wait for\ncapacity (default 7d)"),
+    FLAG("flavor-fallback", NULL, set_true, flavor_fallback,
+         "beyond Kueue: when capacity does not come, evict the\nWorkload and try the next "
+         "flavor of its ClusterQueue,\navoiding the failed one for a while (default off)"),
+    FLAG("fallback-node-wait", "DUR", set_duration, fallback_node_wait_ms,
+         "with --flavor-fallback: admitted pods still without a\nnode this long after "
+         "admission (default 15m)"),
+    FLAG("fallback-provisioning-timeout", "DUR", set_duration, fallback_provreq_timeout_ms,
+         "with --flavor-fallback: a ProvisioningRequest not\nprovisioned this long after its "
+         "creation (default 0:\nwait as long as --provisioning-max-wait)"),
+    FLAG("fallback-flavor-backoff", "DUR", set_duration, fallback_backoff_ms,
+         "how long the failed flavor is avoided (default 10m)"),
+    FLAG("no-default-pool", NULL, set_true, no_default_pool,
+         "on first start, do not create NodePool default-pool"),
+    FLAG("stop-pods-on-exit", NULL, set_true, stop_pods_on_exit,
+         "kill every pod when the server stops (default: pods\nkeep running and a restarted "
+         "server re-attaches)"),
+    FLAG("dashboard-listen", "ADDR:PORT", set_dashboard, dash,
+         "where the web dashboard listens (default 127.0.0.1:8265;\n"
+         "with --port 0 the port defaults to 0 too); \"off\" serves no\n"
+         "dashboard. Its URL is printed and written to\n<state-dir>/dashboard.url"),
+    FLAG("log-level", "LEVEL", set_log_level, log_level,
+         "error, warn, info (default) or debug"),
+};
+#define N_FLAGS (sizeof(flags) / sizeof(flags[0]))
+#define HELP_CODE 'h'
+#define FLAG_CODE_BASE 256 /* getopt code of flags[i]: FLAG_CODE_BASE + i */
+#define HELP_COLUMN 22
+
+/* "  --name ARG" padded to HELP_COLUMN (own line when longer), then the
+ * help's lines, continuation lines indented to HELP_COLUMN. */
+static void usage_entry(FILE *out, const char *name, const char *arg, const char *help)
+{
+    int n = fprintf(out, "  %s%s%s", name, arg ? " " : "", arg ? arg : "");
+    if (n >= HELP_COLUMN) { /* no room for one space */
+        fputc('\n', out);
+        n = 0;
+    }
+    for (const char *p = help; *p;) {
+        size_t len = strcspn(p, "\n");
+        fprintf(out, "%*s%.*s\n", HELP_COLUMN - n, "", (int)len, p);
+        n = 0;
+        p += len + (p[len] == '\n');
+    }
+}
+
+void srv_flags_usage(FILE *out)
+{
+    fputs("usage: cueue server [flags]\n"
+          "\n"
+          "Run the cueue control plane: the object store, the control loop (queues,\n"
+          "admission, node pools, pods as local processes) and a Kubernetes-shaped\n"
+          "HTTP API that kubectl and the cueue CLI talk to.\n"
+          "\n"
+          "Flags (--flag value or --flag=value):\n",
+          out);
+    char name[64];
+    for (size_t i = 0; i < N_FLAGS; i++) {
+        snprintf(name, sizeof(name), "--%s", flags[i].name);
+        usage_entry(out, name, flags[i].arg, flags[i].help);
+    }
+    usage_entry(out, "-h, --help", NULL, "show this help");
+    fputs("\n"
+          "Durations: Go's (Kubernetes') form, numbers with units ns, us, ms, s, m, h,\n"
+          "plus d (24h), or a bare number of seconds: \"90s\", \"1.5h\", \"1h30m\", \"7d\".\n"
+          "On startup the server writes <state-dir>/server.url and a kubeconfig at\n"
+          "<state-dir>/kubeconfig (export KUBECONFIG=<state-dir>/kubeconfig).\n"
+          "SIGINT or SIGTERM stops it cleanly.\n",
+          out);
+}
+
+static void defaults(struct srv_flags *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->listen = "127.0.0.1";
+    f->port = 6443;
+    f->scale_down_ms = f->provisioning_max_wait_ms = -1;
+    f->fallback_node_wait_ms = f->fallback_provreq_timeout_ms = f->fallback_backoff_ms = -1;
+    f->log_level = -1;
+    f->dash.addr = xstrdup("127.0.0.1");
+    f->dash.port = -1;
+}
+
+int srv_flags_parse(struct srv_flags *f, int argc, char **argv, FILE *out, FILE *err)
+{
+    defaults(f);
+    struct option opts[N_FLAGS + 2];
+    for (size_t i = 0; i < N_FLAGS; i++)
+        opts[i] = (struct option){flags[i].name, flags[i].arg ? required_argument : no_argument,
+                                  NULL, FLAG_CODE_BASE + (int)i};
+    opts[N_FLAGS] = (struct option){"help", no_argument, NULL, HELP_CODE};
+    opts[N_FLAGS + 1] = (struct option){NULL, 0, NULL, 0};
+    optind = 0; /* glibc: a full re-initialisation (the CLI parsed before) */
+    opterr = 0;
+    int code, rc = -1;
+    /* '+': stop at the first non-flag (reported below, as before getopt) */
+    while (rc < 0 && (code = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+        const char *word = argv[optind - 1];
+        if (code == HELP_CODE) {
+            srv_flags_usage(out);
+            rc = 0;
+        } else if (code == ':') {
+            fprintf(err, "cueue server: flag %s needs a value\n", word);
+            rc = 2;
+        } else if (code < FLAG_CODE_BASE || code >= FLAG_CODE_BASE + (int)N_FLAGS) {
+            fprintf(err, "cueue server: unknown flag \"%s\" (see cueue server --help)\n", word);
+            rc = 2;
+        } else {
+            const struct flag_def *d = &flags[code - FLAG_CODE_BASE];
+            rc = d->set(d, (char *)f + d->off, optarg, err) ? 2 : -1;
+        }
+    }
+    if (rc < 0 && optind < argc) {
+        fprintf(err, "cueue server: unexpected argument \"%s\" (see cueue server --help)\n",
+                argv[optind]);
+        rc = 2;
+    }
+    if (rc < 0 && !f->state_dir)
+        f->state_dir = srv_default_state_dir();
+    if (f->dash.port < 0) /* --port 0 (tests, the demo): no fixed port at all */
+        f->dash.port = f->port == 0 ? 0 : 8265;
+    return rc;
+}
+
+void srv_flags_release(struct srv_flags *f)
+{
+    XFREE(f->state_dir);
+    XFREE(f->dash.addr);
+}

@@ -1,0 +1,49 @@
+/*
+ * flags: `cueue server`'s command line. One table (flags.c) drives both
+ * getopt_long and --help, so a flag cannot be parsed without being
+ * documented or documented without being parsed.
+ *
+ * Adding a flag: a field in struct srv_flags (with its "not given" value in
+ * srv_flags_parse's defaults if it needs one), one FLAG(...) line in
+ * flags.c's table (name, value placeholder or NULL for a switch, setter,
+ * field, help text; '\n' in the help starts an indented line), and the use
+ * of the field in server_main.c.
+ */
+#ifndef CUEUE_SERVER_FLAGS_H
+#define CUEUE_SERVER_FLAGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct srv_flags {
+    char *state_dir;             /* owned; the default rule when not given */
+    const char *listen;          /* borrowed from argv or a literal */
+    long port;
+    int64_t scale_down_ms;       /* durations: -1 = not given (the control plane's default) */
+    int64_t provisioning_max_wait_ms;
+    bool flavor_fallback;
+    int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
+    bool no_default_pool;
+    bool stop_pods_on_exit;
+    struct {
+        char *addr; /* owned; NULL = no dashboard (--dashboard-listen=off) */
+        long port;  /* -1 = not given: 8265, or 0 with --port 0 */
+    } dash;
+    int log_level;               /* enum log_level, or -1: not given */
+};
+
+/* Parse argv (argv[0] is the verb, "server") into *f, which it initialises
+ * first. Returns -1 to go on and run; 0 after printing --help to out; 2
+ * after printing a one-line error naming the flag and the rule to err
+ * (unknown flag, missing value, a value that does not parse). Free with
+ * srv_flags_release whatever it returns. Uses getopt_long's globals. */
+int srv_flags_parse(struct srv_flags *f, int argc, char **argv, FILE *out, FILE *err);
+
+/* Print the --help text, generated from the flag table. */
+void srv_flags_usage(FILE *out);
+
+/* Free what *f owns. */
+void srv_flags_release(struct srv_flags *f);
+
+#endif

@@ -1,0 +1,145 @@
+/* Unit tests of `cueue server`'s flags (src/server/flags.c): one table
+ * drives getopt_long and --help. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/flags.h"
+#include "util/log.h"
+
+/* Parse the words after "server"; *out_text and *err_text get what was
+ * printed (caller frees). */
+static int parse(struct srv_flags *f, const char *const *words, char **out_text,
+                 char **err_text)
+{
+    char *argv[32] = {(char *)"server"};
+    int argc = 1;
+    for (; words[argc - 1]; argc++)
+        argv[argc] = (char *)words[argc - 1];
+    size_t no, ne;
+    FILE *out = open_memstream(out_text, &no), *err = open_memstream(err_text, &ne);
+    int rc = srv_flags_parse(f, argc, argv, out, err);
+    fclose(out);
+    fclose(err);
+    return rc;
+}
+
+static void test_every_flag_sets_its_field(void **state)
+{
+    (void)state;
+    static const char *const words[] = {
+        "--state-dir", "/tmp/x", "--listen=::1", "--port", "0",
+        "--scale-down-unneeded-time=90s", "--provisioning-max-wait", "1.5h",
+        "--flavor-fallback", "--fallback-node-wait=1h30m", "--fallback-provisioning-timeout=0",
+        "--fallback-flavor-backoff", "300ms", "--no-default-pool", "--stop-pods-on-exit",
+        "--log-level=debug", NULL};
+    struct srv_flags f;
+    char *o, *e;
+    assert_int_equal(parse(&f, words, &o, &e), -1);
+    assert_string_equal(e, "");
+    assert_string_equal(f.state_dir, "/tmp/x");
+    assert_string_equal(f.listen, "::1");
+    assert_int_equal(f.port, 0);
+    assert_int_equal(f.scale_down_ms, 90000);
+    assert_int_equal(f.provisioning_max_wait_ms, 5400000); /* 1.5h, as the sim reads it */
+    assert_true(f.flavor_fallback);
+    assert_int_equal(f.fallback_node_wait_ms, 5400000);
+    assert_int_equal(f.fallback_provreq_timeout_ms, 0);
+    assert_int_equal(f.fallback_backoff_ms, 300);
+    assert_true(f.no_default_pool);
+    assert_true(f.stop_pods_on_exit);
+    assert_int_equal(f.log_level, LOG_DEBUG);
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+}
+
+static void test_defaults_when_no_flag_is_given(void **state)
+{
+    (void)state;
+    static const char *const none[] = {NULL};
+    struct srv_flags f;
+    char *o, *e;
+    setenv("CUEUE_STATE_DIR", "/tmp/from-env", 1);
+    assert_int_equal(parse(&f, none, &o, &e), -1);
+    assert_string_equal(f.state_dir, "/tmp/from-env");
+    assert_string_equal(f.listen, "127.0.0.1");
+    assert_int_equal(f.port, 6443);
+    assert_int_equal(f.scale_down_ms, -1);
+    assert_int_equal(f.provisioning_max_wait_ms, -1);
+    assert_int_equal(f.log_level, -1);
+    assert_false(f.flavor_fallback);
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+}
+
+static void test_bad_flags_exit_2_naming_them(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *words[4];
+        const char *err;
+    } cases[] = {
+        {{"--port", "nope"}, "cueue server: invalid --port \"nope\": want 0..65535\n"},
+        {{"--state-dir="}, "cueue server: invalid --state-dir \"\": want a directory path\n"},
+        {{"--fallback-node-wait=soon"}, "invalid --fallback-node-wait \"soon\""},
+        {{"--provisioning-max-wait", "-1h"}, "must not be negative"},
+        {{"--log-level", "loud"}, "invalid --log-level \"loud\": want error, warn, info or debug"},
+        {{"--bogus"}, "cueue server: unknown flag \"--bogus\" (see cueue server --help)\n"},
+        {{"--port"}, "cueue server: flag --port needs a value\n"},
+        {{"extra"}, "unexpected argument \"extra\""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct srv_flags f;
+        char *o, *e;
+        assert_int_equal(parse(&f, cases[i].words, &o, &e), 2);
+        if (!strstr(e, cases[i].err))
+            fail_msg("%s: printed \"%s\", want \"%s\"", cases[i].words[0], e, cases[i].err);
+        srv_flags_release(&f);
+        free(o);
+        free(e);
+    }
+}
+
+/* --help lists every flag of the table with its value placeholder. */
+static void test_help_is_generated_from_the_table(void **state)
+{
+    (void)state;
+    static const char *const help[] = {"--help", NULL};
+    struct srv_flags f;
+    char *o, *e;
+    assert_int_equal(parse(&f, help, &o, &e), 0);
+    static const char *const lines[] = {
+        "\n  --state-dir DIR     state directory",
+        "\n                      else ~/.local/state/cueue\n",
+        "\n  --port N            port (default 6443",
+        "\n  --provisioning-max-wait DUR\n                      how long",
+        "\n  --flavor-fallback   beyond Kueue",
+        "\n  --stop-pods-on-exit kill every pod",
+        "\n  --log-level LEVEL   error, warn",
+        "\n  -h, --help          show this help\n",
+    };
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+        if (!strstr(o, lines[i]))
+            fail_msg("--help lacks \"%s\":\n%s", lines[i], o);
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_flag_sets_its_field),
+        cmocka_unit_test(test_defaults_when_no_flag_is_given),
+        cmocka_unit_test(test_bad_flags_exit_2_naming_them),
+        cmocka_unit_test(test_help_is_generated_from_the_table),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
