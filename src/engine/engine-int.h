@@ -556,6 +556,11 @@ const struct eng__quota *eng__cq_quota(const struct eng__cq *cq, int flv, int re
  * ("Can't admit new workloads: ..."): stopPolicy, missing flavors, the
  * caller's admission-check part. */
 void eng__cq_update_active(struct eng *e, struct eng__cq *cq);
+/* Debug builds (no NDEBUG: the ASan build of make test): assert that no
+ * ClusterQueue's or Cohort's usage is negative. Usage may dip below zero
+ * inside a preemption search (simulated removals, undone before it ends),
+ * so this runs where the model is at rest: the end of eng_schedule. */
+void eng__check_usage(const struct eng *e);
 /* The Cohort of that name, created implicit (no object) when absent; NULL
  * when its table entry could not be allocated (ENG__HASH_ADD). */
 struct eng__cohort *eng__cohort_get(struct eng *e, const char *name);

@@ -211,5 +211,6 @@ int eng_schedule(struct eng *e, int64_t now_ms, size_t max_decisions, struct eng
     }
     out->next_wakeup_ms = next_wakeup(e);
     e->out = NULL;
+    eng__check_usage(e);
     return (int)(out->n - start);
 }

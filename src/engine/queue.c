@@ -169,11 +169,17 @@ static void heapify(struct eng__cq *cq)
 
 void eng__heap_push(struct eng *e, struct eng__cq *cq, struct eng__wl *wl)
 {
+    assert(!wl->queued); /* a workload is never in two queues */
     eng__bit_set(e->cq_heap_bits, cq->sorted_idx);
     heap_reserve(cq, cq->n_heap + 1);
     struct eng__qkey k = qkey_of(wl);
     heap_set(cq, cq->n_heap++, wl, &k);
-    sift_up(cq, cq->n_heap - 1);
+    size_t at = sift_up(cq, cq->n_heap - 1);
+    /* heap positions are consistent: wl's slot and its parent's order */
+    assert(cq->heap[wl->pos] == wl && at == wl->pos);
+    assert(at == 0 || cmp_q(sticky_of(cq), cq->heap[(at - 1) / 2], &cq->hkey[(at - 1) / 2], wl,
+                            &cq->hkey[at]) <= 0);
+    (void)at;
     wl->queued = true;
     wl->qcq = cq;
 }
@@ -218,11 +224,15 @@ void eng__heap_fix(struct eng__cq *cq, struct eng__wl *wl)
     sift_up(cq, sift_down_s(cq, i, sticky_of(cq), true));
 }
 
+static inline bool is_parked(const struct eng__wl *wl);
+
 /* Append wl, in no queue or leaving cq's heap (k: its key), to cq's
  * parked list (and to the time-parked list while it waits for a time). */
 static inline __attribute__((always_inline)) void park_tail(struct eng *e, struct eng__cq *cq, struct eng__wl *wl,
                                                              const struct eng__qkey *k)
 {
+    /* never in two queues: parked once, and only from cq's own heap */
+    assert(!wl->queued || (wl->qcq == cq && !is_parked(wl)));
     XGROW(cq->park, cq->cap_park, cq->n_park + 1);
     /* a workload kept off a flavor (flavor fallback) is looked at again
      * when the avoidance ends, like one in backoff (eng__wl_backoff_expired

@@ -11,6 +11,7 @@
  *
  * Amounts use Kueue's saturating arithmetic: INT64_MAX is "Unlimited".
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include <utlist.h>
@@ -357,6 +358,22 @@ static void undo_log(struct eng *e, struct eng__node *n, int i, int64_t delta)
     e->undo[e->n_undo].idx = i;
     e->undo[e->n_undo].delta = delta;
     e->n_undo++;
+}
+
+void eng__check_usage(const struct eng *e)
+{
+#ifndef NDEBUG
+    for (size_t k = 0; k < e->n_cq_sorted; k++) {
+        const struct eng__node *n = &e->cq_sorted[k]->node;
+        for (int i = 0; i < n->n_fr; i++)
+            assert(n->usage[i] >= 0); /* never more released than charged */
+    }
+    for (const struct eng__cohort *c = e->cohorts; c; c = c->hh.next)
+        for (int i = 0; i < c->node.n_fr; i++)
+            assert(c->node.usage[i] >= 0);
+#else
+    (void)e;
+#endif
 }
 
 void eng__node_add_usage(struct eng *e, struct eng__node *n, int i, int64_t delta)

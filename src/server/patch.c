@@ -1,8 +1,7 @@
 /*
  * patch: the three patch formats of the Kubernetes API, pure functions over
  * jansson documents (inputs are never modified; results are new):
- *   - JSON merge patch (RFC 7386): objects merge, null deletes, everything
- *     else (lists included) replaces.
+ *   - JSON merge patch (RFC 7386): api/patch.h (shared with the simulator).
  *   - strategic merge patch (built-in kinds): like merge patch, but lists
  *     whose field has a merge key (containers by name, env by name, ports
  *     by containerPort, ...) merge item by item, and the directives
@@ -20,25 +19,6 @@
 #include "util/xalloc.h"
 
 #define SMP_MAX_DEPTH 64
-
-json_t *srv_merge_patch(const json_t *target, const json_t *patch)
-{
-    if (!json_is_object(patch))
-        return json_deep_copy(patch);
-    json_t *out = json_is_object(target) ? json_deep_copy(target) : json_object();
-    const char *key;
-    json_t *pv;
-    json_object_foreach((json_t *)patch, key, pv)
-    {
-        if (json_is_null(pv)) {
-            json_object_del(out, key);
-            continue;
-        }
-        json_t *merged = srv_merge_patch(json_object_get(out, key), pv);
-        json_object_set_new(out, key, merged);
-    }
-    return out;
-}
 
 /* ---- strategic merge patch ---- */
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "api/patch.h"
 #include "api/decode.h"
 #include "api/schema.h"
 #include "server/srv-int.h"
@@ -100,9 +101,9 @@ static json_t *apply_over(const struct api_kind *k, const json_t *live, const js
     char err[256];
     json_t *out = is_builtin(k) ? srv_strategic_merge_patch(api_schema_for_kind(k->id), live, patch, err,
                                                        sizeof(err))
-                                : srv_merge_patch(live, patch);
+                                : api_merge_patch(live, patch);
     if (!out)
-        out = srv_merge_patch(live, patch);
+        out = api_merge_patch(live, patch);
     json_decref(patch);
     return out;
 }
@@ -114,7 +115,7 @@ static json_t *apply_patch(struct srv_req *q, struct srv_resp *r, const struct a
     json_t *out = NULL;
     switch (pt) {
     case PT_MERGE:
-        out = srv_merge_patch(old, patch);
+        out = api_merge_patch(old, patch);
         break;
     case PT_STRATEGIC:
         out = srv_strategic_merge_patch(api_schema_for_kind(k->id), old, patch, err, sizeof(err));

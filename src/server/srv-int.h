@@ -258,8 +258,6 @@ int srv__update_object(struct srv_req *q, struct srv_resp *r, const struct api_k
 bool srv__dry_run(const struct srv_req *q);
 
 /* ---- patch (patch.c; pure) ---- */
-/* RFC 7386 JSON merge patch: returns a new document. */
-json_t *srv_merge_patch(const json_t *target, const json_t *patch);
 /* Kubernetes strategic merge patch for built-in kinds (lists merged by
  * their merge key, $patch, $setElementOrder, $retainKeys,
  * $deleteFromPrimitiveList). Merge keys and list types come from the kind's

@@ -17,6 +17,7 @@
 #include "api/meta.h"
 #include "api/names.h"
 #include "api/object.h"
+#include "api/patch.h"
 #include "api/schema.h"
 #include "sim/sim-int.h"
 #include "store/store.h"
@@ -634,28 +635,6 @@ json_t *sim_subst_index(const json_t *v, int32_t occ)
     return subst_copy(v, occ);
 }
 
-void sim_merge_patch(json_t *target, const json_t *patch)
-{
-    const char *k;
-    json_t *pv;
-    json_object_foreach((json_t *)patch, k, pv) {
-        if (json_is_null(pv)) {
-            json_object_del(target, k);
-            continue;
-        }
-        json_t *tv = json_object_get(target, k);
-        if (json_is_object(pv) && json_is_object(tv)) {
-            sim_merge_patch(tv, pv);
-        } else if (json_is_object(pv)) {
-            json_t *fresh = json_object();
-            sim_merge_patch(fresh, pv);
-            json_object_set_new(target, k, fresh);
-        } else {
-            json_object_set_new(target, k, jx_deep_copy(pv));
-        }
-    }
-}
-
 /* Admit obj as an update of old and store it. */
 static int update_object(struct sim *s, const struct api_kind *k, const char *ns, json_t *obj,
                          const json_t *old, const char *where, char **err)
@@ -1000,9 +979,10 @@ int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char 
         xfree(name);
         return 0;
     }
-    json_t *obj = jx_deep_copy(cur);
+    json_t *obj;
     char *where = action_where(s, a, occ);
     if (a->type == SIM_ACT_CONDITIONS) {
+        obj = jx_deep_copy(cur);
         rc = set_conditions(s, a, occ, obj, cur, where, err);
         xfree(where);
         json_decref(obj);
@@ -1010,11 +990,12 @@ int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char 
         xfree(name);
         return rc;
     }
-    if (a->type == SIM_ACT_PATCH) {
+    if (a->type == SIM_ACT_PATCH) { /* the API server's merge patch */
         json_t *p = sim_subst_index(a->manifest, occ);
-        sim_merge_patch(obj, p);
+        obj = api_merge_patch(cur, p);
         json_decref(p);
     } else {
+        obj = jx_deep_copy(cur);
         rc = scale_object(a, where, obj, err);
     }
     if (!rc)

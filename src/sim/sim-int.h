@@ -273,8 +273,6 @@ int sim_apply_precheck_memo(struct sim_precheck_memo *m, const json_t *manifest,
 int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char **err);
 /* Replace "${i}" with occ in every string of a copy of v. New reference. */
 json_t *sim_subst_index(const json_t *v, int32_t occ);
-/* RFC 7386 merge patch of patch into target (mutable object). */
-void sim_merge_patch(json_t *target, const json_t *patch);
 /* The runtime recorded for (kind, ns, name) by runFor, or -1. */
 int64_t sim_runtime_lookup(struct sim *s, const char *kind, const char *ns, const char *name);
 void sim_runtimes_free(struct sim_runtimes *rt);

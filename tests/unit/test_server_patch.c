@@ -7,6 +7,7 @@
 #include <cmocka.h>
 #include <string.h>
 
+#include "api/patch.h"
 #include "api/schema.h"
 #include "server/srv-int.h"
 #include "util/jsonx.h"
@@ -37,14 +38,14 @@ static void test_merge_patch_rfc7386(void **state)
     (void)state;
     json_t *t = J("{\"a\":\"b\",\"c\":{\"d\":\"e\",\"f\":\"g\"},\"l\":[1,2]}");
     json_t *p = J("{\"a\":\"z\",\"c\":{\"f\":null},\"l\":[3],\"n\":{\"x\":null}}");
-    json_t *out = srv_merge_patch(t, p);
+    json_t *out = api_merge_patch(t, p);
     assert_json(out, "{\"a\":\"z\",\"c\":{\"d\":\"e\"},\"l\":[3],\"n\":{}}");
     /* the input is not modified */
     assert_json(t, "{\"a\":\"b\",\"c\":{\"d\":\"e\",\"f\":\"g\"},\"l\":[1,2]}");
     json_decref(out);
     json_decref(p);
     p = J("[1]");
-    out = srv_merge_patch(t, p);
+    out = api_merge_patch(t, p);
     assert_json(out, "[1]"); /* a non-object patch replaces the target */
     json_decref(out);
     json_decref(p);
