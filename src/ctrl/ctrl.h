@@ -88,8 +88,12 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out);
 void ctrl_free(struct ctrl *c);
 
 /* Process store events, due timers and reconciler work at the clock's
- * current time until quiescent or the round budget is spent. Returns the
- * number of work items processed (0 = nothing to do). */
+ * current time until quiescent or the round budget is spent, then save
+ * the step's changes (store_flush). Returns the number of work items
+ * processed (0 = nothing to do). While the store cannot save (a failed
+ * flush, store_writable false), a step only retries the save and does
+ * nothing else, so no decision, and no side effect, follows one that is
+ * not on disk; ctrl_run then retries every 500 ms. */
 int ctrl_step(struct ctrl *c);
 /* Earliest timer (ms) that needs a step without any store change; INT64_MAX
  * when none. */

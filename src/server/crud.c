@@ -15,7 +15,6 @@
 #include "server/srv-int.h"
 #include "util/err.h"
 #include "util/jsonx.h"
-#include "util/log.h"
 #include "util/xalloc.h"
 
 #define MAX_GC_DEPTH 8
@@ -349,6 +348,35 @@ static void delete_namespace_contents(struct store *st, const char *ns)
     }
 }
 
+/* The deletion itself (and what it cascades to) as one durable write:
+ * answered once saved, else undone whole (500, or the store's refusal). */
+static void delete_durably(struct srv_resp *r, struct store *st, const struct api_kind *k,
+                           const struct srv_route *rt, const struct del_opts *o, const char *uid)
+{
+    char why[512];
+    if (store_txn_begin(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, rt->name, why);
+        return;
+    }
+    if (k->id == KIND_NAMESPACE)
+        delete_namespace_contents(st, rt->name);
+    if (uid && o->policy == 'O')
+        for_each_dependent(st, uid, orphan_one, 0);
+    else if (uid && o->policy == 'F')
+        for_each_dependent(st, uid, delete_tree, 1);
+    json_t *out = NULL;
+    int rc = store_delete(st, k->id, rt->ns, rt->name, o->uid, &out);
+    if (rc) {
+        store_txn_rollback(st);
+        srv__resp_err(r, rc, k, rt->name);
+    } else if (store_txn_commit(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, rt->name, why);
+    } else {
+        srv__resp_json(r, 200, srv__with_type(k, out));
+    }
+    json_decref(out);
+}
+
 void srv__handle_delete(struct srv_req *q, struct srv_resp *r, struct srv_route *rt)
 {
     r->verb = SRV_VERB_DELETE;
@@ -374,23 +402,7 @@ void srv__handle_delete(struct srv_req *q, struct srv_resp *r, struct srv_route 
     } else if (srv__dry_run(q)) {
         srv__resp_json(r, 200, srv__with_type(k, cur));
     } else {
-        const char *uid = api_uid(cur);
-        if (k->id == KIND_NAMESPACE)
-            delete_namespace_contents(st, rt->name);
-        if (uid && o.policy == 'O')
-            for_each_dependent(st, uid, orphan_one, 0);
-        else if (uid && o.policy == 'F')
-            for_each_dependent(st, uid, delete_tree, 1);
-        json_t *out = NULL;
-        int rc = store_delete(st, k->id, rt->ns, rt->name, o.uid, &out);
-        if (rc) {
-            srv__resp_err(r, rc, k, rt->name);
-        } else {
-            if (store_flush(st))
-                log_error("server", "store flush failed after deleting %s %s", k->kind, rt->name);
-            srv__resp_json(r, 200, srv__with_type(k, out));
-        }
-        json_decref(out);
+        delete_durably(r, st, k, rt, &o, api_uid(cur));
     }
     json_decref(cur);
     del_opts_release(&o);
@@ -413,24 +425,33 @@ void srv__handle_delete_collection(struct srv_req *q, struct srv_resp *r, struct
     json_t *items = filtered(k, all, &f);
     json_decref(all);
     srv__filter_release(&f);
-    json_t *gone = json_array();
-    size_t i;
-    json_t *it;
+    struct store *st = q->srv->store;
+    char why[512];
     bool dry = srv__dry_run(q);
-    json_array_foreach(items, i, it)
-    {
-        json_t *out = NULL;
-        if (dry || !store_delete(q->srv->store, k->id, api_namespace(it), api_name(it), NULL,
-                                 &out))
-            json_array_append_new(gone, srv__with_type(k, out ? out : it));
-        json_decref(out);
+    if (!dry && store_txn_begin(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, NULL, why);
+    } else {
+        json_t *gone = json_array();
+        size_t i;
+        json_t *it;
+        json_array_foreach(items, i, it)
+        {
+            json_t *out = NULL;
+            if (dry || !store_delete(st, k->id, api_namespace(it), api_name(it), NULL, &out))
+                json_array_append_new(gone, srv__with_type(k, out ? out : it));
+            json_decref(out);
+        }
+        if (!dry && store_txn_commit(st, why, sizeof(why))) {
+            json_decref(gone);
+            srv__resp_unsaved(r, k, NULL, why);
+        } else {
+            char *lk = xasprintf("%sList", k->kind);
+            srv__resp_json(r, 200,
+                           json_pack("{s:s, s:s, s:{}, s:o}", "kind", lk, "apiVersion",
+                                     api_kind_api_version(k), "metadata", "items", gone));
+            xfree(lk);
+        }
     }
     json_decref(items);
-    store_flush(q->srv->store);
-    char *lk = xasprintf("%sList", k->kind);
-    srv__resp_json(r, 200,
-                   json_pack("{s:s, s:s, s:{}, s:o}", "kind", lk, "apiVersion",
-                             api_kind_api_version(k), "metadata", "items", gone));
-    xfree(lk);
     del_opts_release(&o);
 }

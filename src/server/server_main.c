@@ -407,7 +407,9 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     return rc;
 }
 
-static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
+/* Stop everything; returns 0, or CU_EIO when changes could not be saved
+ * (the store logged how many and why; they are lost). */
+static int close_all(struct running *rn, const char *state_dir, bool wrote_url)
 {
     srv_stop(rn->dash);
     srv_stop(rn->srv);
@@ -420,9 +422,13 @@ static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
         ctrl_free(rn->ctrl);
     if (rn->exec)
         rn->exec->ops->free(rn->exec);
+    char why[512] = "";
     if (rn->store && store_flush(rn->store))
-        log_error("server", "final store flush failed");
-    store_close(rn->store);
+        store_writable(rn->store, why, sizeof(why));
+    int rc = store_close(rn->store); /* tries the final save once more */
+    if (rc)
+        fprintf(stderr, "cueue server: changes made before the shutdown could not be saved "
+                        "and are lost: %s\n", why);
     if (wrote_url) {
         char *url = xasprintf("%s/server.url", state_dir);
         unlink(url);
@@ -431,6 +437,7 @@ static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
         unlink(url);
         xfree(url);
     }
+    return rc;
 }
 
 /* The signals that stop the server: blocked everywhere, taken by sigwait. */
@@ -499,7 +506,8 @@ int srv_main(int argc, char **argv)
         xfree(url);
         xfree(dash);
     }
-    close_all(&rn, f.state_dir, wrote_url);
+    if (close_all(&rn, f.state_dir, wrote_url))
+        status = 1;
     if (lock_fd >= 0)
         close(lock_fd);
     xfree(f.state_dir);

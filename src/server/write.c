@@ -17,7 +17,6 @@
 #include "server/srv-int.h"
 #include "util/err.h"
 #include "util/jsonx.h"
-#include "util/log.h"
 #include "util/timefmt.h"
 #include "util/xalloc.h"
 
@@ -356,15 +355,25 @@ void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_
         return;
     }
     json_t *out = NULL;
-    rc = store_create(q->srv->store, k->id, k->namespaced ? ns : NULL, obj, &out);
+    struct store *st = q->srv->store;
+    char why[512];
+    if (store_txn_begin(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, name, why);
+        return;
+    }
+    rc = store_create(st, k->id, k->namespaced ? ns : NULL, obj, &out);
     if (rc) {
+        store_txn_rollback(st);
         srv__resp_err(r, rc, k, name);
         return;
     }
     if (k->id == KIND_NAMESPACE)
-        namespace_active(q->srv->store, &out);
-    if (store_flush(q->srv->store))
-        log_error("server", "store flush failed after creating %s %s", k->kind, name);
+        namespace_active(st, &out);
+    if (store_txn_commit(st, why, sizeof(why))) {
+        json_decref(out);
+        srv__resp_unsaved(r, k, name, why);
+        return;
+    }
     json_t *typed = srv__with_type(k, out);
     json_decref(out);
     srv__resp_json(r, 201, typed);
@@ -428,14 +437,24 @@ int srv__update_object(struct srv_req *q, struct srv_resp *r, const struct api_k
         return 0;
     }
     json_t *out = NULL;
-    rc = store_update(q->srv->store, k->id, k->namespaced ? ns : NULL, obj,
+    struct store *st = q->srv->store;
+    char why[512];
+    if (store_txn_begin(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, name, why);
+        return CU_EIO;
+    }
+    rc = store_update(st, k->id, k->namespaced ? ns : NULL, obj,
                       status ? STORE_UPDATE_STATUS : STORE_UPDATE_MAIN, &out);
     if (rc) {
+        store_txn_rollback(st);
         srv__resp_err(r, rc, k, name);
         return rc;
     }
-    if (store_flush(q->srv->store))
-        log_error("server", "store flush failed after updating %s %s", k->kind, name);
+    if (store_txn_commit(st, why, sizeof(why))) {
+        json_decref(out);
+        srv__resp_unsaved(r, k, name, why);
+        return CU_EIO;
+    }
     json_t *typed = srv__with_type(k, out ? out : obj);
     json_decref(out);
     srv__resp_json(r, 200, typed);
