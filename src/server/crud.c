@@ -7,6 +7,7 @@
  * plane's gc reconciler), Foreground (dependents deleted first, here),
  * Orphan (dependents' ownerReferences to the object removed first).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -218,6 +219,58 @@ struct del_opts {
     char policy;  /* 'B'ackground, 'F'oreground, 'O'rphan */
 };
 
+/* The DeleteOptions fields cueue reads or accepts, with their JSON type:
+ * a field of another type is refused (400 naming it) as the API server's
+ * typed decoding refuses it; other fields pass, as there. */
+static const struct {
+    const char *field;
+    json_type type;
+    const char *want;
+} DELETE_OPTION_TYPES[] = {
+    {"gracePeriodSeconds", JSON_INTEGER, "an integer"},
+    {"propagationPolicy", JSON_STRING, "a string"},
+    {"orphanDependents", JSON_TRUE, "a boolean"},
+    {"preconditions", JSON_OBJECT, "an object"},
+    {"dryRun", JSON_ARRAY, "a list of strings"},
+    {"kind", JSON_STRING, "a string"},
+    {"apiVersion", JSON_STRING, "a string"},
+};
+
+static bool type_is(const json_t *v, json_type t)
+{
+    return t == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == t;
+}
+
+/* 400 for a DeleteOptions body whose fields have the wrong type (body an
+ * object). Returns 0 or CU_EBADREQ after answering r. */
+static int check_delete_options(struct srv_resp *r, const json_t *body)
+{
+    const json_t *pre = json_object_get(body, "preconditions");
+    for (size_t i = 0; i < sizeof(DELETE_OPTION_TYPES) / sizeof(*DELETE_OPTION_TYPES); i++) {
+        const json_t *v = json_object_get(body, DELETE_OPTION_TYPES[i].field);
+        if (v && !json_is_null(v) && !type_is(v, DELETE_OPTION_TYPES[i].type)) {
+            char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            srv__resp_statusf(r, 400, "BadRequest",
+                              "DeleteOptions.%s: Invalid value: %.64s: must be %s",
+                              DELETE_OPTION_TYPES[i].field, text ? text : "?",
+                              DELETE_OPTION_TYPES[i].want);
+            xfree(text);
+            return CU_EBADREQ;
+        }
+    }
+    const char *const pre_fields[] = {"uid", "resourceVersion"};
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *v = json_object_get(pre, pre_fields[i]);
+        if (v && !json_is_null(v) && !json_is_string(v)) {
+            srv__resp_statusf(r, 400, "BadRequest",
+                              "DeleteOptions.preconditions.%s: Invalid value: must be a string",
+                              pre_fields[i]);
+            return CU_EBADREQ;
+        }
+    }
+    return 0;
+}
+
 static int parse_delete_options(struct srv_req *q, struct srv_resp *r, struct del_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -240,6 +293,12 @@ static int parse_delete_options(struct srv_req *q, struct srv_resp *r, struct de
         diag_release(&d);
         body = json_incref(json_array_get(docs, 0));
         json_decref(docs);
+    }
+    long long grace = 0; /* checked only: pods end at once, whatever the grace */
+    if (srv__qint(q, r, "gracePeriodSeconds", LLONG_MIN, &grace) < 0 ||
+        (body && check_delete_options(r, body))) {
+        json_decref(body);
+        return CU_EBADREQ;
     }
     if (body) {
         o->uid = xstrdup(JX_STR(body, "preconditions", "uid"));

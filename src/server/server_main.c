@@ -479,6 +479,7 @@ int srv_main(int argc, char **argv)
     int status = 1;
     bool wrote_url = false;
     if (srv__mkdirs(f.state_dir, err, sizeof(err)) ||
+        srv__secure_state(f.state_dir, err, sizeof(err)) ||
         srv__lock_state(f.state_dir, &lock_fd, err, sizeof(err)) ||
         open_all(&f, &rn, err, sizeof(err))) {
         fprintf(stderr, "cueue server: %s\n", err);
