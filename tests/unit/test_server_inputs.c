@@ -6,7 +6,9 @@
  *    resource version" as the API server answers, never a silent stream;
  *  - DeleteOptions fields of the wrong type (gracePeriodSeconds "abc")
  *    are a 400 naming the field, and nothing is deleted;
- *  - the state directory is made private: 0700, the database 0600.
+ *  - the state directory is made private: 0700, the database 0600;
+ *  - a generateName create whose generated name is taken tries new
+ *    suffixes (8 names in all) before answering 409 (issue 13, item 4).
  */
 #include <sys/stat.h>
 
@@ -160,6 +162,52 @@ static void state_directory_is_made_private(void **state)
     xfree(db);
 }
 
+/* Take the names the server's next n generateName attempts will pick for
+ * base (each attempt draws a suffix, then a uid, from the server's rng),
+ * without drawing from it; create each as a ConfigMap straight in the
+ * store. */
+static void take_next_generated_names(struct sfx *s, const char *base, int n)
+{
+    struct rng probe = s->srv.rng;
+    for (int i = 0; i < n; i++) {
+        char sfx[8], uid[37];
+        rng_suffix(&probe, sfx, 5);
+        rng_uuid(&probe, uid);
+        char *name = xasprintf("%s%s", base, sfx);
+        json_t *cm = json_pack("{s:{s:s}}", "metadata", "name", name);
+        assert_int_equal(store_create(s->fx->store, KIND_CONFIGMAP, "default", cm, NULL), 0);
+        json_decref(cm);
+        xfree(name);
+    }
+}
+
+static void generate_name_retries_on_collision(void **state)
+{
+    (void)state;
+    struct sfx *s = sfx_new(false);
+    take_next_generated_names(s, "gen-", 3);
+    struct srv_resp r;
+    sfx_req(s, "POST", CMS, NULL, JSON, "{\"metadata\":{\"generateName\":\"gen-\"}}", &r);
+    assert_int_equal(r.code, 201);
+    json_t *made = sfx_json(&r);
+    const char *name = JX_STR(made, "metadata", "name");
+    assert_int_equal(strlen(name), 9);
+    assert_int_equal(strncmp(name, "gen-", 4), 0);
+    json_decref(made);
+    srv__resp_release(&r);
+    assert_int_equal(store_count(s->fx->store, KIND_CONFIGMAP), 4);
+
+    /* every one of the 8 names taken: 409, as the API server answers */
+    take_next_generated_names(s, "all-", 8);
+    char msg[512];
+    assert_int_equal(sfx_call(s, "POST", CMS, NULL, JSON,
+                              "{\"metadata\":{\"generateName\":\"all-\"}}", msg, sizeof(msg)),
+                     409);
+    assert_mentions(msg, "already exists");
+    assert_int_equal(store_count(s->fx->store, KIND_CONFIGMAP), 12);
+    sfx_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -167,6 +215,7 @@ int main(void)
         cmocka_unit_test(watch_rejects_future_versions),
         cmocka_unit_test(delete_options_of_the_wrong_type_are_refused),
         cmocka_unit_test(state_directory_is_made_private),
+        cmocka_unit_test(generate_name_retries_on_collision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
