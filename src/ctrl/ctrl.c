@@ -110,6 +110,7 @@ void ctrl_config_defaults(struct ctrl_config *cfg)
     cfg->fallback_provreq_timeout_ms = 0;
     cfg->fallback_flavor_backoff_ms = 10 * 60 * 1000;
     cfg->record_events = true;
+    cfg->event_ttl_ms = 60 * 60 * 1000;
 }
 
 int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
@@ -137,6 +138,7 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
     ctrl__autoscaler_register(c);
     ctrl__binder_register(c);
     ctrl__nodeagent_register(c);
+    ctrl__event_ttl_register(c);
     *out = c;
     return 0;
 }

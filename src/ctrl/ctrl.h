@@ -63,6 +63,9 @@ struct ctrl_config {
      * they describe. Off, ctrl_event still draws the same random names, so
      * UIDs and generated names (and the trace) do not change. */
     bool record_events;
+    /* Events are deleted this long after their last write (Kubernetes'
+     * kube-apiserver --event-ttl, 1 hour); 0 = never (event_ttl.c). */
+    int64_t event_ttl_ms;
     /* Kueue's UpdatesBatchPeriod for ClusterQueue and LocalQueue status:
      * a status write that only moves the counts and flavor usage (not the
      * Active condition) waits this long, the writes of the period made

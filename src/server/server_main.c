@@ -37,6 +37,7 @@ struct srv_flags {
     int64_t provisioning_max_wait_ms;
     bool flavor_fallback;
     int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
+    int64_t event_ttl_ms;
     bool no_default_pool;
     bool stop_pods_on_exit;
     char *dash_addr;      /* owned; NULL = no dashboard (--dashboard-listen=off) */
@@ -75,6 +76,8 @@ static void usage(FILE *f)
             "                      wait as long as --provisioning-max-wait)\n"
             "  --fallback-flavor-backoff DUR\n"
             "                      how long the failed flavor is avoided (default 10m)\n"
+            "  --event-ttl DUR     Events are deleted this long after their last change\n"
+            "                      (default 1h, as kube-apiserver's --event-ttl)\n"
             "  --no-default-pool   on first start, do not create NodePool default-pool\n"
             "  --stop-pods-on-exit kill every pod when the server stops (default: pods\n"
             "                      keep running and a restarted server re-attaches)\n"
@@ -192,6 +195,8 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
                                  &f->fallback_provreq_timeout_ms);
     } else if ((v = flag_value("--fallback-flavor-backoff", argc, argv, i, &bad))) {
         rc = parse_duration_flag("--fallback-flavor-backoff", v, &f->fallback_backoff_ms);
+    } else if ((v = flag_value("--event-ttl", argc, argv, i, &bad))) {
+        rc = parse_duration_flag("--event-ttl", v, &f->event_ttl_ms);
     } else if (!strcmp(argv[*i], "--flavor-fallback")) {
         f->flavor_fallback = true;
     } else if ((v = flag_value("--dashboard-listen", argc, argv, i, &bad))) {
@@ -224,6 +229,7 @@ static int parse_flags(struct srv_flags *f, int argc, char **argv)
     f->fallback_node_wait_ms = f->fallback_provreq_timeout_ms = f->fallback_backoff_ms = -1;
     f->dash_addr = xstrdup("127.0.0.1");
     f->dash_port = -1;
+    f->event_ttl_ms = -1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -372,6 +378,8 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
         co.config.fallback_provreq_timeout_ms = f->fallback_provreq_timeout_ms;
     if (f->fallback_backoff_ms >= 0)
         co.config.fallback_flavor_backoff_ms = f->fallback_backoff_ms;
+    if (f->event_ttl_ms >= 0)
+        co.config.event_ttl_ms = f->event_ttl_ms;
     rn->exec = exec_local_new(f->state_dir);
     if (rn->exec)
         exec_local_set_stop_on_free(rn->exec, f->stop_pods_on_exit);
