@@ -8,11 +8,15 @@
  *    are a 400 naming the field, and nothing is deleted;
  *  - the state directory is made private: 0700, the database 0600;
  *  - a generateName create whose generated name is taken tries new
- *    suffixes (8 names in all) before answering 409 (issue 13, item 4).
+ *    suffixes (8 names in all) before answering 409 (issue 13, item 4);
+ *  - 200,000 duplicate finalizers get a bounded 422 (the first causes and
+ *    how many more), 200,000 distinct ones are admitted (item 8).
  */
 #include <sys/stat.h>
 
 #include "server/statefiles.h"
+#include "util/diag.h"
+#include "util/sbuf.h"
 
 #include "test_server_fixture.h"
 
@@ -208,6 +212,51 @@ static void generate_name_retries_on_collision(void **state)
     sfx_free(s);
 }
 
+/* A ConfigMap whose metadata.finalizers holds n items, all "x.io/f"
+ * (distinct false) or "x.io/f<i>". */
+static char *cm_with_finalizers(const char *name, int n, bool distinct)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    sbuf_addf(&sb, "{\"metadata\":{\"name\":\"%s\",\"finalizers\":[", name);
+    for (int i = 0; i < n; i++) {
+        sbuf_addf(&sb, "%s\"x.io/f", i ? "," : "");
+        if (distinct)
+            sbuf_addf(&sb, "%d", i);
+        sbuf_addc(&sb, '"');
+    }
+    sbuf_adds(&sb, "]}}");
+    char *text = sbuf_take(&sb);
+    sbuf_release(&sb);
+    return text;
+}
+
+static void error_answers_are_bounded(void **state)
+{
+    (void)state;
+    struct sfx *s = sfx_new(false);
+    char *body = cm_with_finalizers("dups", 200000, false);
+    struct srv_resp r;
+    sfx_req(s, "POST", CMS, NULL, JSON, body, &r);
+    assert_int_equal(r.code, 422);
+    assert_true(r.len < 64 * 1024);
+    json_t *st = sfx_json(&r);
+    json_t *causes = JX_GET(st, "details", "causes");
+    assert_int_equal(json_array_size(causes), DIAG_MAX_CAUSES + 1);
+    assert_string_equal(JX_STR(json_array_get(causes, 0), "field"), "metadata.finalizers[1]");
+    assert_string_equal(JX_STR(json_array_get(causes, DIAG_MAX_CAUSES), "message"),
+                        "199899 more errors not shown");
+    assert_mentions(JX_STR(st, "message"), "and 199899 more errors");
+    json_decref(st);
+    srv__resp_release(&r);
+    xfree(body);
+    /* distinct ones: no error, and no pairwise comparison of 2e10 pairs */
+    body = cm_with_finalizers("many", 200000, true);
+    assert_int_equal(sfx_call(s, "POST", CMS, NULL, JSON, body, NULL, 0), 201);
+    xfree(body);
+    sfx_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +265,7 @@ int main(void)
         cmocka_unit_test(delete_options_of_the_wrong_type_are_refused),
         cmocka_unit_test(state_directory_is_made_private),
         cmocka_unit_test(generate_name_retries_on_collision),
+        cmocka_unit_test(error_answers_are_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
