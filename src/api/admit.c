@@ -93,7 +93,7 @@ static void convert_v1beta2(struct api_vctx *c)
     if (!av || strcmp(av, KUEUE_GROUP "/v1beta2"))
         return;
     json_t *spec = json_object_get(c->obj, "spec");
-    size_t before = c->d->n;
+    size_t before = diag_count(c->d);
     if (c->kind->id == KIND_CLUSTERQUEUE && json_is_object(spec)) {
         rename_field(c, spec, "spec", "cohortName", "cohort");
         if (json_object_get(spec, "admissionChecks"))
@@ -103,7 +103,7 @@ static void convert_v1beta2(struct api_vctx *c)
         convert_workload_priority(c, spec);
     /* relabel only a clean conversion: a caller that drops the reported
      * unknown fields (fieldValidation=Ignore) re-admits it as v1beta2 */
-    if (c->d->n == before)
+    if (diag_count(c->d) == before)
         json_object_set_new(c->obj, "apiVersion", json_string(api_kind_api_version(c->kind)));
 }
 
@@ -195,7 +195,7 @@ static void validate_meta(struct api_vctx *c, const struct api_kind_schema *ks)
 /* Decode and kind checks shared by api_admit and api_admit_status. */
 static int decode_phase(struct api_vctx *c, const struct api_kind_schema *ks)
 {
-    size_t before = c->d->n;
+    size_t before = diag_count(c->d);
     if (!json_is_object(c->obj)) {
         diag_add(c->d, DIAG_SYNTAX, "", NULL, "the object must be a JSON object");
         return CU_EBADREQ;
@@ -204,7 +204,7 @@ static int decode_phase(struct api_vctx *c, const struct api_kind_schema *ks)
         return CU_EBADREQ;
     convert_v1beta2(c);
     api_schema_run(SCHEMA_DECODE, ks->root, c->obj, "", c, NULL);
-    return c->d->n > before ? CU_EBADREQ : 0;
+    return diag_count(c->d) > before ? CU_EBADREQ : 0;
 }
 
 static int validate_phase(struct api_vctx *c, const struct api_kind_schema *ks, size_t before)
@@ -216,7 +216,7 @@ static int validate_phase(struct api_vctx *c, const struct api_kind_schema *ks, 
     api_schema_run(SCHEMA_VALIDATE, ks->root, c->obj, "", c, c->old);
     if (ks->validate)
         ks->validate(c);
-    return c->d->n > before ? CU_EINVAL : 0;
+    return diag_count(c->d) > before ? CU_EINVAL : 0;
 }
 
 int api_admit(const struct api_kind *k, json_t *obj, const json_t *old, const char *ns,
@@ -234,7 +234,7 @@ int api_admit_in(const struct api_kind *k, json_t *obj, const json_t *old, const
         return CU_EBADREQ;
     }
     struct api_vctx c = {.kind = k, .obj = obj, .old = old, .d = d, .env = env};
-    size_t before = d->n;
+    size_t before = diag_count(d);
     int rc = decode_phase(&c, ks);
     if (rc)
         return rc;
@@ -252,7 +252,7 @@ int api_admit_status(const struct api_kind *k, json_t *obj, const json_t *old, s
         return CU_EBADREQ;
     }
     struct api_vctx c = {.kind = k, .obj = obj, .old = old, .d = d, .status_update = true};
-    size_t before = d->n;
+    size_t before = diag_count(d);
     int rc = decode_phase(&c, ks);
     if (rc)
         return rc;
@@ -280,7 +280,7 @@ static bool has_type_decode_errors(const struct diag *d)
 char *api_error_message(const struct api_kind *k, const char *name, int rc,
                         const struct diag *d)
 {
-    char *summary = d && d->n ? diag_summary(d) : xstrdup(cu_strerror(rc));
+    char *summary = d && diag_count(d) ? diag_summary(d) : xstrdup(cu_strerror(rc));
     char *msg;
     if (k && rc == CU_EINVAL)
         msg = xasprintf("%s \"%s\" is invalid: %s", api_kind_kind_group(k), name ? name : "",

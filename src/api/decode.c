@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uthash.h>
 #include <yaml.h>
 
 #include "api/api-int.h"
@@ -34,11 +35,15 @@
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 
+/* An anchor's latest definition, found by name in a hash table: a
+ * document with many anchors costs linear time (a list searched per
+ * anchor and alias made 150,000 anchors take minutes). */
 struct anchor {
-    char *name;
+    UT_hash_handle hh;
     json_t *value;
     size_t nodes; /* nodes in value */
     size_t depth; /* nesting depth of value */
+    char name[];
 };
 
 struct dec {
@@ -48,8 +53,7 @@ struct dec {
     int rc;            /* first error */
     size_t depth;      /* current nesting */
     size_t alias_nodes;
-    struct anchor *anchors;
-    size_t n_anchors, cap_anchors;
+    struct anchor *anchors; /* uthash by name */
     const char *text;  /* the input, for positions of reader errors */
     size_t len;
 };
@@ -395,14 +399,13 @@ static size_t count_nodes(const json_t *v, size_t depth, size_t *max_depth)
 
 static void anchor_set(struct dec *x, const char *name, json_t *v)
 {
-    struct anchor *a = NULL;
-    for (size_t i = 0; i < x->n_anchors; i++)
-        if (!strcmp(x->anchors[i].name, name))
-            a = &x->anchors[i];
+    struct anchor *a;
+    HASH_FIND_STR(x->anchors, name, a);
     if (!a) {
-        XGROW(x->anchors, x->cap_anchors, x->n_anchors + 1);
-        a = &x->anchors[x->n_anchors++];
-        a->name = xstrdup(name);
+        size_t n = strlen(name);
+        a = xcalloc(1, sizeof(*a) + n + 1);
+        memcpy(a->name, name, n + 1);
+        HASH_ADD(hh, x->anchors, name, n, a);
     } else {
         json_decref(a->value);
     }
@@ -413,38 +416,36 @@ static void anchor_set(struct dec *x, const char *name, json_t *v)
 
 static void anchors_clear(struct dec *x)
 {
-    for (size_t i = 0; i < x->n_anchors; i++) {
-        xfree(x->anchors[i].name);
-        json_decref(x->anchors[i].value);
+    struct anchor *a, *tmp;
+    HASH_ITER(hh, x->anchors, a, tmp) {
+        HASH_DEL(x->anchors, a);
+        json_decref(a->value);
+        xfree(a);
     }
-    XFREE(x->anchors);
-    x->n_anchors = x->cap_anchors = 0;
 }
 
 static json_t *expand_alias(struct dec *x, yaml_event_t *ev)
 {
     const char *name = (const char *)ev->data.alias.anchor;
-    for (size_t i = x->n_anchors; i-- > 0;) {
-        struct anchor *a = &x->anchors[i];
-        if (strcmp(a->name, name))
-            continue;
-        if (x->depth + a->depth > API_MAX_DEPTH) {
-            fail(x, CU_ELIMIT, &ev->start_mark,
-                 "nesting exceeds the maximum depth of %d (through alias *%s)", API_MAX_DEPTH,
-                 name);
-            return NULL;
-        }
-        if (x->alias_nodes + a->nodes > API_MAX_ALIAS_NODES) {
-            fail(x, CU_ELIMIT, &ev->start_mark,
-                 "document contains excessive aliasing (more than %zu nodes expanded)",
-                 (size_t)API_MAX_ALIAS_NODES);
-            return NULL;
-        }
-        x->alias_nodes += a->nodes;
-        return json_deep_copy(a->value);
+    struct anchor *a;
+    HASH_FIND_STR(x->anchors, name, a);
+    if (!a) {
+        fail(x, CU_EBADREQ, &ev->start_mark, "unknown anchor '%s' referenced", name);
+        return NULL;
     }
-    fail(x, CU_EBADREQ, &ev->start_mark, "unknown anchor '%s' referenced", name);
-    return NULL;
+    if (x->depth + a->depth > API_MAX_DEPTH) {
+        fail(x, CU_ELIMIT, &ev->start_mark,
+             "nesting exceeds the maximum depth of %d (through alias *%s)", API_MAX_DEPTH, name);
+        return NULL;
+    }
+    if (x->alias_nodes + a->nodes > API_MAX_ALIAS_NODES) {
+        fail(x, CU_ELIMIT, &ev->start_mark,
+             "document contains excessive aliasing (more than %zu nodes expanded)",
+             (size_t)API_MAX_ALIAS_NODES);
+        return NULL;
+    }
+    x->alias_nodes += a->nodes;
+    return json_deep_copy(a->value);
 }
 
 /* ---- nodes ---- */

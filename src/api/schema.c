@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <uthash.h>
 
 #include "api/names.h"
 #include "api/quantity.h"
@@ -340,6 +341,61 @@ static const json_t *old_element(const struct api_schema *s, const json_t *old,
     return NULL;
 }
 
+/* The key a set or keyed list is unique by: the element, or its merge key
+ * (NULL when absent: never a duplicate). */
+static const json_t *unique_key(const struct api_schema *s, const json_t *el)
+{
+    return s->list_type == LIST_MAP ? json_object_get(el, s->merge_key) : el;
+}
+
+struct seen_key {
+    UT_hash_handle hh;
+};
+
+/* dup[i] is set when element i of a set or keyed list repeats an earlier
+ * element's key. String keys go through a hash table, so a list of
+ * 700,000 finalizers costs linear time; lists with other keys compare
+ * pairs. Caller frees the result (n entries, all false for an atomic
+ * list). */
+static bool *find_duplicates(const struct api_schema *s, const json_t *v, size_t n)
+{
+    bool *dup = xcalloc(n ? n : 1, sizeof(*dup));
+    if (s->list_type == LIST_ATOMIC)
+        return dup;
+    bool all_strings = true;
+    for (size_t i = 0; i < n && all_strings; i++) {
+        const json_t *k = unique_key(s, json_array_get(v, i));
+        all_strings = !k || json_is_string(k);
+    }
+    if (!all_strings) {
+        for (size_t i = 0; i < n; i++) {
+            const json_t *a = unique_key(s, json_array_get(v, i));
+            for (size_t j = 0; j < i && a && !dup[i]; j++) {
+                const json_t *b = unique_key(s, json_array_get(v, j));
+                dup[i] = b && jx_equal(a, b);
+            }
+        }
+        return dup;
+    }
+    struct seen_key *set = NULL, *e;
+    struct seen_key *entries = xcalloc(n ? n : 1, sizeof(*entries));
+    for (size_t i = 0; i < n; i++) {
+        const json_t *k = unique_key(s, json_array_get(v, i));
+        if (!k)
+            continue;
+        const char *str = json_string_value(k);
+        size_t len = json_string_length(k);
+        HASH_FIND(hh, set, str, len, e);
+        if (e)
+            dup[i] = true;
+        else
+            HASH_ADD_KEYPTR(hh, set, str, len, &entries[i]);
+    }
+    HASH_CLEAR(hh, set);
+    xfree(entries);
+    return dup;
+}
+
 static void validate_list(struct walk *w, const struct api_schema *s, json_t *v,
                           const json_t *old, const char *resource)
 {
@@ -356,25 +412,19 @@ static void validate_list(struct walk *w, const struct api_schema *s, json_t *v,
             api__diag_int(d, DIAG_INVALID, w->path.buf, (int64_t)n,
                           "must have at least %zu items", s->min_items);
     }
+    bool *dup = find_duplicates(s, v, n);
     for (size_t i = 0; i < n; i++) {
         json_t *el = json_array_get(v, i);
         size_t mark = push_index(w, i);
-        for (size_t j = 0; j < i && s->list_type != LIST_ATOMIC; j++) {
-            const json_t *a = el, *b = json_array_get(v, j);
-            if (s->list_type == LIST_MAP) {
-                a = json_object_get(el, s->merge_key);
-                b = json_object_get(b, s->merge_key);
-            }
-            if (a && b && jx_equal(a, b)) {
-                size_t m2 = s->list_type == LIST_MAP ? push_field(w, s->merge_key) : w->path.len;
-                diag_addj(d, DIAG_DUPLICATE, w->path.buf, a, NULL);
-                pop(w, m2);
-                break;
-            }
+        if (dup[i]) {
+            size_t m2 = s->list_type == LIST_MAP ? push_field(w, s->merge_key) : w->path.len;
+            diag_addj(d, DIAG_DUPLICATE, w->path.buf, unique_key(s, el), NULL);
+            pop(w, m2);
         }
         walk(w, s->items, el, old_element(s, old, el, i), resource);
         pop(w, mark);
     }
+    xfree(dup);
 }
 
 static void validate_map(struct walk *w, const struct api_schema *s, json_t *v,

@@ -92,7 +92,7 @@ int api_label_selector_from_json(const json_t *v, const char *field,
                                  struct api_label_selector *out, struct diag *d)
 {
     memset(out, 0, sizeof(*out));
-    size_t before = d->n;
+    size_t before = diag_count(d);
     json_t *ml = json_object_get(v, "matchLabels");
     const char *k;
     json_t *val;
@@ -117,7 +117,7 @@ int api_label_selector_from_json(const json_t *v, const char *field,
         out->n_exprs++;
         xfree(f);
     }
-    return d->n > before ? CU_EINVAL : 0;
+    return diag_count(d) > before ? CU_EINVAL : 0;
 }
 
 /* ---- query-string form ---- */

@@ -24,6 +24,8 @@
 
 #define MAX_RECONCILERS 32
 #define ROUND_BUDGET 100000
+/* how often a loop whose store cannot save tries again */
+#define CTRL_SAVE_RETRY_MS 500
 
 struct wq_item {
     struct wq_item *prev, *next;
@@ -108,6 +110,7 @@ void ctrl_config_defaults(struct ctrl_config *cfg)
     cfg->fallback_provreq_timeout_ms = 0;
     cfg->fallback_flavor_backoff_ms = 10 * 60 * 1000;
     cfg->record_events = true;
+    cfg->event_ttl_ms = 60 * 60 * 1000;
 }
 
 int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
@@ -135,6 +138,7 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
     ctrl__autoscaler_register(c);
     ctrl__binder_register(c);
     ctrl__nodeagent_register(c);
+    ctrl__event_ttl_register(c);
     *out = c;
     return 0;
 }
@@ -385,6 +389,11 @@ static void run_calls(struct ctrl *c)
 
 int ctrl_step(struct ctrl *c)
 {
+    /* no decision is built on changes that are not on disk: while the
+     * store cannot save, a step only retries the save (the wait between
+     * steps is CTRL_SAVE_RETRY_MS then, see ctrl_run) */
+    if (store_flush(c->store) < 0)
+        return 0;
     int total = 0;
     for (int round = 0; round < 1000; round++) {
         /* a round's writes wake the watch streams once, at its end */
@@ -431,6 +440,8 @@ void ctrl_run(struct ctrl *c, atomic_int *stop)
             wait = 1000;
         if (wait < 0)
             wait = 0;
+        if (!store_writable(c->store, NULL, 0))
+            wait = CTRL_SAVE_RETRY_MS; /* due timers wait for the save */
         pthread_mutex_lock(&c->call_mu);
         bool pending_calls = c->calls != NULL;
         pthread_mutex_unlock(&c->call_mu);

@@ -63,6 +63,9 @@ struct ctrl_config {
      * they describe. Off, ctrl_event still draws the same random names, so
      * UIDs and generated names (and the trace) do not change. */
     bool record_events;
+    /* Events are deleted this long after their last write (Kubernetes'
+     * kube-apiserver --event-ttl, 1 hour); 0 = never (event_ttl.c). */
+    int64_t event_ttl_ms;
     /* Kueue's UpdatesBatchPeriod for ClusterQueue and LocalQueue status:
      * a status write that only moves the counts and flavor usage (not the
      * Active condition) waits this long, the writes of the period made
@@ -88,8 +91,12 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out);
 void ctrl_free(struct ctrl *c);
 
 /* Process store events, due timers and reconciler work at the clock's
- * current time until quiescent or the round budget is spent. Returns the
- * number of work items processed (0 = nothing to do). */
+ * current time until quiescent or the round budget is spent, then save
+ * the step's changes (store_flush). Returns the number of work items
+ * processed (0 = nothing to do). While the store cannot save (a failed
+ * flush, store_writable false), a step only retries the save and does
+ * nothing else, so no decision, and no side effect, follows one that is
+ * not on disk; ctrl_run then retries every 500 ms. */
 int ctrl_step(struct ctrl *c);
 /* Earliest timer (ms) that needs a step without any store change; INT64_MAX
  * when none. */

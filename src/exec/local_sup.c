@@ -84,7 +84,7 @@ static void say(const struct sup *s, const char *fmt, ...)
     if (!opened) {
         opened = true;
         char *path = xasprintf("%s/%s", s->dir, LX_OUT_FILE);
-        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
         xfree(path);
         if (fd >= 0 && fd != 2) {
             dup2(fd, 2); /* without O_CLOEXEC: containers get their own */
@@ -111,7 +111,7 @@ static void write_status(struct sup *s)
 
 static int spawn_proc(const char *path, const struct lx_cmd *cmd, pid_t *pid)
 {
-    int logfd = open(cmd->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    int logfd = open(cmd->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
     if (logfd < 0)
         return errno;
     posix_spawn_file_actions_t fa;

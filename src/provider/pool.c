@@ -144,7 +144,7 @@ static void decode_provisioning(const json_t *spec, struct prov_pool *p, struct 
 int prov_pool_from_json(const json_t *pool, struct prov_pool *p, struct diag *d)
 {
     memset(p, 0, sizeof(*p));
-    size_t before = d->n;
+    size_t before = diag_count(d);
     const json_t *spec = JX_GET(pool, "spec");
     p->name = xstrdup(jx_or_empty(api_name(pool)));
     p->uid = xstrdup(jx_or_empty(api_uid(pool)));
@@ -153,7 +153,7 @@ int prov_pool_from_json(const json_t *pool, struct prov_pool *p, struct diag *d)
     decode_provisioning(spec, p, d);
     api_labels_from_json(JX_GET(spec, "config", "labels"), &p->labels);
     decode_taints(JX_GET(spec, "config", "taints"), p, d);
-    if (d->n != before || !p->machine) {
+    if (diag_count(d) != before || !p->machine) {
         prov_pool_release(p);
         return CU_EINVAL;
     }

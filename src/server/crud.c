@@ -7,6 +7,7 @@
  * plane's gc reconciler), Foreground (dependents deleted first, here),
  * Orphan (dependents' ownerReferences to the object removed first).
  */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,7 +16,6 @@
 #include "server/srv-int.h"
 #include "util/err.h"
 #include "util/jsonx.h"
-#include "util/log.h"
 #include "util/xalloc.h"
 
 #define MAX_GC_DEPTH 8
@@ -219,6 +219,58 @@ struct del_opts {
     char policy;  /* 'B'ackground, 'F'oreground, 'O'rphan */
 };
 
+/* The DeleteOptions fields cueue reads or accepts, with their JSON type:
+ * a field of another type is refused (400 naming it) as the API server's
+ * typed decoding refuses it; other fields pass, as there. */
+static const struct {
+    const char *field;
+    json_type type;
+    const char *want;
+} DELETE_OPTION_TYPES[] = {
+    {"gracePeriodSeconds", JSON_INTEGER, "an integer"},
+    {"propagationPolicy", JSON_STRING, "a string"},
+    {"orphanDependents", JSON_TRUE, "a boolean"},
+    {"preconditions", JSON_OBJECT, "an object"},
+    {"dryRun", JSON_ARRAY, "a list of strings"},
+    {"kind", JSON_STRING, "a string"},
+    {"apiVersion", JSON_STRING, "a string"},
+};
+
+static bool type_is(const json_t *v, json_type t)
+{
+    return t == JSON_TRUE ? json_is_boolean(v) : json_typeof(v) == t;
+}
+
+/* 400 for a DeleteOptions body whose fields have the wrong type (body an
+ * object). Returns 0 or CU_EBADREQ after answering r. */
+static int check_delete_options(struct srv_resp *r, const json_t *body)
+{
+    const json_t *pre = json_object_get(body, "preconditions");
+    for (size_t i = 0; i < sizeof(DELETE_OPTION_TYPES) / sizeof(*DELETE_OPTION_TYPES); i++) {
+        const json_t *v = json_object_get(body, DELETE_OPTION_TYPES[i].field);
+        if (v && !json_is_null(v) && !type_is(v, DELETE_OPTION_TYPES[i].type)) {
+            char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+            srv__resp_statusf(r, 400, "BadRequest",
+                              "DeleteOptions.%s: Invalid value: %.64s: must be %s",
+                              DELETE_OPTION_TYPES[i].field, text ? text : "?",
+                              DELETE_OPTION_TYPES[i].want);
+            xfree(text);
+            return CU_EBADREQ;
+        }
+    }
+    const char *const pre_fields[] = {"uid", "resourceVersion"};
+    for (size_t i = 0; i < 2; i++) {
+        const json_t *v = json_object_get(pre, pre_fields[i]);
+        if (v && !json_is_null(v) && !json_is_string(v)) {
+            srv__resp_statusf(r, 400, "BadRequest",
+                              "DeleteOptions.preconditions.%s: Invalid value: must be a string",
+                              pre_fields[i]);
+            return CU_EBADREQ;
+        }
+    }
+    return 0;
+}
+
 static int parse_delete_options(struct srv_req *q, struct srv_resp *r, struct del_opts *o)
 {
     memset(o, 0, sizeof(*o));
@@ -241,6 +293,12 @@ static int parse_delete_options(struct srv_req *q, struct srv_resp *r, struct de
         diag_release(&d);
         body = json_incref(json_array_get(docs, 0));
         json_decref(docs);
+    }
+    long long grace = 0; /* checked only: pods end at once, whatever the grace */
+    if (srv__qint(q, r, "gracePeriodSeconds", LLONG_MIN, &grace) < 0 ||
+        (body && check_delete_options(r, body))) {
+        json_decref(body);
+        return CU_EBADREQ;
     }
     if (body) {
         o->uid = xstrdup(JX_STR(body, "preconditions", "uid"));
@@ -349,6 +407,35 @@ static void delete_namespace_contents(struct store *st, const char *ns)
     }
 }
 
+/* The deletion itself (and what it cascades to) as one durable write:
+ * answered once saved, else undone whole (500, or the store's refusal). */
+static void delete_durably(struct srv_resp *r, struct store *st, const struct api_kind *k,
+                           const struct srv_route *rt, const struct del_opts *o, const char *uid)
+{
+    char why[512];
+    if (store_txn_begin(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, rt->name, why);
+        return;
+    }
+    if (k->id == KIND_NAMESPACE)
+        delete_namespace_contents(st, rt->name);
+    if (uid && o->policy == 'O')
+        for_each_dependent(st, uid, orphan_one, 0);
+    else if (uid && o->policy == 'F')
+        for_each_dependent(st, uid, delete_tree, 1);
+    json_t *out = NULL;
+    int rc = store_delete(st, k->id, rt->ns, rt->name, o->uid, &out);
+    if (rc) {
+        store_txn_rollback(st);
+        srv__resp_err(r, rc, k, rt->name);
+    } else if (store_txn_commit(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, rt->name, why);
+    } else {
+        srv__resp_json(r, 200, srv__with_type(k, out));
+    }
+    json_decref(out);
+}
+
 void srv__handle_delete(struct srv_req *q, struct srv_resp *r, struct srv_route *rt)
 {
     r->verb = SRV_VERB_DELETE;
@@ -374,23 +461,7 @@ void srv__handle_delete(struct srv_req *q, struct srv_resp *r, struct srv_route 
     } else if (srv__dry_run(q)) {
         srv__resp_json(r, 200, srv__with_type(k, cur));
     } else {
-        const char *uid = api_uid(cur);
-        if (k->id == KIND_NAMESPACE)
-            delete_namespace_contents(st, rt->name);
-        if (uid && o.policy == 'O')
-            for_each_dependent(st, uid, orphan_one, 0);
-        else if (uid && o.policy == 'F')
-            for_each_dependent(st, uid, delete_tree, 1);
-        json_t *out = NULL;
-        int rc = store_delete(st, k->id, rt->ns, rt->name, o.uid, &out);
-        if (rc) {
-            srv__resp_err(r, rc, k, rt->name);
-        } else {
-            if (store_flush(st))
-                log_error("server", "store flush failed after deleting %s %s", k->kind, rt->name);
-            srv__resp_json(r, 200, srv__with_type(k, out));
-        }
-        json_decref(out);
+        delete_durably(r, st, k, rt, &o, api_uid(cur));
     }
     json_decref(cur);
     del_opts_release(&o);
@@ -413,24 +484,33 @@ void srv__handle_delete_collection(struct srv_req *q, struct srv_resp *r, struct
     json_t *items = filtered(k, all, &f);
     json_decref(all);
     srv__filter_release(&f);
-    json_t *gone = json_array();
-    size_t i;
-    json_t *it;
+    struct store *st = q->srv->store;
+    char why[512];
     bool dry = srv__dry_run(q);
-    json_array_foreach(items, i, it)
-    {
-        json_t *out = NULL;
-        if (dry || !store_delete(q->srv->store, k->id, api_namespace(it), api_name(it), NULL,
-                                 &out))
-            json_array_append_new(gone, srv__with_type(k, out ? out : it));
-        json_decref(out);
+    if (!dry && store_txn_begin(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, NULL, why);
+    } else {
+        json_t *gone = json_array();
+        size_t i;
+        json_t *it;
+        json_array_foreach(items, i, it)
+        {
+            json_t *out = NULL;
+            if (dry || !store_delete(st, k->id, api_namespace(it), api_name(it), NULL, &out))
+                json_array_append_new(gone, srv__with_type(k, out ? out : it));
+            json_decref(out);
+        }
+        if (!dry && store_txn_commit(st, why, sizeof(why))) {
+            json_decref(gone);
+            srv__resp_unsaved(r, k, NULL, why);
+        } else {
+            char *lk = xasprintf("%sList", k->kind);
+            srv__resp_json(r, 200,
+                           json_pack("{s:s, s:s, s:{}, s:o}", "kind", lk, "apiVersion",
+                                     api_kind_api_version(k), "metadata", "items", gone));
+            xfree(lk);
+        }
     }
     json_decref(items);
-    store_flush(q->srv->store);
-    char *lk = xasprintf("%sList", k->kind);
-    srv__resp_json(r, 200,
-                   json_pack("{s:s, s:s, s:{}, s:o}", "kind", lk, "apiVersion",
-                             api_kind_api_version(k), "metadata", "items", gone));
-    xfree(lk);
     del_opts_release(&o);
 }

@@ -138,6 +138,9 @@ static const struct flag_def flags[] = {
          "creation (default 0:\nwait as long as --provisioning-max-wait)"),
     FLAG("fallback-flavor-backoff", "DUR", set_duration, fallback_backoff_ms,
          "how long the failed flavor is avoided (default 10m)"),
+    FLAG("event-ttl", "DUR", set_duration, event_ttl_ms,
+         "Events are deleted this long after their last change\n"
+         "(default 1h, as kube-apiserver's --event-ttl; 0 = never)"),
     FLAG("no-default-pool", NULL, set_true, no_default_pool,
          "on first start, do not create NodePool default-pool"),
     FLAG("stop-pods-on-exit", NULL, set_true, stop_pods_on_exit,
@@ -204,6 +207,7 @@ static void defaults(struct srv_flags *f)
     f->port = 6443;
     f->scale_down_ms = f->provisioning_max_wait_ms = -1;
     f->fallback_node_wait_ms = f->fallback_provreq_timeout_ms = f->fallback_backoff_ms = -1;
+    f->event_ttl_ms = -1;
     f->log_level = -1;
     f->dash.addr = xstrdup("127.0.0.1");
     f->dash.port = -1;

@@ -24,6 +24,7 @@ struct srv_flags {
     int64_t provisioning_max_wait_ms;
     bool flavor_fallback;
     int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
+    int64_t event_ttl_ms;
     bool no_default_pool;
     bool stop_pods_on_exit;
     struct {

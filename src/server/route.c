@@ -324,12 +324,21 @@ static bool has_empty_segment(char **segs, int n)
     return false;
 }
 
-static void health(struct srv_req *q, struct srv_resp *r)
+/* /healthz and /livez: the process serves (liveness). /readyz also needs
+ * the store to write: while saves fail it answers 503 and names the cause,
+ * in the shape of the API server's failed readyz check. */
+static void health(struct srv_req *q, struct srv_resp *r, bool ready)
 {
-    if (atomic_load(&q->srv->stopping))
+    char why[512];
+    if (atomic_load(&q->srv->stopping)) {
         srv__resp_text(r, 503, "shutting down\n", 14);
-    else
+    } else if (ready && !store_writable(q->srv->store, why, sizeof(why))) {
+        char *msg = xasprintf("[-]store failed: %s\nreadyz check failed\n", why);
+        srv__resp_text(r, 503, msg, strlen(msg));
+        xfree(msg);
+    } else {
         srv__resp_text(r, 200, "ok", 2);
+    }
 }
 
 void srv__dispatch(struct srv_req *q, struct srv_resp *r)
@@ -356,7 +365,7 @@ void srv__dispatch(struct srv_req *q, struct srv_resp *r)
         srv__handle_version(q, r);
     } else if (n == 1 && (!strcmp(segs[0], "healthz") || !strcmp(segs[0], "readyz") ||
                           !strcmp(segs[0], "livez"))) {
-        health(q, r);
+        health(q, r, !strcmp(segs[0], "readyz"));
     } else if (n == 1 && !strcmp(segs[0], "metrics") && is_get) {
         srv__handle_metrics(q, r);
     } else if (n >= 1 && !strcmp(segs[0], "openapi") && is_get) {

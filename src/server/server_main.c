@@ -156,6 +156,8 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     if (f->provisioning_max_wait_ms >= 0)
         co.config.provisioning_max_wait_ms = f->provisioning_max_wait_ms;
     co.config.flavor_fallback = f->flavor_fallback;
+    if (f->event_ttl_ms >= 0)
+        co.config.event_ttl_ms = f->event_ttl_ms;
     if (f->fallback_node_wait_ms >= 0)
         co.config.fallback_node_wait_ms = f->fallback_node_wait_ms;
     if (f->fallback_provreq_timeout_ms >= 0)
@@ -197,7 +199,9 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     return rc;
 }
 
-static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
+/* Stop everything; returns 0, or CU_EIO when changes could not be saved
+ * (the store logged how many and why; they are lost). */
+static int close_all(struct running *rn, const char *state_dir, bool wrote_url)
 {
     srv_stop(rn->dash);
     srv_stop(rn->srv);
@@ -210,9 +214,13 @@ static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
         ctrl_free(rn->ctrl);
     if (rn->exec)
         rn->exec->ops->free(rn->exec);
+    char why[512] = "";
     if (rn->store && store_flush(rn->store))
-        log_error("server", "final store flush failed");
-    store_close(rn->store);
+        store_writable(rn->store, why, sizeof(why));
+    int rc = store_close(rn->store); /* tries the final save once more */
+    if (rc)
+        fprintf(stderr, "cueue server: changes made before the shutdown could not be saved "
+                        "and are lost: %s\n", why);
     if (wrote_url) {
         char *url = xasprintf("%s/server.url", state_dir);
         unlink(url);
@@ -221,6 +229,7 @@ static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
         unlink(url);
         xfree(url);
     }
+    return rc;
 }
 
 /* The signals that stop the server: blocked everywhere, taken by sigwait. */
@@ -263,6 +272,7 @@ int srv_main(int argc, char **argv)
     int status = 1;
     bool wrote_url = false;
     if (srv__mkdirs(f.state_dir, err, sizeof(err)) ||
+        srv__secure_state(f.state_dir, err, sizeof(err)) ||
         srv__lock_state(f.state_dir, &lock_fd, err, sizeof(err)) ||
         open_all(&f, &rn, err, sizeof(err))) {
         fprintf(stderr, "cueue server: %s\n", err);
@@ -290,7 +300,8 @@ int srv_main(int argc, char **argv)
         xfree(url);
         xfree(dash);
     }
-    close_all(&rn, f.state_dir, wrote_url);
+    if (close_all(&rn, f.state_dir, wrote_url))
+        status = 1;
     if (lock_fd >= 0)
         close(lock_fd);
     srv_flags_release(&f);

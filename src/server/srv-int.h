@@ -141,6 +141,12 @@ void srv__resp_statusf(struct srv_resp *r, int code, const char *reason, const c
 /* A Status for a store/api error code about one object of kind k:
  * NotFound, AlreadyExists, Conflict messages as Kubernetes words them. */
 void srv__resp_err(struct srv_resp *r, int rc, const struct api_kind *k, const char *name);
+/* 500 InternalError for a write that could not be saved (why: the store's
+ * cause, from store_txn_begin/commit), shaped like the API server's
+ * NewInternalError: message "Internal error occurred: ...", the cause in
+ * details.causes. The change was undone: nothing of it remains. */
+void srv__resp_unsaved(struct srv_resp *r, const struct api_kind *k, const char *name,
+                       const char *why);
 /* 422/400 for a rejected object: api_error_message + details.causes. */
 void srv__resp_invalid(struct srv_resp *r, int rc, const struct api_kind *k, const char *name,
                        const struct diag *d);

@@ -41,6 +41,45 @@ int srv__mkdirs(const char *path, char *err, size_t errlen)
     return rc;
 }
 
+/* chmod path to mode when it has any bit outside mode; a missing file is
+ * fine. */
+static int tighten(const char *path, mode_t mode, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st))
+        return errno == ENOENT ? 0 : CU_EIO;
+    if (!(st.st_mode & 07777 & ~mode))
+        return 0;
+    if (chmod(path, mode)) {
+        snprintf(err, errlen, "cannot make %s private (mode %04o): %s", path, (unsigned)mode,
+                 strerror(errno));
+        return CU_EIO;
+    }
+    return 0;
+}
+
+int srv__secure_state(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "the state directory %s is not a directory", dir);
+        return CU_EIO;
+    }
+    int rc = tighten(dir, 0700, err, errlen);
+    char *db = xasprintf("%s/cueue.db", dir);
+    int fd = rc ? -1 : open(db, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        close(fd);
+    static const char *const sfx[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3 && !rc; i++) {
+        char *f = xasprintf("%s%s", db, sfx[i]);
+        rc = tighten(f, 0600, err, errlen);
+        xfree(f);
+    }
+    xfree(db);
+    return rc;
+}
+
 int srv__lock_state(const char *dir, int *fd_out, char *err, size_t errlen)
 {
     char *path = xasprintf("%s/server.lock", dir);

@@ -15,6 +15,13 @@ char *srv_default_state_dir(void);
 
 /* mkdir -p with mode 0700. Returns 0 or CU_EIO with a message. */
 int srv__mkdirs(const char *path, char *err, size_t errlen);
+/* Make the state directory private, whatever mode it had: the directory
+ * 0700, the database files (cueue.db and its -wal and -shm) 0600, and
+ * cueue.db created 0600 when absent so that SQLite gives its -wal and -shm
+ * files the same mode. Returns 0, or CU_EIO with a message when dir is not
+ * a directory or a mode cannot be set (the server then refuses to start
+ * rather than keep readable state). */
+int srv__secure_state(const char *dir, char *err, size_t errlen);
 /* Take <dir>/server.lock (flock, non-blocking) and write our pid in it.
  * Returns 0 with the held fd, or CU_EEXIST naming the other server's pid,
  * or CU_EIO. The lock lasts until the fd is closed or the process ends. */

@@ -153,6 +153,20 @@ void srv__resp_err(struct srv_resp *r, int rc, const struct api_kind *k, const c
     srv__resp_status(r, cu_err_http_status(rc), cu_err_reason(rc), msg, srv__details(k, name));
 }
 
+void srv__resp_unsaved(struct srv_resp *r, const struct api_kind *k, const char *name,
+                       const char *why)
+{
+    char cause[1024];
+    snprintf(cause, sizeof(cause), "%s \"%s\" was not saved: %s",
+             k ? api_kind_qualified(k) : "objects", name ? name : "",
+             why && *why ? why : "the store cannot write");
+    char msg[1100];
+    snprintf(msg, sizeof(msg), "Internal error occurred: %s", cause);
+    json_t *details = srv__details(k, name);
+    json_object_set_new(details, "causes", json_pack("[{s:s}]", "message", cause));
+    srv__resp_status(r, 500, "InternalError", msg, details);
+}
+
 void srv__resp_invalid(struct srv_resp *r, int rc, const struct api_kind *k, const char *name,
                        const struct diag *d)
 {

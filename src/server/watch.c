@@ -5,7 +5,9 @@
  *    then changes after the list's RV (what the API server does for a
  *    watch without a starting point); N: changes after N; a start older
  *    than the store's retained history gets one ERROR event with a 410
- *    Expired Status and the stream ends (the client re-lists).
+ *    Expired Status and the stream ends (the client re-lists). A start
+ *    that is not a 64-bit decimal is refused (400), one past the store's
+ *    resourceVersion too (504 "Too large resource version").
  *  - labelSelector/fieldSelector filter; an object that stops matching is
  *    sent as DELETED, one that starts matching as ADDED (the watch cache's
  *    behaviour), so `kubectl wait`/`get -w` stay consistent.
@@ -15,6 +17,7 @@
  *    events while idle. The stream also ends when the client hangs up or
  *    the server stops (checked every WATCH_POLL_MS).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,20 +281,50 @@ static void watch_start(struct watch *w, bool from_now)
     }
 }
 
+/* The watch's starting resourceVersion (rvs, non-empty) into *start, as
+ * the API server parses it: a decimal number that fits 64 bits, else 400
+ * BadRequest naming the parameter. One the store has not reached yet is
+ * refused the way the API server refuses it once its cache has not caught
+ * up: 504 Timeout "Too large resource version: N, current: M", cause
+ * ResourceVersionTooLarge (client-go re-lists on it). The store is the
+ * source here, so there is nothing to wait for; starting there would skip
+ * every change in between. Returns 0, or -1 after answering r. */
+static int parse_start_rv(struct srv_req *q, struct srv_resp *r, const char *rvs,
+                          uint64_t *start)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = rvs[0] >= '0' && rvs[0] <= '9' ? strtoull(rvs, &end, 10) : 0;
+    if (!end || *end || errno == ERANGE) {
+        srv__resp_statusf(r, 400, "BadRequest",
+                          "invalid resource version \"%.64s\": resourceVersion must be a "
+                          "decimal number from 0 to 18446744073709551615",
+                          rvs);
+        return -1;
+    }
+    uint64_t current = store_rv(q->srv->store);
+    if (v > current) {
+        char msg[128];
+        snprintf(msg, sizeof(msg), "Too large resource version: %llu, current: %llu", v,
+                 (unsigned long long)current);
+        json_t *details = json_pack("{s:[{s:s, s:s}], s:i}", "causes", "reason",
+                                    "ResourceVersionTooLarge", "message",
+                                    "Too large resource version", "retryAfterSeconds", 1);
+        srv__resp_status(r, 504, "Timeout", msg, details);
+        return -1;
+    }
+    *start = v;
+    return 0;
+}
+
 void srv__handle_watch(struct srv_req *q, struct srv_resp *r, struct srv_route *rt)
 {
     r->verb = SRV_VERB_WATCH;
     const char *rvs = srv__q(q, "resourceVersion");
     bool from_now = !rvs || !*rvs || !strcmp(rvs, "0");
     uint64_t start = 0;
-    if (!from_now) {
-        char *end;
-        start = strtoull(rvs, &end, 10);
-        if (*end) {
-            srv__resp_statusf(r, 400, "BadRequest", "invalid resource version \"%s\"", rvs);
-            return;
-        }
-    }
+    if (!from_now && parse_start_rv(q, r, rvs, &start))
+        return;
     long long timeout_s = 0;
     if (srv__qint(q, r, "timeoutSeconds", 0, &timeout_s) < 0)
         return;

@@ -17,7 +17,6 @@
 #include "server/srv-int.h"
 #include "util/err.h"
 #include "util/jsonx.h"
-#include "util/log.h"
 #include "util/timefmt.h"
 #include "util/xalloc.h"
 
@@ -283,6 +282,12 @@ static int check_namespace(struct srv_req *q, struct srv_resp *r, const struct a
     return 0;
 }
 
+/* Kubernetes' name generator: at most 63 - 5 characters of the base, and
+ * a generated name that is taken is tried again with a new suffix, up to
+ * 8 names in all (the API server's RetryGenerateName), before the 409. */
+#define GENERATE_NAME_BASE_MAX 58
+#define GENERATE_NAME_ATTEMPTS 8
+
 static void generate_name(struct srv_req *q, json_t *obj)
 {
     const char *gen = JX_STR(obj, "metadata", "generateName");
@@ -290,7 +295,7 @@ static void generate_name(struct srv_req *q, json_t *obj)
         return;
     char sfx[8];
     srv__suffix(q->srv, sfx, 5);
-    char *name = xasprintf("%s%s", gen, sfx);
+    char *name = xasprintf("%.*s%s", GENERATE_NAME_BASE_MAX, gen, sfx);
     JX_SET_NEW(obj, json_string(name), "metadata", "name");
     xfree(name);
 }
@@ -320,14 +325,12 @@ static void namespace_active(struct store *st, json_t **obj)
     json_decref(c);
 }
 
-void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_kind *k,
-                        const char *ns, json_t *obj)
+/* One attempt at a create (obj is this attempt's, named). Answers r and
+ * returns 0, except when the name is taken and another_name_may_follow:
+ * then returns CU_EEXIST without answering or changing anything. */
+static int create_once(struct srv_req *q, struct srv_resp *r, const struct api_kind *k,
+                       const char *ns, json_t *obj, bool another_name_may_follow)
 {
-    r->verb = SRV_VERB_CREATE;
-    if (check_namespace(q, r, k, ns))
-        return;
-    strip_server_metadata(obj);
-    generate_name(q, obj);
     char uid[37];
     srv__uuid(q->srv, uid);
     JX_SET_NEW(obj, json_string(uid), "metadata", "uid");
@@ -339,35 +342,70 @@ void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_
     if (rc) {
         srv__resp_invalid(r, rc, k, JX_STR(obj, "metadata", "name"), &d);
         diag_release(&d);
-        return;
+        return 0;
     }
     diag_release(&d);
     const char *name = JX_STR(obj, "metadata", "name");
+    struct store *st = q->srv->store;
     if (srv__dry_run(q)) {
-        json_t *have = store_get(q->srv->store, k->id, ns, name);
+        json_t *have = store_get(st, k->id, ns, name);
+        json_decref(have);
+        if (have && another_name_may_follow)
+            return CU_EEXIST;
         if (have) {
-            json_decref(have);
             srv__resp_err(r, CU_EEXIST, k, name);
         } else {
             json_t *dry = dry_run_object(q, obj);
             srv__resp_json(r, 201, srv__with_type(k, dry)); /* a new reference */
             json_decref(dry);
         }
-        return;
+        return 0;
     }
     json_t *out = NULL;
-    rc = store_create(q->srv->store, k->id, k->namespaced ? ns : NULL, obj, &out);
+    char why[512];
+    if (store_txn_begin(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, name, why);
+        return 0;
+    }
+    rc = store_create(st, k->id, k->namespaced ? ns : NULL, obj, &out);
     if (rc) {
+        store_txn_rollback(st);
+        if (rc == CU_EEXIST && another_name_may_follow)
+            return rc;
         srv__resp_err(r, rc, k, name);
-        return;
+        return 0;
     }
     if (k->id == KIND_NAMESPACE)
-        namespace_active(q->srv->store, &out);
-    if (store_flush(q->srv->store))
-        log_error("server", "store flush failed after creating %s %s", k->kind, name);
+        namespace_active(st, &out);
+    if (store_txn_commit(st, why, sizeof(why))) {
+        json_decref(out);
+        srv__resp_unsaved(r, k, name, why);
+        return 0;
+    }
     json_t *typed = srv__with_type(k, out);
     json_decref(out);
     srv__resp_json(r, 201, typed);
+    return 0;
+}
+
+void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_kind *k,
+                        const char *ns, json_t *obj)
+{
+    r->verb = SRV_VERB_CREATE;
+    if (check_namespace(q, r, k, ns))
+        return;
+    strip_server_metadata(obj);
+    bool generated = !JX_STR(obj, "metadata", "name") && JX_STR(obj, "metadata", "generateName");
+    for (int i = 0;; i++) {
+        bool last = !generated || i + 1 == GENERATE_NAME_ATTEMPTS;
+        /* admission changes what it admits: each name starts from the request */
+        json_t *attempt = last ? json_incref(obj) : json_deep_copy(obj);
+        generate_name(q, attempt);
+        int rc = create_once(q, r, k, ns, attempt, !last);
+        json_decref(attempt);
+        if (rc != CU_EEXIST)
+            return;
+    }
 }
 
 /* A write that names another uid than the stored object's is refused, as
@@ -428,14 +466,24 @@ int srv__update_object(struct srv_req *q, struct srv_resp *r, const struct api_k
         return 0;
     }
     json_t *out = NULL;
-    rc = store_update(q->srv->store, k->id, k->namespaced ? ns : NULL, obj,
+    struct store *st = q->srv->store;
+    char why[512];
+    if (store_txn_begin(st, why, sizeof(why))) {
+        srv__resp_unsaved(r, k, name, why);
+        return CU_EIO;
+    }
+    rc = store_update(st, k->id, k->namespaced ? ns : NULL, obj,
                       status ? STORE_UPDATE_STATUS : STORE_UPDATE_MAIN, &out);
     if (rc) {
+        store_txn_rollback(st);
         srv__resp_err(r, rc, k, name);
         return rc;
     }
-    if (store_flush(q->srv->store))
-        log_error("server", "store flush failed after updating %s %s", k->kind, name);
+    if (store_txn_commit(st, why, sizeof(why))) {
+        json_decref(out);
+        srv__resp_unsaved(r, k, name, why);
+        return CU_EIO;
+    }
     json_t *typed = srv__with_type(k, out ? out : obj);
     json_decref(out);
     srv__resp_json(r, 200, typed);

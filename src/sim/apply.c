@@ -443,7 +443,7 @@ static json_t *precheck_from(const json_t *admitted, const json_t *manifest)
         api_validate_name(name, ks->name_rule, ks->name_max, false, "metadata.name", &d);
         api_validate_name(ns, api_check_dns1123_label, 0, false, "metadata.namespace", &d);
     }
-    if (name && name[0] && ns && ns[0] && !d.n) {
+    if (name && name[0] && ns && ns[0] && !diag_count(&d)) {
         json_t *md = json_copy(JX_GET(admitted, "metadata"));
         json_object_set_new(md, "name", json_string(name));
         json_object_set_new(md, "namespace", json_string(ns));

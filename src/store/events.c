@@ -59,6 +59,17 @@ void store__log_append(struct store *s, enum store_event_type type, enum api_kin
         pthread_cond_broadcast(&s->cv);
 }
 
+void store__log_pop(struct store *s)
+{
+    struct store_log *log = &s->log;
+    s->rv--;
+    if (log->n == 0) /* a history shorter than the write already dropped it */
+        return;
+    json_decref(log->items[(log->head + log->n - 1) % log->cap].obj);
+    if (--log->n == 0)
+        log->head = 0;
+}
+
 static bool event_matches(const struct store_event *ev, int kind, const char *ns)
 {
     if (kind >= 0 && (int)ev->kind != kind)
@@ -74,15 +85,15 @@ static bool event_matches(const struct store_event *ev, int kind, const char *ns
 int store_events_since(struct store *s, uint64_t since_rv, int kind, const char *ns,
                        int timeout_ms, struct store_events *out)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     store__wait_locked(s, since_rv, s->wakeups, timeout_ms);
     struct store_log *log = &s->log;
     if (since_rv >= s->rv) {
-        pthread_mutex_unlock(&s->mu);
+        store__unlock(s);
         return 0;
     }
     if (s->rv - since_rv > log->n) {
-        pthread_mutex_unlock(&s->mu);
+        store__unlock(s);
         return CU_EGONE; /* the events right after since_rv are gone */
     }
     size_t first = log->n - (size_t)(s->rv - since_rv);
@@ -97,13 +108,13 @@ int store_events_since(struct store *s, uint64_t since_rv, int kind, const char 
         out->n++;
         added++;
     }
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return added;
 }
 
 void store_events_trim(struct store *s, uint64_t upto_rv)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     struct store_log *log = &s->log;
     uint64_t oldest = s->rv - log->n + 1;
     size_t k = upto_rv < oldest ? 0 : (size_t)(upto_rv - oldest + 1);
@@ -121,7 +132,7 @@ void store_events_trim(struct store *s, uint64_t upto_rv)
     } else {
         log->head = (log->head + k) % log->cap;
     }
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
 }
 
 void store_events_release(struct store_events *ev)

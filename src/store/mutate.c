@@ -254,18 +254,19 @@ static int create_doc(struct store *s, enum api_kind_id kind, const char *nsk, j
     json_object_del(meta, "deletionTimestamp");
     json_object_del(meta, "deletionGracePeriodSeconds");
 
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     int rc = 0;
     char *final = choose_name(s, kind, nsk, meta);
     if (!final || store__idx_find(s, kind, nsk, final)) {
         rc = CU_EEXIST;
     } else {
         stamp_new(s, meta, final);
+        store__undo_note(s, kind, nsk, final, NULL);
         store__db_put(s, kind, nsk, final, doc);
         store__idx_insert(s, kind, nsk, final, json_incref(doc));
         store__log_append(s, STORE_ADDED, kind, json_incref(doc));
     }
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     xfree(final);
     if (rc == 0 && out)
         *out = doc;
@@ -479,6 +480,8 @@ static json_t *commit_update(struct store *s, enum api_kind_id kind, struct stor
         json_decref(cand);
         return json_incref(o->doc);
     }
+    /* before the in-place test below: a noted version is not the index's alone */
+    store__undo_note(s, kind, o->ns, o->name, o->doc);
     json_t *meta = np->meta;
     bool deleting, rv_in_place = false;
     if (meta == op->meta && o->doc->refcount == 1 && meta->refcount == 2) {
@@ -612,7 +615,7 @@ static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
                        const char *name, const json_t *precond, json_t *incoming,
                        enum store_update_mode mode, json_t *reuse, json_t **out)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     json_t *res = NULL;
     int rc = CU_ENOTFOUND;
     struct store_obj *o = store__idx_find(s, kind, nsk, name);
@@ -636,7 +639,7 @@ static int update_with(struct store *s, enum api_kind_id kind, const char *nsk,
                                 status_only, NULL, NULL);
         incoming = NULL;
     }
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     json_decref(incoming);
     if (out)
         *out = res;
@@ -772,6 +775,7 @@ static json_t *mark_deleting(struct store *s, enum api_kind_id kind, struct stor
     JX_SET_LIT(meta, "deletionGracePeriodSeconds", json_integer(0));
     JX_SET_LIT(meta, "generation", json_integer(generation_of(o->doc) + 1));
     set_rv(meta, s->rv + 1);
+    store__undo_note(s, kind, o->ns, o->name, o->doc);
     store__db_put(s, kind, o->ns, o->name, cand);
     json_decref(o->doc);
     o->doc = json_incref(cand);
@@ -785,6 +789,7 @@ static json_t *remove_now(struct store *s, enum api_kind_id kind, struct store_o
 {
     json_t *last = copy_with_meta(o->doc);
     set_rv(JX_GET(last, "metadata"), s->rv + 1);
+    store__undo_note(s, kind, o->ns, o->name, o->doc);
     store__db_del(s, kind, o->ns, o->name);
     store__idx_remove(s, kind, o);
     store__log_append(s, STORE_DELETED, kind, json_incref(last));
@@ -798,7 +803,7 @@ int store_delete(struct store *s, enum api_kind_id kind, const char *ns, const c
         *out = NULL;
     if (!kind_ok((int)kind) || !name)
         return CU_ENOTFOUND;
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     json_t *res = NULL;
     int rc = 0;
     struct store_obj *o = store__idx_find(s, kind, ns, name);
@@ -812,7 +817,7 @@ int store_delete(struct store *s, enum api_kind_id kind, const char *ns, const c
         res = mark_deleting(s, kind, o);
     else
         res = remove_now(s, kind, o);
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     if (out)
         *out = res;
     else

@@ -12,7 +12,11 @@
  * exactly the keys changed since the last successful flush (a failed flush
  * rolls back and keeps it, so the next flush retries); the database never
  * holds a transaction between calls; nothing here takes store.mu (callers
- * hold it).
+ * hold it). While writes fail (failing), every flush tries a transaction,
+ * even with nothing dirty (it counts the attempt in meta.writeProbes, a
+ * row that changes, so a page is written), so the first flush after space
+ * returns finds out; the failure is logged when it starts or
+ * its cause changes, and again when writes succeed.
  */
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -44,10 +48,14 @@ struct store_db {
     sqlite3_stmt *put;
     sqlite3_stmt *del;
     sqlite3_stmt *set_meta;
+    sqlite3_stmt *probe;
     sqlite3_stmt *begin, *commit; /* the flush's transaction */
     struct store_dirty *dirty; /* uthash */
     char *buf;                 /* reusable serialisation buffer */
     size_t buf_cap;
+    bool failing;              /* the last flush failed */
+    char why[512];             /* its cause, for store_writable and the log */
+    unsigned long failures;    /* failed flushes since the last success */
 };
 
 static const char *const SCHEMA =
@@ -98,6 +106,7 @@ static void db_free(struct store_db *d)
     sqlite3_finalize(d->put);
     sqlite3_finalize(d->del);
     sqlite3_finalize(d->set_meta);
+    sqlite3_finalize(d->probe);
     sqlite3_finalize(d->begin);
     sqlite3_finalize(d->commit);
     sqlite3_close(d->db);
@@ -234,6 +243,11 @@ int store__db_open(struct store *s, const char *path, char *err, size_t errlen)
     if (rc == 0)
         rc = prepare(d, "UPDATE meta SET value = ? WHERE key = 'resourceVersion'", &d->set_meta,
                      err, errlen);
+    if (rc == 0) /* SQLite skips writing a row that does not change: this one does */
+        rc = prepare(d,
+                     "INSERT INTO meta(key, value) VALUES ('writeProbes', 1)"
+                     " ON CONFLICT(key) DO UPDATE SET value = value + 1",
+                     &d->probe, err, errlen);
     if (rc == 0)
         rc = prepare(d, "BEGIN", &d->begin, err, errlen);
     if (rc == 0)
@@ -248,15 +262,20 @@ int store__db_open(struct store *s, const char *path, char *err, size_t errlen)
     return rc;
 }
 
+/* Record why a flush failed (the log line comes from flush_failed). */
+static int flush_error(struct store_db *d, const char *what, const char *cause)
+{
+    snprintf(d->why, sizeof(d->why), "database %s: %s: %s", d->path, what, cause);
+    return CU_EIO;
+}
+
 static int step_done(struct store_db *d, sqlite3_stmt *st, const char *what)
 {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
-    if (rc != SQLITE_DONE) {
-        log_error("store", "database %s: %s: %s", d->path, what, sqlite3_errmsg(d->db));
-        return CU_EIO;
-    }
+    if (rc != SQLITE_DONE)
+        return flush_error(d, what, sqlite3_errmsg(d->db));
     return 0;
 }
 
@@ -342,10 +361,8 @@ static int write_dirty(struct store *s)
         int rc;
         if (e->doc) {
             size_t n = dump(d, e->doc);
-            if (n == 0) {
-                log_error("store", "database %s: cannot serialise %s", d->path, e->name);
-                return CU_EIO;
-            }
+            if (n == 0)
+                return flush_error(d, e->name, "cannot serialise the object");
             bind_key(d->put, e);
             sqlite3_bind_text(d->put, 4, d->buf, (int)n, SQLITE_STATIC);
             rc = step_done(d, d->put, "writing an object");
@@ -357,37 +374,79 @@ static int write_dirty(struct store *s)
             return rc;
     }
     sqlite3_bind_int64(d->set_meta, 1, (sqlite3_int64)s->rv);
-    return step_done(d, d->set_meta, "writing the resourceVersion");
+    int rc = step_done(d, d->set_meta, "writing the resourceVersion");
+    if (rc == 0 && d->failing) /* a write that surely reaches the disk */
+        rc = step_done(d, d->probe, "writing");
+    return rc;
+}
+
+/* A flush failed (d->why says why): log it when writes start failing or
+ * the cause changes, not at every retry. */
+static void flush_failed(struct store_db *d, const char *last_why)
+{
+    d->failures++;
+    if (!d->failing || strcmp(last_why, d->why))
+        log_error("store", "%s (%u unsaved objects; retrying until it succeeds)", d->why,
+                  HASH_COUNT(d->dirty));
+    d->failing = true;
 }
 
 int store__db_flush(struct store *s)
 {
     struct store_db *d = s->db;
-    if (!d || !d->dirty)
+    if (!d || (!d->dirty && !d->failing))
         return 0;
-    if (step_done(d, d->begin, "BEGIN") < 0)
-        return CU_EIO;
-    int rc = write_dirty(s);
+    char last_why[sizeof(d->why)];
+    memcpy(last_why, d->why, sizeof(last_why));
+    int rc = step_done(d, d->begin, "BEGIN");
+    if (rc == 0)
+        rc = write_dirty(s);
     if (rc == 0)
         rc = step_done(d, d->commit, "COMMIT");
     if (rc < 0) {
         /* keep the dirty set: the next flush writes it all again */
         if (!sqlite3_get_autocommit(d->db))
             sqlite3_exec(d->db, "ROLLBACK", NULL, NULL, NULL);
+        flush_failed(d, last_why);
         return rc;
     }
+    if (d->failing)
+        log_info("store", "database %s: writes succeed again (after %lu failed attempts)",
+                 d->path, d->failures);
+    d->failing = false;
+    d->failures = 0;
+    d->why[0] = '\0';
     dirty_clear(d);
     return 0;
 }
 
-void store__db_close(struct store *s)
+void store__db_discard(struct store *s)
+{
+    if (s->db)
+        dirty_clear(s->db);
+}
+
+bool store__db_writable(struct store *s, char *why, size_t whylen)
+{
+    struct store_db *d = s->db;
+    bool ok = !d || !d->failing;
+    if (why && whylen)
+        snprintf(why, whylen, "%s", ok ? "" : d->why);
+    return ok;
+}
+
+int store__db_close(struct store *s)
 {
     if (!s->db)
-        return;
-    if (store__db_flush(s) < 0)
-        log_error("store", "database %s: closing with %u unsaved objects", s->db->path,
-                  HASH_COUNT(s->db->dirty));
+        return 0;
+    int rc = 0;
+    if (s->db->dirty && store__db_flush(s) < 0) {
+        log_error("store", "database %s: closing with %u unsaved objects, which are lost: %s",
+                  s->db->path, HASH_COUNT(s->db->dirty), s->db->why);
+        rc = CU_EIO;
+    }
     dirty_clear(s->db);
     db_free(s->db);
     s->db = NULL;
+    return rc;
 }

@@ -63,6 +63,24 @@ struct store_log {
 
 struct store_db; /* persist.c */
 
+/* What one mutation inside a durable write (store_txn_begin) replaced:
+ * the key's previous document (a reference; NULL = the key was absent). */
+struct store_undo {
+    enum api_kind_id kind;
+    char *ns;
+    char *name;
+    json_t *prev;
+};
+
+/* The open durable write, if any (txn.c). While open, its thread holds
+ * store.mu from store_txn_begin to store_txn_commit/rollback. */
+struct store_txn {
+    bool open;
+    uint64_t rv0; /* resourceVersion at begin */
+    struct store_undo *undo;
+    size_t n, cap;
+};
+
 struct store {
     pthread_mutex_t mu;
     pthread_cond_t cv; /* broadcast on every event and on store_wakeup */
@@ -76,12 +94,36 @@ struct store {
     struct store_index idx[KIND__COUNT];
     struct store_log log;
     struct store_db *db;
+    struct store_txn txn;
     /* the RFC 3339 text of stamp_ms (creationTimestamp), reused by the
      * creates of one instant (mutate.c stamp_new; mu held) */
     bool stamp_valid;
     int64_t stamp_ms;
     char stamp[TIMEFMT_LEN];
 };
+
+/* The store whose lock the calling thread holds for a durable write
+ * (txn.c), else NULL. store__lock/store__unlock leave store.mu alone for
+ * that thread, so its store calls inside the write work as usual. */
+extern _Thread_local struct store *store__txn_owner;
+
+static inline void store__lock(struct store *s)
+{
+    if (store__txn_owner != s)
+        pthread_mutex_lock(&s->mu);
+}
+
+static inline void store__unlock(struct store *s)
+{
+    if (store__txn_owner != s)
+        pthread_mutex_unlock(&s->mu);
+}
+
+/* Record, inside an open durable write on a persistent store, the state
+ * of a key a mutation is about to change (prev: its current document,
+ * borrowed; NULL = absent). mu held. No-op otherwise. */
+void store__undo_note(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
+                      const json_t *prev);
 
 /* index (store.c) */
 struct store_obj *store__idx_find(struct store *s, enum api_kind_id kind, const char *ns,
@@ -103,15 +145,23 @@ void store__log_release(struct store_log *log);
  * taken by the log); wakes waiters. */
 void store__log_append(struct store *s, enum store_event_type type, enum api_kind_id kind,
                        json_t *obj);
+/* Drop the newest event and give its resourceVersion back (rolling back a
+ * durable write nobody has seen). */
+void store__log_pop(struct store *s);
 
 /* persistence (persist.c). put/del record the key's new state for the
  * next flush (no-ops for a memory store); open and flush return 0 or
- * CU_EIO; close flushes. */
+ * CU_EIO; close flushes and returns CU_EIO when changes were left
+ * unsaved. discard forgets every unsaved change (a rolled-back durable
+ * write, whose changes are the only ones unsaved). why copies the last
+ * failure's message and returns false while writes fail. */
 int store__db_open(struct store *s, const char *path, char *err, size_t errlen);
 void store__db_put(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
                    const json_t *doc);
 void store__db_del(struct store *s, enum api_kind_id kind, const char *ns, const char *name);
 int store__db_flush(struct store *s);
-void store__db_close(struct store *s);
+int store__db_close(struct store *s);
+void store__db_discard(struct store *s);
+bool store__db_writable(struct store *s, char *why, size_t whylen);
 
 #endif

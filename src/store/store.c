@@ -183,35 +183,36 @@ int store_open(const struct store_opts *opts, struct store **out, char *err, siz
     return 0;
 }
 
-void store_close(struct store *s)
+int store_close(struct store *s)
 {
     if (!s)
-        return;
-    pthread_mutex_lock(&s->mu);
-    store__db_close(s); /* flushes */
-    pthread_mutex_unlock(&s->mu);
+        return 0;
+    store__lock(s);
+    int rc = store__db_close(s); /* flushes */
+    store__unlock(s);
     store_free(s);
+    return rc;
 }
 
 json_t *store_get(struct store *s, enum api_kind_id kind, const char *ns, const char *name)
 {
     if (!kind_ok((int)kind) || !name)
         return NULL;
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     struct store_obj *o = store__idx_find(s, kind, ns, name);
     json_t *doc = o ? json_incref(o->doc) : NULL;
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return doc;
 }
 
 json_t *store_list(struct store *s, enum api_kind_id kind, const char *ns, uint64_t *rv_out)
 {
     json_t *arr = json_array();
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     if (rv_out)
         *rv_out = s->rv;
     if (!kind_ok((int)kind)) {
-        pthread_mutex_unlock(&s->mu);
+        store__unlock(s);
         return arr;
     }
     struct store_tree *t = &s->idx[kind].tree;
@@ -227,7 +228,7 @@ json_t *store_list(struct store *s, enum api_kind_id kind, const char *ns, uint6
         RB_FOREACH(o, store_tree, t)
             json_array_append(arr, o->doc);
     }
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return arr;
 }
 
@@ -235,26 +236,34 @@ size_t store_count(struct store *s, enum api_kind_id kind)
 {
     if (!kind_ok((int)kind))
         return 0;
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     size_t n = s->idx[kind].n;
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return n;
 }
 
 uint64_t store_rv(struct store *s)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     uint64_t rv = s->rv;
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return rv;
 }
 
 int store_flush(struct store *s)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     int rc = store__db_flush(s);
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return rc;
+}
+
+bool store_writable(struct store *s, char *why, size_t whylen)
+{
+    store__lock(s);
+    bool ok = store__db_writable(s, why, whylen);
+    store__unlock(s);
+    return ok;
 }
 
 /* Wait on s->cv (mu held) until rv passes since_rv, the wakeup counter
@@ -264,8 +273,8 @@ int store_flush(struct store *s)
 void store__wait_locked(struct store *s, uint64_t since_rv, uint64_t seen_wakeups,
                         int timeout_ms)
 {
-    if (timeout_ms == 0)
-        return;
+    if (timeout_ms == 0 || store__txn_owner == s)
+        return; /* a durable write never lets go of the lock midway */
     struct timespec deadline;
     if (timeout_ms > 0) {
         clock_gettime(CLOCK_MONOTONIC, &deadline);
@@ -287,46 +296,46 @@ void store__wait_locked(struct store *s, uint64_t since_rv, uint64_t seen_wakeup
 
 uint64_t store_wakeup_seq(struct store *s)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     uint64_t n = s->wakeups;
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return n;
 }
 
 uint64_t store_wait_seq(struct store *s, uint64_t since_rv, uint64_t seen_wakeups,
                         int timeout_ms)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     store__wait_locked(s, since_rv, seen_wakeups, timeout_ms);
     uint64_t rv = s->rv;
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return rv;
 }
 
 uint64_t store_wait(struct store *s, uint64_t since_rv, int timeout_ms)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     store__wait_locked(s, since_rv, s->wakeups, timeout_ms);
     uint64_t rv = s->rv;
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
     return rv;
 }
 
 void store_hold_wakeups(struct store *s, bool hold)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     s->hold_wakeups = hold;
     if (!hold && s->held_events) {
         s->held_events = false;
         pthread_cond_broadcast(&s->cv);
     }
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
 }
 
 void store_wakeup(struct store *s)
 {
-    pthread_mutex_lock(&s->mu);
+    store__lock(s);
     s->wakeups++;
     pthread_cond_broadcast(&s->cv);
-    pthread_mutex_unlock(&s->mu);
+    store__unlock(s);
 }

@@ -17,9 +17,10 @@
  *    the control-loop thread share one store.
  *  - Mutations become durable at store_flush(), which writes every object
  *    changed since the last flush (its latest state only) and the
- *    resourceVersion counter in one SQLite transaction (batched commits);
- *    callers that acknowledge a write to a user flush first. Mutations
- *    themselves never fail on I/O.
+ *    resourceVersion counter in one SQLite transaction (batched commits).
+ *    Mutations themselves never fail on I/O. Callers that acknowledge a
+ *    write to a user make it inside a durable write (store_txn_begin ..
+ *    store_txn_commit): saved before anyone sees it, or undone.
  *  - The store decodes nothing and validates nothing: callers pass objects
  *    that the api layer already defaulted and validated.
  */
@@ -48,8 +49,10 @@ struct store_opts {
  * On failure returns CU_EIO and writes a message into err[0..errlen).
  * *out is freed with store_close. */
 int store_open(const struct store_opts *opts, struct store **out, char *err, size_t errlen);
-/* Flush, close the database and free everything. NULL is a no-op. */
-void store_close(struct store *s);
+/* Flush, close the database and free everything. Returns 0, or CU_EIO
+ * when the final flush failed and changes were lost (logged with their
+ * count and the cause). NULL is a no-op. */
+int store_close(struct store *s);
 
 /* The stored object, as a new reference, or NULL when absent. ns is NULL or
  * "" for cluster-scoped kinds. */
@@ -176,6 +179,32 @@ int store_delete(struct store *s, enum api_kind_id kind, const char *ns, const c
  * transaction is rolled back and the next flush writes the same changes
  * again, so memory stays ahead of disk until one succeeds). */
 int store_flush(struct store *s);
+
+/* Whether the store can write: false from a failed flush until the next
+ * successful one (every flush retries while writes fail, even with nothing
+ * to save, so a flush is also the probe). why (may be NULL) receives the
+ * failure's message ("database PATH: COMMIT: database or disk is full"),
+ * or "" when writable. A memory store is always writable. */
+bool store_writable(struct store *s, char *why, size_t whylen);
+
+/* Durable writes, for changes acknowledged to a user (Kubernetes answers
+ * only once etcd has the change). store_txn_begin takes the store's lock
+ * for the calling thread until store_txn_commit or store_txn_rollback:
+ * other threads' store calls wait, this thread's work as usual (it must
+ * not block inside: waits return at once, and it must not wait for a
+ * thread that uses the store). It first saves the changes others left
+ * unsaved (the control loop's); if that fails it returns CU_EIO, writes
+ * the cause into why[0..whylen) (may be NULL) and no write is open.
+ * store_txn_commit saves the write's mutations in one SQLite transaction
+ * and returns 0; if that fails it undoes them all in memory (objects,
+ * events, resourceVersions: as if they never happened; nobody saw them),
+ * returns CU_EIO with the cause in why, and the store keeps retrying the
+ * save at later flushes (store_writable false until one succeeds).
+ * store_txn_rollback undoes the write's mutations and ends it (a request
+ * that failed half-way). */
+int store_txn_begin(struct store *s, char *why, size_t whylen);
+int store_txn_commit(struct store *s, char *why, size_t whylen);
+void store_txn_rollback(struct store *s);
 
 /* The current (latest) resourceVersion. */
 uint64_t store_rv(struct store *s);

@@ -13,6 +13,8 @@ void diag_init(struct diag *d)
 {
     d->items = NULL;
     d->n = d->cap = 0;
+    d->dropped = 0;
+    d->dropped_decode = false;
 }
 
 void diag_release(struct diag *d)
@@ -24,11 +26,31 @@ void diag_release(struct diag *d)
     }
     XFREE(d->items);
     d->n = d->cap = 0;
+    d->dropped = 0;
+    d->dropped_decode = false;
+}
+
+static bool is_decode(enum diag_type t)
+{
+    return t == DIAG_UNKNOWN_FIELD || t == DIAG_TYPE_INVALID || t == DIAG_SYNTAX;
+}
+
+/* Count a cause past the cap instead of keeping it. */
+static void drop(struct diag *d, enum diag_type type)
+{
+    d->dropped++;
+    if (is_decode(type))
+        d->dropped_decode = true;
 }
 
 static void vadd(struct diag *d, enum diag_type type, const char *field,
                  char *value_owned, const char *fmt, va_list ap)
 {
+    if (d->n >= DIAG_MAX_CAUSES) {
+        xfree(value_owned);
+        drop(d, type);
+        return;
+    }
     XGROW(d->items, d->cap, d->n + 1);
     struct diag_cause *c = &d->items[d->n++];
     c->type = type;
@@ -78,22 +100,33 @@ void diag_addj(struct diag *d, enum diag_type type, const char *field,
 void diag_merge(struct diag *dst, struct diag *src)
 {
     for (size_t i = 0; i < src->n; i++) {
+        struct diag_cause *c = &src->items[i];
+        if (dst->n >= DIAG_MAX_CAUSES) {
+            drop(dst, c->type);
+            xfree(c->field);
+            xfree(c->value);
+            xfree(c->detail);
+            continue;
+        }
         XGROW(dst->items, dst->cap, dst->n + 1);
-        dst->items[dst->n++] = src->items[i];
+        dst->items[dst->n++] = *c;
     }
+    dst->dropped += src->dropped;
+    dst->dropped_decode = dst->dropped_decode || src->dropped_decode;
     XFREE(src->items);
     src->n = src->cap = 0;
+    src->dropped = 0;
+    src->dropped_decode = false;
 }
 
-bool diag_has_errors(const struct diag *d) { return d->n > 0; }
+size_t diag_count(const struct diag *d) { return d->n + d->dropped; }
 
-static bool is_decode(enum diag_type t)
-{
-    return t == DIAG_UNKNOWN_FIELD || t == DIAG_TYPE_INVALID || t == DIAG_SYNTAX;
-}
+bool diag_has_errors(const struct diag *d) { return diag_count(d) > 0; }
 
 bool diag_has_decode_errors(const struct diag *d)
 {
+    if (d->dropped_decode)
+        return true;
     for (size_t i = 0; i < d->n; i++)
         if (is_decode(d->items[i].type))
             return true;
@@ -198,6 +231,8 @@ char *diag_summary(const struct diag *d)
         if (d->n > 1)
             sbuf_addc(&sb, ']');
     }
+    if (d->dropped)
+        sbuf_addf(&sb, ", and %zu more error%s", d->dropped, d->dropped == 1 ? "" : "s");
     char *s = sbuf_take(&sb);
     sbuf_release(&sb);
     return s;
@@ -212,6 +247,13 @@ json_t *diag_causes_json(const struct diag *d)
         json_array_append_new(arr, json_pack("{s:s, s:s, s:s}",
             "reason", diag_type_reason(c->type), "message", m, "field", c->field));
         xfree(m);
+    }
+    if (d->dropped) {
+        char m[96];
+        snprintf(m, sizeof(m), "%zu more error%s not shown", d->dropped,
+                 d->dropped == 1 ? "" : "s");
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:s}", "reason", "TooManyErrors",
+                                             "message", m, "field", ""));
     }
     return arr;
 }

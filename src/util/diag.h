@@ -37,9 +37,16 @@ struct diag_cause {
     char *detail; /* owned; may be "" */
 };
 
+/* At most this many causes are kept; later ones are only counted
+ * (dropped), so a body with 700,000 bad items answers with a bounded
+ * Status: the first DIAG_MAX_CAUSES causes and "and N more errors". */
+#define DIAG_MAX_CAUSES 100
+
 struct diag {
-    struct diag_cause *items; /* owned */
+    struct diag_cause *items; /* owned; n <= DIAG_MAX_CAUSES */
     size_t n, cap;
+    size_t dropped;      /* causes recorded past DIAG_MAX_CAUSES (not kept) */
+    bool dropped_decode; /* one of them was a decode error */
 };
 
 /* Initialise an empty diagnostics list (no allocation). */
@@ -57,7 +64,11 @@ void diag_addj(struct diag *d, enum diag_type type, const char *field,
     __attribute__((format(printf, 5, 6)));
 /* Move all causes of src to the end of dst; src is left empty. */
 void diag_merge(struct diag *dst, struct diag *src);
-/* True when at least one cause was recorded. */
+/* How many causes were recorded, kept or dropped (compare counts taken
+ * before and after a check to see whether it found anything: n alone
+ * stops growing at the cap). */
+size_t diag_count(const struct diag *d);
+/* True when at least one cause was recorded (kept or dropped). */
 bool diag_has_errors(const struct diag *d);
 /* True when some cause is a decode error (unknown field, type, syntax). */
 bool diag_has_decode_errors(const struct diag *d);
@@ -70,10 +81,13 @@ char *diag_cause_message(const struct diag_cause *c);
  * Caller frees. */
 char *diag_cause_string(const struct diag_cause *c);
 /* All causes joined the way apimachinery aggregates them: "a" for one,
- * "[a, b]" for several. Decode errors render as
+ * "[a, b]" for several, then ", and N more errors" when some were
+ * dropped. Decode errors render as
  * "strict decoding error: unknown field \"spec.x\", ...". Caller frees. */
 char *diag_summary(const struct diag *d);
-/* Status.details.causes array: [{"reason","message","field"}]. New ref. */
+/* Status.details.causes array: [{"reason","message","field"}], plus a
+ * last {"reason": "TooManyErrors", "message": "N more errors not shown"}
+ * when some were dropped. New ref. */
 json_t *diag_causes_json(const struct diag *d);
 
 #endif

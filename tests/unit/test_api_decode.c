@@ -301,6 +301,52 @@ static void test_non_mapping_documents_are_errors(void **state)
     expect_err("[1, 2]", CU_EBADREQ, "not an array");
 }
 
+/* 150,000 anchors, each used once, in 2.6 MB (the reproduction of issue
+ * 13: 2.7 MB): every value arrives. Anchors used to live in a list
+ * searched at every definition and alias, quadratic: this took minutes
+ * (far longer under ASan, where the test's time limit ends it); a hash
+ * table makes it linear. */
+/* "k" and i in three base-62 digits: a short anchor name that is also a
+ * plain string scalar (never a number, boolean or null). */
+static const char *short_name(int i, char out[5])
+{
+    static const char digits[] =
+        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    out[0] = 'k';
+    out[1] = digits[i / (62 * 62) % 62];
+    out[2] = digits[i / 62 % 62];
+    out[3] = digits[i % 62];
+    out[4] = '\0';
+    return out;
+}
+
+static void test_many_anchors_decode(void **state)
+{
+    (void)state;
+    enum { N = 150000 };
+    char name[5];
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    sbuf_adds(&sb, "d: [");
+    for (int i = 0; i < N; i++)
+        sbuf_addf(&sb, "%s&%s %s", i ? "," : "", short_name(i, name), name);
+    sbuf_adds(&sb, "]\nc: [");
+    for (int i = 0; i < N; i++)
+        sbuf_addf(&sb, "%s*%s", i ? "," : "", short_name(N - 1 - i, name));
+    sbuf_adds(&sb, "]\n");
+    assert_true(sb.len < API_MAX_DOCUMENT_BYTES);
+    json_t *docs = t_parse_ok(sb.buf);
+    json_t *doc = json_array_get(docs, 0);
+    assert_int_equal(json_array_size(json_object_get(doc, "d")), N);
+    json_t *copies = json_object_get(doc, "c");
+    assert_int_equal(json_array_size(copies), N);
+    for (int i = 0; i < N; i += 997)
+        assert_string_equal(json_string_value(json_array_get(copies, (size_t)i)),
+                            short_name(N - 1 - i, name));
+    json_decref(docs);
+    sbuf_release(&sb);
+}
+
 static void test_limits_size_depth_aliases(void **state)
 {
     (void)state;
@@ -380,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_duplicate_keys_are_errors),
         cmocka_unit_test(test_non_mapping_documents_are_errors),
         cmocka_unit_test(test_limits_size_depth_aliases),
+        cmocka_unit_test(test_many_anchors_decode),
         cmocka_unit_test(test_other_decoder_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,8 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -36,6 +38,39 @@ static inline struct store *fx_open_opts(struct fx *f, const char *db_path, size
     if (rc != 0)
         fail_msg("store_open(%s): %s", db_path ? db_path : "memory", err);
     return f->s;
+}
+
+/* A memory-only store in f with its own clock and rng (seed), keeping
+ * history events (0 = the default). */
+static inline struct store *fx_open_memory(struct fx *f, uint64_t seed, size_t history)
+{
+    clk_virtual_init(&f->clock, FX_START_MS);
+    rng_seed(&f->rng, seed);
+    return fx_open_opts(f, NULL, history);
+}
+
+/* A new temporary directory (dir, 64 bytes) and the path of a database
+ * file in it (path, 128 bytes). Returns 0, or -1 when mkdtemp fails. */
+static inline int fx_tmpdb_make(char dir[64], char path[128])
+{
+    snprintf(dir, 64, "/tmp/cueue-store-XXXXXX");
+    if (!mkdtemp(dir))
+        return -1;
+    snprintf(path, 128, "%s/state.db", dir);
+    return 0;
+}
+
+/* Remove the database at path (with its WAL and shared-memory files) and
+ * its directory dir. */
+static inline void fx_tmpdb_remove(const char *dir, const char *path)
+{
+    const char *sfx[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char f[160];
+        snprintf(f, sizeof(f), "%s%s", path, sfx[i]);
+        unlink(f);
+    }
+    rmdir(dir);
 }
 
 static inline int fx_setup(void **state)

@@ -22,10 +22,8 @@ static int pfx_setup(void **state)
     struct pfx *p = calloc(1, sizeof(*p));
     clk_virtual_init(&p->f.clock, FX_START_MS);
     rng_seed(&p->f.rng, 7);
-    snprintf(p->dir, sizeof(p->dir), "/tmp/cueue-store-XXXXXX");
-    if (!mkdtemp(p->dir))
+    if (fx_tmpdb_make(p->dir, p->path))
         return -1;
-    snprintf(p->path, sizeof(p->path), "%s/state.db", p->dir);
     *state = p;
     return 0;
 }
@@ -34,13 +32,7 @@ static int pfx_teardown(void **state)
 {
     struct pfx *p = *state;
     store_close(p->f.s);
-    const char *sfx[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        char f[160];
-        snprintf(f, sizeof(f), "%s%s", p->path, sfx[i]);
-        unlink(f);
-    }
-    rmdir(p->dir);
+    fx_tmpdb_remove(p->dir, p->path);
     free(p);
     return 0;
 }

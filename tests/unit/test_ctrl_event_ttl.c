@@ -1,0 +1,82 @@
+/*
+ * Unit tests of Event expiry (event_ttl.c; Kubernetes' --event-ttl): an
+ * Event is deleted ttl after its last write, a repeat (count + 1) moves
+ * the deadline, ttl 0 keeps Events for ever. Time is the fixture's
+ * virtual clock.
+ */
+#include "test_ctrl_jobs_fixture.h"
+
+#define MIN (60 * 1000)
+
+static void ttl_10m(struct ctrl_config *cfg) { cfg->event_ttl_ms = 10 * MIN; }
+static void ttl_off(struct ctrl_config *cfg) { cfg->event_ttl_ms = 0; }
+
+static json_t *subject(const char *name)
+{
+    return json_pack("{s:s, s:s, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind", "ConfigMap",
+                     "metadata", "name", name, "namespace", "default", "uid", name);
+}
+
+static size_t events(struct fx *f) { return store_count(f->store, KIND_EVENT); }
+
+static void events_expire_after_their_last_write(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(ttl_10m);
+    json_t *a = subject("a"), *b = subject("b");
+    ctrl_event(f->ctrl, a, "Normal", "Test", "%s", "hello a");
+    ctrl_event(f->ctrl, b, "Normal", "Test", "%s", "hello b");
+    fx_run(f);
+    assert_int_equal(events(f), 2);
+    fx_advance(f, 9 * MIN);
+    ctrl_event(f->ctrl, a, "Normal", "Test", "%s", "hello a"); /* a repeat: count 2 */
+    fx_run(f);
+    assert_int_equal(events(f), 2);
+    fx_advance(f, 1 * MIN); /* b: 10 min since its write */
+    assert_int_equal(events(f), 1);
+    assert_true(fx_has_event(f, "a", "Test"));
+    fx_advance(f, 8 * MIN); /* a: 9 min since its repeat */
+    assert_int_equal(events(f), 1);
+    fx_advance(f, 1 * MIN);
+    assert_int_equal(events(f), 0);
+    /* a repeat after expiry starts a new Event, which expires in turn */
+    ctrl_event(f->ctrl, a, "Normal", "Test", "%s", "hello a");
+    fx_run(f);
+    assert_int_equal(events(f), 1);
+    fx_advance(f, 10 * MIN);
+    assert_int_equal(events(f), 0);
+    json_decref(a);
+    json_decref(b);
+    fx_free(f);
+}
+
+static void ttl_zero_keeps_events(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(ttl_off);
+    json_t *a = subject("a");
+    ctrl_event(f->ctrl, a, "Normal", "Test", "%s", "hello a");
+    fx_run(f);
+    fx_advance(f, 7LL * 24 * 60 * MIN);
+    assert_int_equal(events(f), 1);
+    json_decref(a);
+    fx_free(f);
+}
+
+static void default_ttl_is_one_hour(void **state)
+{
+    (void)state;
+    struct ctrl_config cfg;
+    ctrl_config_defaults(&cfg);
+    assert_int_equal(cfg.event_ttl_ms, 60 * MIN);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(events_expire_after_their_last_write),
+        cmocka_unit_test(ttl_zero_keeps_events),
+        cmocka_unit_test(default_ttl_is_one_hour),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
