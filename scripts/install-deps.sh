@@ -10,6 +10,7 @@ pkgs=(
   libcurl4-openssl-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler
   uthash-dev libbsd-dev libssl-dev libjemalloc-dev
   python3 python3-numpy gettext-base jq curl valgrind
+  prometheus   # prometheus and promtool: the /metrics end-to-end test (t6100)
 )
 missing=()
 for p in "${pkgs[@]}"; do
