@@ -164,6 +164,10 @@ is "$(metric "kueue_local_queue_resource_usage{$LQ,flavor=\"on-demand\",resource
   "$(jq -r '[.status.flavorUsage, .status.flavorsReservation][] | .[] | select(.name == "on-demand") | .resources[] | select(.name == "google.com/tpu") | .total' <<<"$lq" | tr '\n' ' ' | sed 's/ $//')" \
   "kueue_local_queue_resource_usage and _reservation = the LocalQueue's flavorUsage and flavorsReservation (16 chips)"
 is "$(metric "kueue_local_queue_pending_workloads{$LQ,status=\"inadmissible\"}")" 1 "kueue_local_queue_pending_workloads{inadmissible}: 1"
+is "$(($(metric "kueue_local_queue_pending_workloads{$LQ,status=\"inadmissible\"}") + $(metric "kueue_local_queue_pending_workloads{$LQ,status=\"active\"}")))" \
+  "$(jq .status.pendingWorkloads <<<"$lq")" "…active + inadmissible = the LocalQueue's pendingWorkloads"
+is "$(metric "kueue_local_queue_admitted_active_workloads{$LQ}")" "$(jq .status.admittedWorkloads <<<"$lq")" \
+  "kueue_local_queue_admitted_active_workloads = the LocalQueue's admittedWorkloads"
 is "$(metric "kueue_local_queue_status{$LQ,active=\"True\"}")" 1 "kueue_local_queue_status{active=True}: 1"
 is "$(metric 'cueue_node_pool_nodes{node_pool="on-demand-pool"}')" \
   "$(C get nodepool on-demand-pool -o json | jq .status.nodeCount)" "cueue_node_pool_nodes = the pool's status.nodeCount"
