@@ -142,6 +142,16 @@ while (( SECONDS < deadline )); do
         [[ -n "$usage" ]] && note "usage" "cluster-queue quota in use: $usage"
     fi
     done_jobs=$(cueue get jobs -o json | jq '[.items[] | select(any(.status.conditions[]?; (.type=="Complete" or .type=="Failed") and .status=="True"))] | length')
+    # say what the demo waits for, whenever that changes
+    waiting=()
+    for j in 1 2; do
+        job=train-tpu-v6e-dws-$j
+        if [[ -z "${seen[qr-$job]:-}" ]]; then waiting+=("$job: quota")
+        elif [[ -z "${seen[adm-$job]:-}" ]]; then waiting+=("$job: admission check (ProvisioningRequest waiting for dws-pool capacity)")
+        fi
+    done
+    (( ${#waiting[@]} == 0 && done_jobs < 2 )) && waiting+=("the training to finish")
+    (( ${#waiting[@]} )) && note "wait-${waiting[*]}" "${dim}waiting for: $(IFS=';'; echo "${waiting[*]}" | sed 's/;/; /g')${off}"
     # pods are reported only after their job's admission was (snapshots are
     # taken one after the other, so a later one may be ahead of an earlier one)
     while IFS=$'\t' read -r job running pod0; do
@@ -178,11 +188,9 @@ printf '%s$ cueue describe clusterqueue cluster-queue%s\n' "$dim" "$off"
 cueue describe clusterqueue cluster-queue | sed -n '/^Flavors:/,/^Conditions:/p' | sed '$d'
 
 step "Pools back to zero nodes (idle nodes are removed after 10 s)"
-deadline=$((SECONDS + 60))
-while (( SECONDS < deadline )); do
-    n=$(cueue get nodes -o json | jq '[.items[] | select(.metadata.labels["cloud.google.com/gke-nodepool"] != "default-pool")] | length')
-    [[ "$n" -eq 0 ]] && break
-    sleep 1
+# cueue wait follows the pool's watch and, on a terminal, prints each change
+for pool in on-demand-pool dws-pool; do
+    run cueue wait --for=jsonpath='{.status.nodeCount}'=0 "nodepool/$pool" --timeout=60s || true
 done
 run cueue nodepool list
 if [[ -n $dashboard ]] && ((pause > 0)); then

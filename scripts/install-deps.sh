@@ -11,6 +11,7 @@ pkgs=(
   uthash-dev libbsd-dev libssl-dev libjemalloc-dev
   python3 python3-numpy gettext-base jq curl valgrind cppcheck xz-utils
   chromium  # the dashboard's browser tests (tests/e2e/t6000-dashboard.sh)
+  prometheus   # prometheus and promtool: the /metrics end-to-end test (t6100)
 )
 # node and npm run the browser tests' driver (playwright-core,
 # tests/browser/); a machine with its own node keeps it

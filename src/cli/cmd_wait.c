@@ -1,18 +1,32 @@
 /*
  * cmd_wait: `cueue wait --for=condition=C[=V] | --for=delete |
- * --for=jsonpath='{...}'[=V] KIND/NAME... [--timeout=30s]`. Polls each object
- * (every 200 ms) until the condition holds, with kubectl's rules: a
- * condition matches by type and status case-insensitively and only when its
- * observedGeneration is absent or equals metadata.generation; an object
- * missing at the start is an error except for --for=delete.
+ * --for=jsonpath='{...}'[=V] KIND/NAME... [--timeout=30s] [-q]`. Reads each
+ * object, then follows its watch stream (from the object's
+ * resourceVersion, field selector metadata.name, the server ending the
+ * stream at the deadline with timeoutSeconds) until the condition holds,
+ * with kubectl's rules: a condition matches by type and status
+ * case-insensitively and only when its observedGeneration is absent or
+ * equals metadata.generation; an object missing at the start is an error
+ * except for --for=delete. A stream that ends early, or an ERROR event
+ * (410 Expired), is followed by a fresh read and a new stream; while the
+ * object is absent (deleted during a condition wait) it is read again
+ * every 200 ms.
+ *
+ * Progress: when stdout is a terminal (and without -q), each change of the
+ * object's state (deletion, status.phase, conditions with their reasons,
+ * a Workload's admission checks, the --for jsonpath's value) is printed as
+ * "[ELAPSED] KIND/NAME: STATE", so a long wait shows what it waits for.
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "cli/cli-int.h"
 #include "util/duration.h"
 #include "util/err.h"
 #include "util/jsonx.h"
+#include "util/sbuf.h"
 #include "util/xalloc.h"
 
 static const char help[] =
@@ -28,7 +42,9 @@ static const char help[] =
     "  jsonpath='{EXPR}'[=VALUE]     the JSONPath result equals VALUE (or exists)\n"
     "  delete                        the object is gone\n"
     "\n"
-    "Prints KIND/NAME condition met for each object; exits 1 on timeout.\n"
+    "Prints KIND/NAME condition met for each object; exits 1 on timeout. It follows\n"
+    "the object's watch stream; on a terminal it also prints each change of the\n"
+    "object's state (phase, conditions, admission checks) as it happens.\n"
     "\n"
     "Examples:\n"
     "  cueue wait --for=condition=Admitted workload/job-train-1a2b3 --timeout=60s\n"
@@ -39,6 +55,8 @@ static const char help[] =
     "Flags:\n"
     "      --for CONDITION     what to wait for (required)\n"
     "      --timeout DURATION  give up after this long (default 30s; e.g. 90s, 5m, 1h)\n"
+    "  -q, --quiet             do not print state changes (they are printed only\n"
+    "                          when stdout is a terminal)\n"
     "  -n, --namespace NS      namespace (default \"default\")\n"
     "      --server URL        API server\n";
 
@@ -47,10 +65,11 @@ enum { OPT_FOR = 256, OPT_TIMEOUT };
 static const struct option opts[] = {
     {"for", required_argument, NULL, OPT_FOR},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"quiet", no_argument, NULL, 'q'},
     {0, 0, 0, 0},
 };
 
-static const struct cli_verb verb = {"wait", help, opts, NULL};
+static const struct cli_verb verb = {"wait", help, opts, "q"};
 
 enum wait_kind { WAIT_NONE, WAIT_CONDITION, WAIT_DELETE, WAIT_JSONPATH };
 
@@ -60,6 +79,7 @@ struct wait_opts {
     char *value; /* expected value, NULL = exists (jsonpath) */
     struct cli_jsonpath *jp;
     int64_t timeout_ms;
+    bool quiet;
 };
 
 /* "jsonpath={.a}=V": the expression ends at the last '}' (filters may hold
@@ -123,6 +143,8 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
     struct wait_opts *o = st;
     if (code == OPT_FOR)
         return parse_for(c, o, arg);
+    if (code == 'q')
+        o->quiet = true;
     if (code == OPT_TIMEOUT &&
         (cu_duration_parse_ms(arg, &o->timeout_ms, NULL) || o->timeout_ms < 0))
         return -cli__usage_error(c, "invalid --timeout \"%s\" (e.g. 30s, 5m)", arg);
@@ -161,33 +183,213 @@ static bool jsonpath_met(const struct wait_opts *o, const json_t *obj)
     return met;
 }
 
+static bool object_met(const struct wait_opts *o, const json_t *obj)
+{
+    if (o->kind == WAIT_CONDITION)
+        return condition_met(o, obj);
+    if (o->kind == WAIT_JSONPATH)
+        return jsonpath_met(o, obj);
+    return false;
+}
+
+/* What the progress line says of obj: deletion, status.phase, every
+ * condition as Type=Status (with its reason when not True), a Workload's
+ * admission checks as check NAME=STATE, and the --for jsonpath's value. */
+static char *state_text(const struct wait_opts *o, const json_t *obj)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    const char *sep = "";
+    if (JX_GET(obj, "metadata", "deletionTimestamp")) {
+        sbuf_adds(&sb, "deleting");
+        sep = ", ";
+    }
+    const char *phase = JX_STR(obj, "status", "phase");
+    if (phase) {
+        sbuf_addf(&sb, "%sphase=%s", sep, phase);
+        sep = ", ";
+    }
+    size_t i;
+    json_t *x;
+    json_array_foreach(JX_GET(obj, "status", "conditions"), i, x) {
+        const char *st = jx_or_empty(JX_STR(x, "status")), *reason = JX_STR(x, "reason");
+        sbuf_addf(&sb, "%s%s=%s", sep, jx_or_empty(JX_STR(x, "type")), st);
+        if (strcmp(st, "True") && reason && *reason)
+            sbuf_addf(&sb, "(%s)", reason);
+        sep = ", ";
+    }
+    json_array_foreach(JX_GET(obj, "status", "admissionChecks"), i, x) {
+        sbuf_addf(&sb, "%scheck %s=%s", sep, jx_or_empty(JX_STR(x, "name")),
+                  jx_or_empty(JX_STR(x, "state")));
+        sep = ", ";
+    }
+    if (o->kind == WAIT_JSONPATH) {
+        json_t *vals = cli__jsonpath_values(o->jp, obj);
+        char *text = jx_dumps(vals);
+        sbuf_addf(&sb, "%svalue=%s", sep, text);
+        xfree(text);
+        json_decref(vals);
+        sep = ", ";
+    }
+    if (!sb.len)
+        sbuf_adds(&sb, "exists");
+    return cli__sbuf_done(&sb);
+}
+
+/* One object's wait: the watch stream's reader and the progress shown. */
+struct waiter {
+    struct cli_ctx *c;
+    const struct wait_opts *o;
+    const struct api_kind *k;
+    const char *name;
+    bool progress;    /* print state changes */
+    int64_t start_ms;
+    char *last;       /* last state printed */
+    char rv[64];      /* resourceVersion to watch from */
+    bool met, expired;
+};
+
+static void show_state(struct waiter *w, const char *state)
+{
+    if (!w->progress || (w->last && !strcmp(w->last, state)))
+        return;
+    xfree(w->last);
+    w->last = xstrdup(state);
+    fprintf(w->c->out, "[%llds] %s/%s: %s\n",
+            (long long)((cli__now_ms() - w->start_ms) / 1000), cli__kind_prefix(w->k), w->name,
+            state);
+    fflush(w->c->out);
+}
+
+static void observe(struct waiter *w, const json_t *obj)
+{
+    const char *rv = JX_STR(obj, "metadata", "resourceVersion");
+    if (rv)
+        snprintf(w->rv, sizeof(w->rv), "%s", rv);
+    char *st = state_text(w->o, obj);
+    show_state(w, st);
+    xfree(st);
+    w->met = object_met(w->o, obj);
+}
+
+static int on_watch_line(void *st, const char *line, size_t n)
+{
+    struct waiter *w = st;
+    json_error_t je;
+    json_t *ev = json_loadb(line, n, 0, &je);
+    if (!ev)
+        return 0; /* keep-alive */
+    const char *type = jx_or_empty(JX_STR(ev, "type"));
+    const json_t *obj = JX_GET(ev, "object");
+    if (!strcmp(type, "ERROR")) {
+        w->expired = true; /* 410 Expired (or another error): read again */
+    } else if (!strcmp(type, "DELETED")) {
+        w->met = w->o->kind == WAIT_DELETE;
+        show_state(w, "deleted");
+        w->rv[0] = '\0'; /* a new object of that name: watch from a fresh read */
+        w->expired = !w->met;
+    } else if (!strcmp(type, "BOOKMARK")) {
+        const char *rv = JX_STR(obj, "metadata", "resourceVersion");
+        if (rv)
+            snprintf(w->rv, sizeof(w->rv), "%s", rv);
+    } else if (obj) {
+        observe(w, obj);
+    }
+    json_decref(ev);
+    return w->met || w->expired;
+}
+
+static int watch_sink(void *st, const char *data, size_t n)
+{
+    return cli__lines_feed(st, data, n);
+}
+
+/* Follow the object's watch from w->rv until it is met, the stream ends
+ * (the server's timeoutSeconds at the deadline) or needs a fresh read.
+ * Returns 0, or 1 when the server could not be reached or refused. */
+static int follow(struct waiter *w, const char *ns, int64_t deadline_ms)
+{
+    struct sbuf path;
+    sbuf_init(&path, 0);
+    if (cli__path(w->c, &path, w->k, ns, NULL, NULL) != 0) {
+        sbuf_release(&path);
+        return 1;
+    }
+    char *fs = xasprintf("metadata.name=%s", w->name);
+    char secs[32];
+    int64_t left = deadline_ms - cli__now_ms();
+    snprintf(secs, sizeof(secs), "%lld", (long long)(left > 0 ? (left + 999) / 1000 : 1));
+    cli__query(&path, "watch", "true");
+    cli__query(&path, "fieldSelector", fs);
+    cli__query(&path, "allowWatchBookmarks", "true");
+    cli__query(&path, "timeoutSeconds", secs);
+    if (w->rv[0])
+        cli__query(&path, "resourceVersion", w->rv);
+    xfree(fs);
+    struct cli_lines lines;
+    cli__lines_init(&lines, on_watch_line, w);
+    struct cli_call r;
+    cli__call_init(&r);
+    int rc = cli__http_stream(w->c, path.buf, CLI_JSON, watch_sink, &lines, &r);
+    cli__lines_finish(&lines);
+    int out = 0;
+    if (rc != 0)
+        out = cli__print_unreachable(w->c, &r);
+    else if (r.http_status && !cli__call_ok(&r))
+        out = cli__print_call_error(w->c, &r, w->k, w->name, "watch", NULL);
+    cli__call_release(&r);
+    sbuf_release(&path);
+    return out ? 1 : 0;
+}
+
+/* Read the object (first: a missing one is an error unless waiting for
+ * its deletion). Returns 0, or 1 on an error. */
+static int read_object(struct waiter *w, const char *ns, bool first)
+{
+    json_t *obj = NULL;
+    int rc = cli__get_object(w->c, w->k, ns, w->name, w->o->kind == WAIT_DELETE || !first, &obj);
+    w->expired = false;
+    w->rv[0] = '\0';
+    if (rc == CU_ENOTFOUND && w->o->kind == WAIT_DELETE) {
+        w->met = true;
+    } else if (rc == CU_ENOTFOUND && !first) {
+        show_state(w, "not found");
+    } else if (rc != 0) {
+        return 1;
+    } else {
+        observe(w, obj);
+    }
+    json_decref(obj);
+    return 0;
+}
+
 /* Wait for one object. Returns 0 when met, 1 on error or timeout. */
 static int wait_one(struct cli_ctx *c, const struct wait_opts *o, const struct api_kind *k,
                     const char *name, int64_t deadline_ms)
 {
     const char *ns = cli__ns_for(c, k);
-    for (bool first = true;; first = false) {
-        json_t *obj = NULL;
-        int rc = cli__get_object(c, k, ns, name, o->kind == WAIT_DELETE || !first, &obj);
-        bool met = false;
-        if (rc == CU_ENOTFOUND && o->kind == WAIT_DELETE)
-            met = true;
-        else if (rc != 0 && (first || rc != CU_ENOTFOUND))
-            return 1;
-        else if (rc == 0 && o->kind == WAIT_CONDITION)
-            met = condition_met(o, obj);
-        else if (rc == 0 && o->kind == WAIT_JSONPATH)
-            met = jsonpath_met(o, obj);
-        json_decref(obj);
-        if (met) {
-            fprintf(c->out, "%s/%s condition met\n", cli__kind_prefix(k), name);
-            fflush(c->out);
-            return 0;
+    struct waiter w = {c, o, k, name, !o->quiet && isatty(fileno(c->out)), cli__now_ms(),
+                       NULL, "", false, false};
+    int rc = read_object(&w, ns, true);
+    while (rc == 0 && !w.met && cli__now_ms() < deadline_ms) {
+        if (!w.rv[0]) {
+            /* not there (yet again): nothing to watch from; look again soon */
+            cli__sleep_ms(200);
+            rc = read_object(&w, ns, false);
+            continue;
         }
-        if (cli__now_ms() >= deadline_ms)
-            return cli__error(c, "timed out waiting for the condition on %s/%s", k->plural, name);
-        cli__sleep_ms(200);
+        rc = follow(&w, ns, deadline_ms);
+        if (rc == 0 && !w.met && (w.expired || !w.rv[0]))
+            rc = read_object(&w, ns, false);
     }
+    xfree(w.last);
+    if (rc != 0)
+        return 1;
+    if (!w.met)
+        return cli__error(c, "timed out waiting for the condition on %s/%s", k->plural, name);
+    fprintf(c->out, "%s/%s condition met\n", cli__kind_prefix(k), name);
+    fflush(c->out);
+    return 0;
 }
 
 static int wait_targets(struct cli_ctx *c, const struct wait_opts *o, struct cli_args *a)

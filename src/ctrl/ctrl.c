@@ -18,6 +18,7 @@
 
 #include "api/kinds.h"
 #include "ctrl/ctrl-int.h"
+#include "ctrl/metrics.h"
 #include "provider/provider.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -91,6 +92,7 @@ struct ctrl {
     pthread_cond_t call_cv;
     struct call_req *calls;
     int round_work; /* ctrl__round_work */
+    struct ctrl_metrics *metrics; /* ctrl/metrics.h */
 };
 
 void ctrl_config_defaults(struct ctrl_config *cfg)
@@ -128,6 +130,7 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
     c->trace_epoch_ms = clk_now(c->clock);
     pthread_mutex_init(&c->call_mu, NULL);
     pthread_cond_init(&c->call_cv, NULL);
+    c->metrics = ctrl__metrics_new();
     ctrl__gc_register(c);
     ctrl__nodepool_register(c);
     ctrl__job_register(c);
@@ -170,6 +173,7 @@ void ctrl_free(struct ctrl *c)
         xfree(t);
     }
     ctrl__events_free(&c->events);
+    ctrl__metrics_free(c->metrics);
     pthread_mutex_destroy(&c->call_mu);
     pthread_cond_destroy(&c->call_cv);
     xfree(c);
@@ -480,6 +484,8 @@ struct prov *ctrl_prov(struct ctrl *c) { return c->prov; }
 const struct ctrl_config *ctrl_cfg(struct ctrl *c) { return &c->cfg; }
 
 struct event_agg **ctrl__events(struct ctrl *c) { return &c->events; }
+
+struct ctrl_metrics *ctrl__metrics(struct ctrl *c) { return c->metrics; }
 
 void ctrl_set_trace(struct ctrl *c, void (*fn)(void *ctx, json_t *rec), void *ctx)
 {

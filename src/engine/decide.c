@@ -243,4 +243,5 @@ void eng_result_release(struct eng_result *r)
     r->n = r->cap = 0;
     r->next_wakeup_ms = 0;
     r->cycles = 0;
+    r->head_cycles = 0;
 }

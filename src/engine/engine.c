@@ -200,6 +200,7 @@ int eng_schedule(struct eng *e, int64_t now_ms, size_t max_decisions, struct eng
         bool had = false;
         eng__run_cycle(e, &had);
         out->cycles++;
+        out->head_cycles += had;
         if (!had || e->cfg.kueue_one_head_per_cq)
             break;
         if (e->hard_progress != hp) {

@@ -168,6 +168,8 @@ struct eng_result {
     int64_t next_wakeup_ms;     /* earliest time a parked workload becomes
                                    eligible (backoff), 0 = none */
     uint64_t cycles;            /* scheduling cycles run by this call */
+    uint64_t head_cycles;       /* those that found heads to try (Kueue's
+                                   admission attempts) */
 };
 
 /* Run scheduling cycles at time now_ms until no more workloads can be
@@ -214,6 +216,18 @@ int eng_cq_status(struct eng *e, const char *name, struct eng_cq_status *out);
  * CU_ENOTFOUND. */
 int eng_cq_active(struct eng *e, const char *name, bool *active, const char **reason,
                   const char **message);
+/* Called by eng_each_pending for one queued Workload: its ClusterQueue,
+ * namespace and LocalQueue (spec.queueName) names (borrowed for the call)
+ * and whether it is parked as inadmissible (Kueue's inadmissible set)
+ * rather than in the ClusterQueue's heap (Kueue's "active"). */
+typedef void (*eng_pending_fn)(void *ctx, const char *cq, const char *ns, const char *lq,
+                               bool inadmissible);
+/* Call fn for every Workload queued in a ClusterQueue (pending = queued +
+ * parked, as eng_cq_status counts them), ClusterQueues in name order, each
+ * one's heap first (in heap-array order), then its parked ones. For
+ * Kueue's kueue_pending_workloads{status="active"|"inadmissible"}. fn must
+ * not change the engine. */
+void eng_each_pending(struct eng *e, eng_pending_fn fn, void *ctx);
 /* Free what eng_cq_status filled in. NULL-safe. */
 void eng_cq_status_release(struct eng_cq_status *s);
 

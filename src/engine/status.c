@@ -96,6 +96,19 @@ int eng_cq_status(struct eng *e, const char *name, struct eng_cq_status *out)
     return 0;
 }
 
+void eng_each_pending(struct eng *e, eng_pending_fn fn, void *ctx)
+{
+    eng__tree_rebuild(e);
+    for (size_t i = 0; i < e->n_cq_sorted; i++) {
+        const struct eng__cq *cq = e->cq_sorted[i];
+        for (size_t j = 0; j < cq->n_heap; j++)
+            fn(ctx, cq->node.name, cq->heap[j]->ns, cq->heap[j]->queue_name, false);
+        for (size_t j = 0; j < cq->n_park; j++)
+            if (cq->park[j].wl)
+                fn(ctx, cq->node.name, cq->park[j].wl->ns, cq->park[j].wl->queue_name, true);
+    }
+}
+
 int eng_cq_active(struct eng *e, const char *name, bool *active, const char **reason,
                   const char **message)
 {

@@ -1,13 +1,17 @@
 /*
  * metrics: GET /metrics in the Prometheus text exposition format (0.0.4):
  * API request counts by verb and code, store object counts by kind, the
- * store's resourceVersion, open watches, and lines from registered sources
- * (srv_add_metrics_source).
+ * store's resourceVersion, open watches; the control plane's families
+ * (Kueue's kueue_* and cueue's node, ProvisioningRequest and executor
+ * metrics: ctrl_metrics_write, on the loop thread) when the server has a
+ * control plane; and lines from registered sources (srv_add_metrics_source).
  */
 #include <string.h>
 
+#include "ctrl/metrics.h"
 #include "server/srv-int.h"
 #include "util/err.h"
+#include "util/prom.h"
 #include "util/xalloc.h"
 
 static const int codes[SRV_N_CODES] = {200, 201, 400, 403, 404, 405, 409, 410,
@@ -92,10 +96,12 @@ void srv__handle_metrics(struct srv_req *q, struct srv_resp *r)
     struct srv_metric_source src[SRV_MAX_METRIC_SOURCES];
     memcpy(src, s->sources, sizeof(src));
     pthread_mutex_unlock(&s->metrics_mu);
+    if (s->ctrl)
+        ctrl_metrics_write(s->ctrl, &sb);
     for (int i = 0; i < n; i++)
         src[i].fn(src[i].ctx, &sb);
     srv__resp_text(r, 200, sb.buf, sb.len);
     xfree(r->content_type);
-    r->content_type = xstrdup("text/plain; version=0.0.4; charset=utf-8");
+    r->content_type = xstrdup(PROM_CONTENT_TYPE);
     sbuf_release(&sb);
 }

@@ -50,9 +50,10 @@ static void plain_integers_match_the_parser(void **state)
     assert_int_equal(value_of("0", "nvidia.com/gpu"), 0);
     assert_int_equal(value_of("007", "cpu"), 7000);
     assert_int_equal(value_of("999999999999999", "cpu"), INT64_C(999999999999999000));
-    /* 16 digits and more: the parser's (here: too large in milli-units) */
+    /* 16 digits and more: the parser's (here: beyond int64 in milli-units,
+     * saturated to Kueue's Unlimited) */
     assert_int_equal(value_of("9999999999999999", "memory"), INT64_C(9999999999999999));
-    assert_int_equal(value_of("99999999999999999999", "cpu"), 0);
+    assert_int_equal(value_of("99999999999999999999", "cpu"), INT64_MAX);
 }
 
 static void other_forms_go_through_the_parser(void **state)

@@ -396,6 +396,10 @@ bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e);
  * api_admission_is_canonical (test_ctrl_memo). */
 json_t *kq_admission_json(const struct api_admission *a, const char *cq);
 
+/* The scheduler's admission engine (borrowed), or NULL when c has no
+ * scheduler. Loop thread only (kueue/metrics.c reads its figures). */
+struct eng *kq_sched_engine(struct ctrl *c);
+
 /* ---- kueue/memo.c: what the engine was last fed per Workload ---- */
 
 struct kq_memo;

@@ -33,6 +33,7 @@
 #include "api/selector.h"
 #include "ctrl/ctrl-int.h"
 #include "ctrl/kueue/kueue.h"
+#include "ctrl/metrics.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/sbuf.h"
@@ -770,11 +771,24 @@ static void apply_reserve(struct ctrl *c, struct sched *s, struct eng_decision *
         api_cond_set(wl, "Admitted", "False", "UnsatisfiedAdmissionChecks",
                      "The workload has not all checks ready", now);
     hint_admission(s, d, adm);
-    if (write_status(c, &d->wl, &wl) != 0)
+    if (write_status(c, &d->wl, &wl) != 0) {
         resync_workload(c, s, &d->wl);
-    else
+    } else {
+        ctrl_metrics_quota_reserved(c, wl, d->cluster_queue, now);
         finish_replaced(c, d, wl);
+    }
     json_decref(wl);
+}
+
+/* kueue_preempted_workloads_total: labelled with the preemptor's
+ * ClusterQueue (its LocalQueue's), which the decision does not carry. */
+static void count_preemption(struct ctrl *c, const struct eng_decision *d, const char *reason)
+{
+    json_t *p = store_get(ctrl_store(c), KIND_WORKLOAD, d->preemptor.ns, d->preemptor.name);
+    char *cq = p ? kq_wl_queue_cq(c, p) : NULL;
+    ctrl_metrics_preempted(c, cq, reason);
+    xfree(cq);
+    json_decref(p);
 }
 
 static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_decision *d)
@@ -802,6 +816,8 @@ static void apply_preempt(struct ctrl *c, struct sched *s, const struct eng_deci
     }
     if (write_status(c, &d->wl, &wl) != 0)
         resync_workload(c, s, &d->wl);
+    else
+        count_preemption(c, d, reason);
     json_decref(wl);
 }
 
@@ -977,7 +993,9 @@ static bool sched_round(struct ctrl *c, struct sched *s)
         return blocked_wrote || flush_when_settled(c, s);
     int64_t now = ctrl_now(c);
     struct eng_result res = {0};
+    double t0 = ctrl_metrics_mono_s();
     int n = eng_schedule(s->eng, now, 0, &res);
+    ctrl_metrics_schedule_done(c, &res, t0);
     for (size_t i = 0; i < res.n; i++) {
         struct eng_decision *d = &res.items[i]; /* apply_reserve takes its admission */
         kq_queues_mark_cq(s->queues, d->cluster_queue);
@@ -1059,6 +1077,14 @@ static void explain_on_loop(struct ctrl *c, void *arg)
     if (call->rc == 0)
         call->out = explanation_json(&x);
     eng_explanation_release(&x);
+}
+
+struct eng *kq_sched_engine(struct ctrl *c)
+{
+    void *self = NULL;
+    if (ctrl_find(c, "scheduler", &self) < 0 || !self)
+        return NULL;
+    return ((struct sched *)self)->eng;
 }
 
 int ctrl_explain_workload(struct ctrl *c, const char *ns, const char *name, json_t **out)

@@ -12,6 +12,7 @@
 #include "api/meta.h"
 #include "api/object.h"
 #include "ctrl/kueue/kueue.h"
+#include "ctrl/metrics.h"
 #include "util/jsonx.h"
 #include "util/timefmt.h"
 #include "util/xalloc.h"
@@ -128,6 +129,7 @@ void kq_wl_evict(struct ctrl *c, json_t *wl, const char *reason, const char *und
     api_cond_set(wl, "Evicted", "True", reason, message, now);
     reset_checks_after_eviction(wl, now);
     count_eviction(wl, reason, underlying);
+    ctrl_metrics_evicted(c, wl, kq_wl_cluster_queue(wl), reason);
     char *ev_reason = xasprintf("EvictedDueTo%s", reason);
     ctrl_event(c, wl, "Normal", ev_reason, "%s", message);
     xfree(ev_reason);
@@ -216,6 +218,7 @@ void kq_wl_set_admitted_at(struct ctrl *c, json_t *wl, const char *cq, int64_t r
     int64_t now = ctrl_now(c);
     api_cond_set(wl, "Admitted", "True", "Admitted", "The workload is admitted", now);
     int64_t since = reserved_ms >= 0 ? reserved_ms : api_cond_time_ms(wl, "QuotaReserved");
+    ctrl_metrics_admitted(c, wl, cq, since, now);
     /* "Admitted by ClusterQueue <cq>, wait time since reservation was
      * <s>s", without printf or a heap buffer for the usual name */
     static const char head[] = "Admitted by ClusterQueue ";

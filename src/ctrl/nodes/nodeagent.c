@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "api/meta.h"
+#include "ctrl/metrics.h"
 #include "ctrl/nodes/nodes.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -205,7 +206,8 @@ static void fail_pod(struct ctrl *c, const json_t *pod, const char *reason, cons
     JX_SET_NEW(cp, json_string(reason), "status", "reason");
     JX_SET_NEW(cp, json_string(msg), "status", "message");
     set_finalizer(cp, false);
-    write_pod(c, cp);
+    if (write_pod(c, cp) == 0)
+        ctrl_metrics_pod_finished(c, "Failed");
     json_decref(cp);
     ctrl_event(c, pod, "Warning", reason, "%s", msg);
 }
@@ -301,6 +303,7 @@ static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const 
             json_decref(cur);
         } else {
             track(a, pod);
+            ctrl_metrics_pod_started(c);
         }
     }
     nodes_podrun_release(&run);
@@ -416,8 +419,10 @@ static void handle_report(struct ctrl *c, struct agent *a, const struct exec_rep
             JX_SET_NEW(cp, json_string("Failed"), "status", "phase");
             JX_SET_NEW(cp, json_string("NodeLost"), "status", "reason");
         }
-        if (terminal)
+        if (terminal) {
             set_finalizer(cp, false);
+            ctrl_metrics_pod_finished(c, JX_STR(cp, "status", "phase"));
+        }
         write_pod(c, cp);
         json_decref(cp);
     }
