@@ -679,6 +679,15 @@ static int local_start(struct exec *x, const struct exec_pod *pod, char *err, si
         snprintf(err, errlen, "pod %s is already running", pod->uid);
         return CU_EEXIST;
     }
+    char *dir = xasprintf("%s/pods/%s", l->state_dir, pod->uid);
+    bool ran = lx_has_started(dir);
+    xfree(dir);
+    if (ran) { /* at most once: adopt says what became of it */
+        pthread_mutex_unlock(&l->mu);
+        snprintf(err, errlen, "pod %s already ran in its sandbox (%s): it is not started twice",
+                 pod->uid, LX_STARTED_FILE);
+        return CU_EEXIST;
+    }
     p = pod_new(l, pod->uid, pod->sandbox_dir);
     p->check_status = p->check_metrics = false; /* nothing there yet: inotify says when */
     p->spec_text = spec_text(l, p, pod);
@@ -715,6 +724,7 @@ static int local_adopt(struct exec *x, const struct exec_pod *pod)
                     ? pidfd_open_(st.pid) : -1;
     bool live = lx_sup_is_locked(dir);
     bool found = live || (rc == 0 && st.done);
+    bool ran = !found && lx_has_started(dir);
     if (!found && rc == 0)
         kill_groups(&st); /* a supervisor that died mid-pod: nothing may linger */
     xfree(dir);
@@ -724,7 +734,7 @@ static int local_adopt(struct exec *x, const struct exec_pod *pod)
             close(pidfd);
         lx_status_release(&st);
         pthread_mutex_unlock(&l->mu);
-        return CU_ENOTFOUND;
+        return ran ? CU_EEXIST : CU_ENOTFOUND;
     }
     p = pod_new(l, pod->uid, pod->sandbox_dir);
     p->gone = !live;
