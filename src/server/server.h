@@ -20,6 +20,7 @@ struct store;
 struct ctrl;
 struct sbuf;
 struct srv;
+struct api_pod_policy;
 
 /* Entry point of `cueue server [flags]` (argv[0] is "server"). Returns the
  * process exit status (0 after a clean SIGINT/SIGTERM shutdown, 1 on a
@@ -35,6 +36,9 @@ struct srv_opts {
                                 visibility API asks (ctrl_explain_workload);
                                 without it that API is not served */
     struct clk *clock;       /* borrowed; NULL = clk_real() */
+    /* borrowed, must outlive the server; NULL = no privileged pods, no
+     * hostPath volumes (api/object.h) */
+    const struct api_pod_policy *pod_policy;
 };
 
 /* Bind, listen and start serving the API in background threads (one thread

@@ -39,6 +39,8 @@ struct srv_flags {
     int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
     bool no_default_pool;
     bool stop_pods_on_exit;
+    struct api_pod_policy pods; /* host_path_prefixes points into host_paths */
+    const char *host_paths[16];
 };
 
 static void usage(FILE *f)
@@ -76,6 +78,12 @@ static void usage(FILE *f)
             "  --no-default-pool   on first start, do not create NodePool default-pool\n"
             "  --stop-pods-on-exit kill every pod when the server stops (default: pods\n"
             "                      keep running and a restarted server re-attaches)\n"
+            "  --allow-privileged-pods\n"
+            "                      accept containers with securityContext.privileged\n"
+            "                      (default: refused with a field error)\n"
+            "  --allow-host-path PREFIX\n"
+            "                      accept hostPath volumes under PREFIX (repeatable, up\n"
+            "                      to 16; default: none)\n"
             "  --log-level LEVEL   error, warn, info (default) or debug\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -126,6 +134,21 @@ static int parse_log_level(const char *v)
     return 2;
 }
 
+/* --allow-host-path PREFIX: an absolute path without "..", at most 16. */
+static int add_host_path(struct srv_flags *f, const char *v)
+{
+    size_t n = f->pods.n_host_path_prefixes;
+    if (v[0] != '/' || strstr(v, "..") || n >= sizeof(f->host_paths) / sizeof(f->host_paths[0])) {
+        fprintf(stderr, "cueue server: invalid --allow-host-path \"%s\": want an absolute path "
+                "without \"..\" (at most 16 of them)\n", v);
+        return 2;
+    }
+    f->host_paths[n] = v;
+    f->pods.host_path_prefixes = f->host_paths;
+    f->pods.n_host_path_prefixes = n + 1;
+    return 0;
+}
+
 static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
 {
     bool bad = false;
@@ -166,6 +189,10 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
         f->no_default_pool = true;
     } else if (!strcmp(argv[*i], "--stop-pods-on-exit")) {
         f->stop_pods_on_exit = true;
+    } else if (!strcmp(argv[*i], "--allow-privileged-pods")) {
+        f->pods.allow_privileged = true;
+    } else if ((v = flag_value("--allow-host-path", argc, argv, i, &bad))) {
+        rc = add_host_path(f, v);
     } else if (!bad) {
         fprintf(stderr, "cueue server: unknown flag \"%s\" (see cueue server --help)\n", argv[*i]);
         rc = 2;
@@ -339,7 +366,7 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     rn->loop_started = true;
     struct srv_opts o = {.listen_addr = f->listen, .port = (uint16_t)f->port,
                          .state_dir = f->state_dir, .store = rn->store, .ctrl = rn->ctrl,
-                         .clock = clk_real()};
+                         .clock = clk_real(), .pod_policy = &f->pods};
     return srv_start(&o, &rn->srv, err, errlen);
 }
 
