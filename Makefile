@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 
-.PHONY: all deps build asan demo test unit e2e conformance bench lint clean
+.PHONY: all deps build asan demo test unit e2e conformance bench lint clean crash-test
 
 all: build
 
@@ -44,6 +44,11 @@ e2e: asan
 
 conformance: asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -L conformance
+
+# The crash-safety test at full size (docs/reliability.md, "Crashes"): 2,000
+# Jobs, 25 SIGKILLs of the server; `make test` runs it at 300 Jobs, 10 kills.
+crash-test: asan
+	CUEUE_BUILD=$(ASAN_BUILD) CUEUE_E2E_TIMEOUT=120 bash tests/crash/crash-test.sh 2000 25
 
 bench: build
 	@./bench/run.sh $(BUILD)
