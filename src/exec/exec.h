@@ -96,7 +96,10 @@ struct exec_ops {
      * report EXEC_RUNNING or a failure through poll) or a negative code:
      * CU_EEXIST for a pod that already started once in this executor's
      * keeping, even under an earlier server (a pod runs at most once;
-     * executors that outlive the server keep a durable mark of it). */
+     * executors that outlive the server keep a durable mark of it);
+     * CU_EFORBIDDEN for a pod whose securityContext cannot be honoured
+     * (runAsNonRoot that would run as root, a runAsUser the executor
+     * cannot take), the reason in err. */
     int (*start)(struct exec *x, const struct exec_pod *pod, char *err, size_t errlen);
     /* Stop a pod: SIGTERM now, SIGKILL after grace_ms (0 = kill at once).
      * The final state comes through poll. Unknown uids are ignored. */

@@ -70,6 +70,8 @@
 /* Grace of a plain SIGTERM to a supervisor (one without a queued value):
  * Kubernetes' default terminationGracePeriodSeconds. */
 #define LX_DEFAULT_GRACE_MS 30000
+/* A container's PATH when the server has none. */
+#define LX_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 /* What one container runs. All strings owned. */
 struct lx_cmd {

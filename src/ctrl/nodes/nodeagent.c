@@ -340,10 +340,12 @@ static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const 
         struct exec *x = ctrl_exec(c);
         struct exec_pod ep = {api_namespace(pod), api_name(pod), api_uid(pod), run.pod,
                               run.sandbox, run.env, run.n_env, run.mounts, run.n_mounts};
-        if (x->ops->start(x, &ep, msg, sizeof(msg)) != 0) {
+        int src = x->ops->start(x, &ep, msg, sizeof(msg));
+        if (src != 0) {
             json_t *cur = store_get(ctrl_store(c), KIND_POD, api_namespace(pod), api_name(pod));
             if (cur)
-                fail_pod(c, cur, "StartError", msg);
+                fail_pod(c, cur,
+                         src == CU_EFORBIDDEN ? "CreateContainerConfigError" : "StartError", msg);
             json_decref(cur);
         } else {
             track(a, pod);
