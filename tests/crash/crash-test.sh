@@ -70,7 +70,8 @@ done
 diag "kills done after ${SECONDS}s"
 ok "$KILLS kills by SIGKILL ($after_start right after a pod start), each followed by a restart on the same state"
 wait "$SUBMITTER"
-is "$?" 0 "every create was answered (no 4xx): $(head -3 "$T_DIR/submit.err")"
+is "$?" 0 "every create was answered (no 4xx)"
+[[ -s $T_DIR/submit.err ]] && diag "$(head -3 "$T_DIR/submit.err")"
 is "$(sort -u "$ACK" | wc -l)" "$JOBS" "all $JOBS Job creates were acknowledged"
 
 wait_until $((JOBS / 2 + 120)) drv complete "$SRV_DIR" "$JOBS"
