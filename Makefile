@@ -8,7 +8,7 @@ ASAN_BUILD ?= build-asan
 PREFIX ?= /usr/local
 
 .PHONY: all deps build asan demo test unit e2e conformance bench bench-check golden-update \
-	lint install clean
+	lint install clean crash-test
 
 all: build
 
@@ -57,6 +57,11 @@ e2e: asan
 
 conformance: asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -L conformance
+
+# The crash-safety test at full size (docs/reliability.md, "Crashes"): 2,000
+# Jobs, 25 SIGKILLs of the server; `make test` runs it at 300 Jobs, 10 kills.
+crash-test: asan
+	CUEUE_BUILD=$(ASAN_BUILD) CUEUE_E2E_TIMEOUT=120 bash tests/crash/crash-test.sh 2000 25
 
 bench: build
 	@./bench/run.sh $(BUILD)

@@ -42,11 +42,23 @@ int api_admit(const struct api_kind *k, json_t *obj, const json_t *old, const ch
 /* What admission may look up in the cluster: Kueue's mutating webhooks
  * read the store (a LocalQueue named "default" in the job's namespace, a
  * WorkloadPriorityClass named "default"). Borrowed for the call. */
+/* What the server lets pods do beyond Kubernetes' own rules (docs/security.md,
+ * "What a pod may do"): privileged containers, and hostPath volumes under
+ * the given prefixes (borrowed strings). */
+struct api_pod_policy {
+    bool allow_privileged;
+    const char *const *host_path_prefixes;
+    size_t n_host_path_prefixes;
+};
+
 struct api_admit_env {
     /* true when an object of this kind exists at ns/name (ns "" for
      * cluster-scoped kinds) */
     bool (*exists)(void *ctx, enum api_kind_id kind, const char *ns, const char *name);
     void *ctx;
+    /* the server's pod policy; NULL = none allowed (no privileged
+     * containers, no hostPath volumes) */
+    const struct api_pod_policy *pod_policy;
 };
 /* api_admit with lookups: on create of a Job or RayJob in a namespace other
  * than kube-system and kueue-system, a missing kueue.x-k8s.io/queue-name

@@ -4,11 +4,20 @@
  * and Kubernetes' PodSpec validation (names, resources, env, volumes,
  * mounts). Probes, lifecycle hooks, security contexts, pod (anti-)affinity,
  * topology spread constraints and less common volume sources pass through.
+ *
+ * Pod specs are not trusted (docs/security.md, "What a pod may do"): file
+ * modes of configMap/secret volumes stay within 0-0777; item paths,
+ * subPaths, mount paths and working directories cannot step out with
+ * "..", and item paths and subPaths are relative; privileged containers
+ * and hostPath volumes need the server's leave (struct api_pod_policy in
+ * api_admit_env; without an env, as in `cueue sim` and the unit tests,
+ * both are refused).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "api/names.h"
+#include "api/object.h"
 #include "api/quantity.h"
 #include "api/schema-int.h"
 #include "util/jsonx.h"
@@ -286,6 +295,75 @@ static void validate_mounts(struct api_vctx *c, const json_t *mounts, const json
     }
 }
 
+/* Does path have a ".." element? */
+static bool has_dotdot(const char *p)
+{
+    for (const char *s = p; s && *s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL)
+        if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
+            return true;
+    return false;
+}
+
+/* A path that must stay below its base: relative (when must_be_relative)
+ * and without "..". field is the path's own field path. */
+static void validate_subpath(struct api_vctx *c, const json_t *v, const char *field,
+                             bool must_be_relative)
+{
+    const char *p = json_string_value(v);
+    if (!p || !p[0])
+        return;
+    if (must_be_relative && p[0] == '/')
+        api__diag_str(c->d, DIAG_INVALID, field, p, "must be a relative path");
+    else if (has_dotdot(p))
+        api__diag_str(c->d, DIAG_INVALID, field, p, "must not contain '..'");
+}
+
+/* A file mode of a volume: 0 to 0777 (no setuid, setgid or sticky bit). */
+static void validate_mode(struct api_vctx *c, const json_t *v, const char *field)
+{
+    if (!json_is_integer(v))
+        return;
+    json_int_t m = json_integer_value(v);
+    if (m < 0 || m > 0777)
+        api__diag_int(c->d, DIAG_INVALID, field, (int64_t)m,
+                      "must be a number between 0 and 0777 (octal), both inclusive");
+}
+
+static bool policy_allows_privileged(const struct api_vctx *c)
+{
+    return c->env && c->env->pod_policy && c->env->pod_policy->allow_privileged;
+}
+
+/* securityContext.privileged: true only with the server's leave. */
+static void validate_security_context(struct api_vctx *c, const json_t *ct, const char *base)
+{
+    if (!json_is_true(JX_GET(ct, "securityContext", "privileged")) ||
+        policy_allows_privileged(c))
+        return;
+    char *f = api__path("%s.securityContext.privileged", base);
+    diag_add(c->d, DIAG_FORBIDDEN, f, NULL,
+             "disallowed by cluster policy (cueue server --allow-privileged-pods)");
+    xfree(f);
+}
+
+/* mountPath, subPath and subPathExpr of each mount; workingDir. */
+static void validate_container_paths(struct api_vctx *c, const json_t *ct, const char *base)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(ct, "volumeMounts"), i, m) {
+        const char *const fields[] = {"mountPath", "subPath", "subPathExpr"};
+        for (int k = 0; k < 3; k++) {
+            char *f = api__path("%s.volumeMounts[%zu].%s", base, i, fields[k]);
+            validate_subpath(c, json_object_get(m, fields[k]), f, k > 0);
+            xfree(f);
+        }
+    }
+    char *f = api__path("%s.workingDir", base);
+    validate_subpath(c, json_object_get(ct, "workingDir"), f, false);
+    xfree(f);
+}
+
 static void validate_containers(struct api_vctx *c, const json_t *spec, const char *list,
                                 const char *path)
 {
@@ -303,6 +381,8 @@ static void validate_containers(struct api_vctx *c, const json_t *spec, const ch
         f = api__path("%s.volumeMounts", base);
         validate_mounts(c, json_object_get(ct, "volumeMounts"), volumes, f);
         xfree(f);
+        validate_container_paths(c, ct, base);
+        validate_security_context(c, ct, base);
         xfree(base);
     }
 }
@@ -324,11 +404,66 @@ static void validate_container_names(struct api_vctx *c, const json_t *spec, con
     }
 }
 
+/* Is hostPath p allowed: under one of the policy's prefixes (a whole
+ * path element: "/data" allows "/data" and "/data/x", not "/database"). */
+static bool host_path_allowed(const struct api_vctx *c, const char *p)
+{
+    const struct api_pod_policy *pol = c->env ? c->env->pod_policy : NULL;
+    for (size_t i = 0; pol && i < pol->n_host_path_prefixes; i++) {
+        const char *pre = pol->host_path_prefixes[i];
+        size_t n = strlen(pre);
+        while (n > 1 && pre[n - 1] == '/')
+            n--;
+        if (!strncmp(p, pre, n) && (p[n] == '\0' || p[n] == '/' || (n == 1 && pre[0] == '/')))
+            return true;
+    }
+    return false;
+}
+
+/* The file modes and item paths of a configMap or secret volume, and a
+ * hostPath's path. */
+static void validate_volume_files(struct api_vctx *c, const json_t *v, const char *base)
+{
+    const char *const srcs[] = {"configMap", "secret"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *src = json_object_get(v, srcs[k]);
+        if (!src)
+            continue;
+        char *f = api__path("%s.%s.defaultMode", base, srcs[k]);
+        validate_mode(c, json_object_get(src, "defaultMode"), f);
+        xfree(f);
+        size_t j;
+        json_t *it;
+        json_array_foreach(json_object_get(src, "items"), j, it) {
+            f = api__path("%s.%s.items[%zu].mode", base, srcs[k], j);
+            validate_mode(c, json_object_get(it, "mode"), f);
+            xfree(f);
+            f = api__path("%s.%s.items[%zu].path", base, srcs[k], j);
+            validate_subpath(c, json_object_get(it, "path"), f, true);
+            xfree(f);
+        }
+    }
+    const char *hp = JX_STR(v, "hostPath", "path");
+    if (!hp)
+        return;
+    char *f = api__path("%s.hostPath.path", base);
+    if (has_dotdot(hp))
+        api__diag_str(c->d, DIAG_INVALID, f, hp, "must not contain '..'");
+    else if (!host_path_allowed(c, hp))
+        diag_add(c->d, DIAG_FORBIDDEN, f, NULL,
+                 "hostPath volumes are disallowed by cluster policy (cueue server "
+                 "--allow-host-path PREFIX allows paths under PREFIX)");
+    xfree(f);
+}
+
 static void validate_volumes(struct api_vctx *c, const json_t *spec, const char *path)
 {
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(spec, "volumes"), i, v) {
+        char *base = api__path("%s.volumes[%zu]", path, i);
+        validate_volume_files(c, v, base);
+        xfree(base);
         size_t n = 0;
         for (const char *const *s = VOLUME_SOURCES; *s; s++)
             n += json_object_get(v, *s) != NULL;

@@ -93,7 +93,13 @@ struct exec_reports {
 
 struct exec_ops {
     /* Start the pod's containers. Must not block. Returns 0 (the pod will
-     * report EXEC_RUNNING or a failure through poll) or a negative code. */
+     * report EXEC_RUNNING or a failure through poll) or a negative code:
+     * CU_EEXIST for a pod that already started once in this executor's
+     * keeping, even under an earlier server (a pod runs at most once;
+     * executors that outlive the server keep a durable mark of it);
+     * CU_EFORBIDDEN for a pod whose securityContext cannot be honoured
+     * (runAsNonRoot that would run as root, a runAsUser the executor
+     * cannot take), the reason in err. */
     int (*start)(struct exec *x, const struct exec_pod *pod, char *err, size_t errlen);
     /* Stop a pod: SIGTERM now, SIGKILL after grace_ms (0 = kill at once).
      * The final state comes through poll. Unknown uids are ignored. */
@@ -119,7 +125,9 @@ struct exec_ops {
      * running or finished while nobody watched: from here it is the
      * executor's as if started by start() (every state change comes through
      * poll, the first one at once, an exit that already happened included);
-     * CU_ENOTFOUND when nothing of it is left (its processes are lost).
+     * CU_EEXIST when it started once (it may have run) but nothing of it
+     * is left: it must not run again (the node agent fails it);
+     * CU_ENOTFOUND when it never started (start may run it now).
      * Adopting a pod already followed returns 0. NULL = not supported
      * (treated as CU_ENOTFOUND). Must not block. */
     int (*adopt)(struct exec *x, const struct exec_pod *pod);

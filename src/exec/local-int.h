@@ -32,6 +32,14 @@
  *                         held lock = a live supervisor, whoever asks
  *   supervisor.out        the supervisor's own messages (created only when
  *                         it has one)
+ *   supervisor.started    the pod ran here: created (O_EXCL, fsynced with
+ *                         its directory) by the supervisor before its first
+ *                         container starts, never removed while the sandbox
+ *                         lives. A supervisor that finds it runs nothing, the
+ *                         executor never starts a pod that has it, and adopt
+ *                         tells a pod that ran and vanished (CU_EEXIST) from
+ *                         one that never started: a pod runs at most once
+ *                         across crashes of the server
  * The spec (what to run) travels in a memfd, never through the file system:
  * only the supervisor ever reads it, once, as it starts.
  */
@@ -58,9 +66,12 @@
 #define LX_STATUS_FILE "supervisor.json"
 #define LX_LOCK_FILE "supervisor.lock"
 #define LX_OUT_FILE "supervisor.out"
+#define LX_STARTED_FILE "supervisor.started"
 /* Grace of a plain SIGTERM to a supervisor (one without a queued value):
  * Kubernetes' default terminationGracePeriodSeconds. */
 #define LX_DEFAULT_GRACE_MS 30000
+/* A container's PATH when the server has none. */
+#define LX_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 /* What one container runs. All strings owned. */
 struct lx_cmd {
@@ -188,6 +199,9 @@ void lx_spawn_attrs(posix_spawnattr_t *at);
 bool lx_group_signal(int pid, uint64_t pid_start, int sig);
 /* True while a supervisor holds the lock file of pod directory dir. */
 bool lx_sup_is_locked(const char *dir);
+/* True when pod directory dir has LX_STARTED_FILE (a supervisor began to
+ * run the pod there once). */
+bool lx_has_started(const char *dir);
 
 /* The supervisor program in dir, NULL = next to the running program
  * (dirname of /proc/self/exe): dir/LX_SUP_PROGRAM (caller frees). NULL

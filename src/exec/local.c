@@ -24,6 +24,7 @@
 #include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,6 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
-extern char **environ;
 
 #define LOCK_RECHECK_MS 200     /* a supervisor without pidfd: lock checks */
 #define FILES_RECHECK_MS 1000   /* a sandbox inotify refused: file checks */
@@ -643,6 +643,25 @@ static struct lx_pod *pod_new(struct exec_local *l, const char *uid, const char 
     return p;
 }
 
+/* The environment every container starts from, as a kubelet gives one
+ * from its image: PATH (the server's, which plays the image's here, else
+ * the default) and HOME (the home of the user the pod runs as), nothing
+ * else of the server's environment (its credentials, tokens, proxies stay
+ * with it). The pod's own env and the node agent's come on top.
+ * NULL-terminated; caller frees each string and the array. */
+static char **base_env(void)
+{
+    const char *path = getenv("PATH");
+    struct passwd pwd, *pw = NULL;
+    char buf[4096];
+    if (getpwuid_r(geteuid(), &pwd, buf, sizeof(buf), &pw) != 0)
+        pw = NULL;
+    char **env = xcalloc(3, sizeof(*env));
+    env[0] = xasprintf("PATH=%s", path && path[0] ? path : LX_DEFAULT_PATH);
+    env[1] = xasprintf("HOME=%s", pw && pw->pw_dir && pw->pw_dir[0] ? pw->pw_dir : "/");
+    return env;
+}
+
 /* The supervisor's spec for pod (lx_spec_dump's text; caller frees). */
 static char *spec_text(struct exec_local *l, struct lx_pod *p, const struct exec_pod *pod)
 {
@@ -651,13 +670,66 @@ static char *spec_text(struct exec_local *l, struct lx_pod *p, const struct exec
     copy.env = env;
     struct lx_spec spec = {.uid = p->uid, .sandbox = p->sandbox, .policy = policy_of(pod->pod),
                            .backoff_ms = l->backoff_ms};
-    spec.cmds = lx_cmds_build(&copy, environ, p->sandbox, &spec.n);
+    char **env0 = base_env();
+    spec.cmds = lx_cmds_build(&copy, env0, p->sandbox, &spec.n);
+    for (char **e = env0; *e; e++)
+        xfree(*e);
+    xfree(env0);
     xfree(env);
     for (size_t i = 0; i < spec.n; i++)
         spec.cmds[i].log_path = exec_log_path(l->state_dir, p->uid, spec.cmds[i].name);
     char *text = lx_spec_dump(&spec);
     lx_cmds_free(spec.cmds, spec.n);
     return text;
+}
+
+/* A securityContext field of container ctr, else of the pod (Kubernetes:
+ * the container's wins). */
+static const json_t *sc_field(const json_t *pod, const json_t *ctr, const char *name)
+{
+    const json_t *v = JX_GET(ctr, "securityContext", name);
+    return v ? v : JX_GET(pod, "spec", "securityContext", name);
+}
+
+/* Can every container run as its securityContext asks? Pods run as the
+ * server's user: runAsUser/runAsGroup other than the server's uid/gid
+ * cannot be honoured, and runAsNonRoot refuses a pod that would run as
+ * uid 0 (the kubelet's CreateContainerConfigError). 0 or CU_EFORBIDDEN
+ * with the reason in err. */
+static int check_security(const struct exec_pod *pod, char *err, size_t errlen)
+{
+    const char *const lists[] = {"initContainers", "containers"};
+    uid_t euid = geteuid();
+    gid_t egid = getegid();
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *ctr;
+        json_array_foreach(JX_GET(pod->pod, "spec", lists[l]), i, ctr) {
+            const char *name = jx_or_empty(JX_STR(ctr, "name"));
+            const json_t *u = sc_field(pod->pod, ctr, "runAsUser");
+            const json_t *g = sc_field(pod->pod, ctr, "runAsGroup");
+            json_int_t uid = json_is_integer(u) ? json_integer_value(u) : (json_int_t)euid;
+            if (json_is_integer(u) && uid != (json_int_t)euid) {
+                snprintf(err, errlen, "container %s: runAsUser %lld cannot be honoured: cueue "
+                         "runs pods as the server's user (uid %u)", name, (long long)uid,
+                         (unsigned)euid);
+                return CU_EFORBIDDEN;
+            }
+            if (json_is_integer(g) && json_integer_value(g) != (json_int_t)egid) {
+                snprintf(err, errlen, "container %s: runAsGroup %lld cannot be honoured: cueue "
+                         "runs pods as the server's group (gid %u)", name,
+                         (long long)json_integer_value(g), (unsigned)egid);
+                return CU_EFORBIDDEN;
+            }
+            if (json_is_true(sc_field(pod->pod, ctr, "runAsNonRoot")) && uid == 0) {
+                snprintf(err, errlen, "container has runAsNonRoot and would run as root (uid 0) "
+                         "(pod: \"%s/%s\", container: %s)", jx_or_empty(pod->ns),
+                         jx_or_empty(pod->name), name);
+                return CU_EFORBIDDEN;
+            }
+        }
+    }
+    return 0;
 }
 
 static int local_start(struct exec *x, const struct exec_pod *pod, char *err, size_t errlen)
@@ -671,12 +743,24 @@ static int local_start(struct exec *x, const struct exec_pod *pod, char *err, si
         snprintf(err, errlen, "pod %s has no containers", jx_or_empty(pod->name));
         return CU_EINVAL;
     }
+    int rc = check_security(pod, err, errlen);
+    if (rc != 0)
+        return rc;
     pthread_mutex_lock(&l->mu);
     struct lx_pod *p;
     HASH_FIND_STR(l->pods, pod->uid, p);
     if (p) {
         pthread_mutex_unlock(&l->mu);
         snprintf(err, errlen, "pod %s is already running", pod->uid);
+        return CU_EEXIST;
+    }
+    char *dir = xasprintf("%s/pods/%s", l->state_dir, pod->uid);
+    bool ran = lx_has_started(dir);
+    xfree(dir);
+    if (ran) { /* at most once: adopt says what became of it */
+        pthread_mutex_unlock(&l->mu);
+        snprintf(err, errlen, "pod %s already ran in its sandbox (%s): it is not started twice",
+                 pod->uid, LX_STARTED_FILE);
         return CU_EEXIST;
     }
     p = pod_new(l, pod->uid, pod->sandbox_dir);
@@ -715,6 +799,7 @@ static int local_adopt(struct exec *x, const struct exec_pod *pod)
                     ? pidfd_open_(st.pid) : -1;
     bool live = lx_sup_is_locked(dir);
     bool found = live || (rc == 0 && st.done);
+    bool ran = !found && lx_has_started(dir);
     if (!found && rc == 0)
         kill_groups(&st); /* a supervisor that died mid-pod: nothing may linger */
     xfree(dir);
@@ -724,7 +809,7 @@ static int local_adopt(struct exec *x, const struct exec_pod *pod)
             close(pidfd);
         lx_status_release(&st);
         pthread_mutex_unlock(&l->mu);
-        return CU_ENOTFOUND;
+        return ran ? CU_EEXIST : CU_ENOTFOUND;
     }
     p = pod_new(l, pod->uid, pod->sandbox_dir);
     p->gone = !live;

@@ -17,7 +17,6 @@
 #include "util/sbuf.h"
 #include "util/xalloc.h"
 
-#define DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
 /* An environment under construction: "NAME=value" strings, later sets
  * replace earlier ones in place (order of first definition kept). */
@@ -187,7 +186,7 @@ char *lx_find_program(const char *argv0, char *const *envp, const char *cwd, cha
         return NULL;
     }
     const char *path_env = env_lookup(envp, "PATH", 4);
-    const char *p = path_env && path_env[0] ? path_env : DEFAULT_PATH;
+    const char *p = path_env && path_env[0] ? path_env : LX_DEFAULT_PATH;
     while (*p) {
         const char *colon = strchrnul(p, ':');
         size_t len = (size_t)(colon - p);

@@ -380,3 +380,11 @@ bool lx_sup_is_locked(const char *dir)
     close(fd); /* drops our shared lock, if we got it */
     return held;
 }
+
+bool lx_has_started(const char *dir)
+{
+    char *path = xasprintf("%s/%s", dir, LX_STARTED_FILE);
+    bool has = access(path, F_OK) == 0;
+    xfree(path);
+    return has;
+}

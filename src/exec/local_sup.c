@@ -23,6 +23,12 @@
  * No fsync: the file describes processes, which a machine crash ends
  * anyway, and rename keeps readers from half a file.
  *
+ * At most once: before anything runs the supervisor creates <pod
+ * dir>/supervisor.started (O_EXCL) and fsyncs it and the directory. A
+ * supervisor that finds the file already there (the pod ran here before,
+ * under a supervisor that is gone) runs nothing and leaves the status file
+ * as the earlier one wrote it, so the pod's recorded outcome stands.
+ *
  * Stop: SIGTERM. The grace period is the int queued with the signal
  * (pidfd_send_signal / sigqueue with SI_QUEUE, in ms), LX_DEFAULT_GRACE_MS
  * for a plain kill: SIGTERM to every container group, SIGKILL after the
@@ -414,6 +420,31 @@ static int read_spec(struct lx_spec *spec, char *err, size_t errlen)
     return rc;
 }
 
+/* Claim the pod directory for this run: create LX_STARTED_FILE, durably.
+ * 0, CU_EEXIST when the pod already ran here, CU_EIO (reason in err). */
+static int claim_sandbox(const char *dir, char *err, size_t errlen)
+{
+    char *path = xasprintf("%s/%s", dir, LX_STARTED_FILE);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int rc = 0;
+    if (fd < 0) {
+        rc = errno == EEXIST ? CU_EEXIST : CU_EIO;
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    } else {
+        dprintf(fd, "%d\n", (int)getpid());
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fsync(fd) != 0 || dfd < 0 || fsync(dfd) != 0) {
+            rc = CU_EIO;
+            snprintf(err, errlen, "cannot sync %s: %s", path, strerror(errno));
+        }
+        if (dfd >= 0)
+            close(dfd);
+        close(fd);
+    }
+    xfree(path);
+    return rc;
+}
+
 int lx_sup_main(const char *dir)
 {
     struct sup s = {.dir = dir};
@@ -422,6 +453,16 @@ int lx_sup_main(const char *dir)
     char err[1024] = "";
     int sfd = setup_signals();
     int rc = read_spec(&s.spec, err, sizeof(err));
+    int claim = rc == 0 ? claim_sandbox(dir, err, sizeof(err)) : 0;
+    if (claim == CU_EEXIST) {
+        say(&s, "the pod already ran in this directory (%s): not running it again", err);
+        if (sfd >= 0)
+            close(sfd);
+        lx_spec_release(&s.spec);
+        xfree(s.status_path);
+        return 1;
+    }
+    rc = rc ? rc : claim;
     init_status(&s);
     if (rc != 0 || sfd < 0) {
         say(&s, "%s", rc ? err : strerror(errno));

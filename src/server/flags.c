@@ -90,6 +90,28 @@ static int set_dashboard(const struct flag_def *d, char *field, const char *v, F
     return 0;
 }
 
+/* --allow-host-path PREFIX (repeatable): an absolute path without "..", at
+ * most 16, into the pod policy. */
+static int add_host_path(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    struct srv_flags *f = (struct srv_flags *)(field - offsetof(struct srv_flags, pods));
+    size_t n = f->pods.n_host_path_prefixes;
+    if (v[0] != '/' || strstr(v, "..") || n >= sizeof(f->host_paths) / sizeof(f->host_paths[0]))
+        return invalid(d, v, "an absolute path without \"..\" (at most 16 of them)", err);
+    f->host_paths[n] = v;
+    f->pods.host_path_prefixes = f->host_paths;
+    f->pods.n_host_path_prefixes = n + 1;
+    return 0;
+}
+
+/* --allow-privileged-pods into the pod policy. */
+static int allow_privileged(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    struct srv_flags *f = (struct srv_flags *)(field - offsetof(struct srv_flags, pods));
+    f->pods.allow_privileged = true;
+    return 0;
+}
+
 static int set_duration(const struct flag_def *d, char *field, const char *v, FILE *err)
 {
     int64_t ms;
@@ -150,6 +172,12 @@ static const struct flag_def flags[] = {
          "where the web dashboard listens (default 127.0.0.1:8265;\n"
          "with --port 0 the port defaults to 0 too); \"off\" serves no\n"
          "dashboard. Its URL is printed and written to\n<state-dir>/dashboard.url"),
+    FLAG("allow-privileged-pods", NULL, allow_privileged, pods,
+         "accept containers with securityContext.privileged\n"
+         "(default: refused with a field error)"),
+    FLAG("allow-host-path", "PREFIX", add_host_path, pods,
+         "accept hostPath volumes under PREFIX (repeatable, up\n"
+         "to 16; default: none)"),
     FLAG("log-level", "LEVEL", set_log_level, log_level,
          "error, warn, info (default) or debug"),
 };

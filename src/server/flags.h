@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "api/object.h"
+
 struct srv_flags {
     char *state_dir;             /* owned; the default rule when not given */
     const char *listen;          /* borrowed from argv or a literal */
@@ -31,6 +33,8 @@ struct srv_flags {
         char *addr; /* owned; NULL = no dashboard (--dashboard-listen=off) */
         long port;  /* -1 = not given: 8265, or 0 with --port 0 */
     } dash;
+    struct api_pod_policy pods;  /* host_path_prefixes points into host_paths */
+    const char *host_paths[16];  /* borrowed from argv */
     int log_level;               /* enum log_level, or -1: not given */
 };
 

@@ -21,6 +21,7 @@ struct store;
 struct ctrl;
 struct sbuf;
 struct srv;
+struct api_pod_policy;
 
 /* Entry point of `cueue server [flags]` (argv[0] is "server"). Returns the
  * process exit status (0 after a clean SIGINT/SIGTERM shutdown, 1 on a
@@ -44,6 +45,9 @@ struct srv_opts {
                                 request must carry it (?token=, the cookie
                                 set by /login?token=, or Authorization:
                                 Bearer) */
+    /* borrowed, must outlive the server; NULL = no privileged pods, no
+     * hostPath volumes (api/object.h) */
+    const struct api_pod_policy *pod_policy;
 };
 
 /* Bind, listen and start serving the API in background threads (one thread

@@ -55,6 +55,7 @@ struct srv {
                                  visibility API) */
     struct clk *clock;
     char *state_dir;          /* owned; may be NULL */
+    const struct api_pod_policy *pod_policy; /* borrowed (srv_opts) */
     char *listen_addr;        /* owned */
     uint16_t port;
     int listen_fd;

@@ -222,7 +222,8 @@ static int admit_once(struct srv_req *q, const struct api_kind *k, json_t *obj,
 {
     if (status)
         return api_admit_status(k, obj, old, d);
-    struct api_admit_env env = {.exists = store_has, .ctx = q->srv->store};
+    struct api_admit_env env = {.exists = store_has, .ctx = q->srv->store,
+                                .pod_policy = q->srv->pod_policy};
     return api_admit_in(k, obj, old, ns, &env, d);
 }
 

@@ -364,7 +364,7 @@ static void test_default_local_queue_and_priority_class(void **state)
     (void)state;
     char *have = xasprintf("%d:team/default;%d:/default;", (int)KIND_LOCALQUEUE,
                            (int)KIND_WORKLOADPRIORITYCLASS);
-    struct api_admit_env env = {fake_exists, have};
+    struct api_admit_env env = {fake_exists, have, NULL};
     const char *job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
                       "  template:\n    spec:\n      restartPolicy: Never\n"
                       "      containers: [{name: c}]\n";
@@ -755,6 +755,57 @@ static void test_nodepool_catalog_hook(void **state)
     json_decref(np);
 }
 
+/* The server's pod policy: hostPath only under its prefixes (whole path
+ * elements), privileged containers only with its leave; without a policy
+ * neither. */
+static void test_pod_policy_host_path_and_privileged(void **state)
+{
+    (void)state;
+    const struct api_kind *k = api_kind_get(KIND_POD);
+    const char *const prefixes[] = {"/data/", "/scratch"};
+    struct api_pod_policy pol = {true, prefixes, 2};
+    struct api_admit_env env = {NULL, NULL, &pol};
+    const char *const cases[][2] = {
+        {"/data", NULL},
+        {"/data/x/y", NULL},
+        {"/scratch/a", NULL},
+        {"/database", "hostPath.path: Forbidden: hostPath volumes are disallowed"},
+        {"/etc", "hostPath.path: Forbidden: hostPath volumes are disallowed"},
+        {"/data/../etc", "hostPath.path: Invalid value: \"/data/../etc\": must not contain '..'"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *y = xasprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                            "  containers: [{name: c, securityContext: {privileged: true}}]\n"
+                            "  volumes: [{name: h, hostPath: {path: \"%s\"}}]\n", cases[i][0]);
+        json_t *pod = doc_of(y);
+        struct diag d;
+        diag_init(&d);
+        int rc = api_admit_in(k, pod, NULL, "default", &env, &d);
+        char *msg = rc ? api_error_message(k, "p", rc, &d) : NULL;
+        if (!cases[i][1]) {
+            assert_int_equal(rc, 0);
+        } else {
+            assert_int_equal(rc, CU_EINVAL);
+            assert_contains(msg, cases[i][1]);
+        }
+        xfree(msg);
+        diag_release(&d);
+        json_decref(pod);
+        xfree(y);
+    }
+    /* without a policy: both refused, each naming its field */
+    json_t *pod = doc_of("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n"
+                         "  containers: [{name: c, securityContext: {privileged: true}}]\n"
+                         "  volumes: [{name: h, hostPath: {path: /data}}]\n");
+    int rc;
+    char *msg = t_admit_err(pod, "default", &rc);
+    assert_int_equal(rc, CU_EINVAL);
+    assert_contains(msg, "spec.containers[0].securityContext.privileged: Forbidden");
+    assert_contains(msg, "spec.volumes[0].hostPath.path: Forbidden");
+    xfree(msg);
+    json_decref(pod);
+}
+
 static void test_error_message_formats(void **state)
 {
     (void)state;
@@ -920,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_pod_defaults_and_update),
         cmocka_unit_test(test_v1beta2_conversion),
         cmocka_unit_test(test_nodepool_catalog_hook),
+        cmocka_unit_test(test_pod_policy_host_path_and_privileged),
         cmocka_unit_test(test_error_message_formats),
         cmocka_unit_test(test_every_kind_has_a_schema_and_openapi),
         cmocka_unit_test(test_merge_keys_for_strategic_merge_patch),

@@ -561,6 +561,31 @@ static void test_restart_restarts_a_pending_pod_with_nothing_left(void **state)
     json_decref(p);
 }
 
+/* At most once: a Pending pod that started before the restart (the
+ * executor's marker says so) but left nothing is failed, never started
+ * again. */
+static void test_restart_fails_a_started_pod_with_nothing_left(void **state)
+{
+    struct afx *a = *state;
+    struct nfx *f = a->f;
+    a->fe->adopt_rc = CU_EEXIST;
+    nfx_create(f, KIND_NODEPOOL, NULL,
+               nfx_pool("p", "e2-standard-4", json_pack("{s:i}", "initialNodeCount", 1)));
+    nfx_create(f, KIND_POD, "default", nfx_pod("default", "q", "1", "1Gi", 0));
+    nfx_step(f);
+    assert_int_equal(json_array_size(a->fe->starts), 1); /* started, never reported */
+    restart_ctrl(f);
+    nfx_step(f);
+    assert_int_equal(json_array_size(a->fe->adopts), 1);
+    assert_int_equal(json_array_size(a->fe->starts), 1); /* not started again */
+    json_t *p = nfx_get(f, KIND_POD, "default", "q");
+    assert_string_equal(JX_STR(p, "status", "phase"), "Failed");
+    assert_string_equal(JX_STR(p, "status", "reason"), "ProcessLost");
+    assert_non_null(strstr(JX_STR(p, "status", "message"), "not run a second time"));
+    json_decref(p);
+    assert_false(has_finalizer(f, "q"));
+}
+
 static void test_restart_then_delete_stops_the_adopted_pod(void **state)
 {
     struct afx *a = *state;
@@ -658,6 +683,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_without_adopt_is_process_lost, afx_setup,
                                         afx_teardown),
         cmocka_unit_test_setup_teardown(test_restart_restarts_a_pending_pod_with_nothing_left,
+                                        afx_setup, afx_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_fails_a_started_pod_with_nothing_left,
                                         afx_setup, afx_teardown),
         cmocka_unit_test_setup_teardown(test_restart_then_delete_stops_the_adopted_pod,
                                         afx_setup, afx_teardown),

@@ -32,14 +32,17 @@ static void test_exit_codes_are_reported(void **state)
 static void test_env_expansion_and_extra_env(void **state)
 {
     struct fx *f = *state;
-    json_t *pod = probe_pod(f, "Never", json_pack("[s,s,s,s,s,s,s,s,s,s]", "env", "A", "env",
+    json_t *pod = probe_pod(f, "Never", json_pack("[s,s,s,s,s,s,s,s,s,s,s,s,s,s]", "env", "A", "env",
                                                   "B", "env", "EXTRA", "env",
-                                                  "CUEUE_METRICS_FILE", "env", "PATH"));
+                                                  "CUEUE_METRICS_FILE", "env", "PATH", "env",
+                                                  "CUEUE_TEST_SECRET", "env", "HOME"));
     json_t *ctr = json_array_get(json_object_get(json_object_get(pod, "spec"), "containers"), 0);
     json_object_set_new(ctr, "env", json_pack("[{s:s,s:s},{s:s,s:s}]", "name", "A", "value",
                                               "x", "name", "B", "value", "$(A)-$(EXTRA)-$$(A)"));
     struct exec_env extra[] = {{"EXTRA", "1"}};
+    setenv("CUEUE_TEST_SECRET", "s3cret", 1); /* the server's: not the pod's */
     assert_int_equal(start(f, "env", pod, extra, 1, NULL, 0), 0);
+    unsetenv("CUEUE_TEST_SECRET");
     const struct exec_report *r = wait_report(f, "env", -1);
     assert_non_null(r);
     assert_int_equal(r->state, EXEC_SUCCEEDED);
@@ -49,9 +52,48 @@ static void test_env_expansion_and_extra_env(void **state)
     assert_non_null(strstr(log, "EXTRA=1\n"));
     char *mf = xasprintf("CUEUE_METRICS_FILE=%s/pods/env/metrics.jsonl\n", f->dir);
     assert_non_null(strstr(log, mf));
-    assert_null(strstr(log, "PATH unset")); /* the server's environment is inherited */
+    assert_null(strstr(log, "PATH unset")); /* PATH and HOME, as a kubelet gives */
+    assert_null(strstr(log, "HOME unset"));
+    assert_non_null(strstr(log, "CUEUE_TEST_SECRET unset")); /* nothing else of the server's */
     xfree(mf);
     xfree(log);
+    json_decref(pod);
+}
+
+/* securityContext honoured or refused: pods run as the server's user, so a
+ * runAsUser/runAsGroup of another id is refused, and runAsNonRoot refuses
+ * a pod that would run as root; nothing starts then. */
+static void test_security_context_honoured_or_refused(void **state)
+{
+    struct fx *f = *state;
+    json_t *pod = probe_pod(f, "Never", json_pack("[s,s]", "out", "hi"));
+    json_t *spec = json_object_get(pod, "spec");
+    json_t *ctr = json_array_get(json_object_get(spec, "containers"), 0);
+    struct exec_pod ep = {"default", "sec", "sec", pod, NULL, NULL, 0, NULL, 0};
+    char err[256];
+    /* its own uid: honoured */
+    json_object_set_new(spec, "securityContext",
+                        json_pack("{s:I}", "runAsUser", (json_int_t)geteuid()));
+    assert_int_equal(f->x->ops->start(f->x, &ep, err, sizeof(err)), 0);
+    assert_int_equal(wait_report(f, "sec", -1)->state, EXEC_SUCCEEDED);
+    /* another uid (the container's field wins over the pod's) */
+    json_int_t other = geteuid() == 4242 ? 4343 : 4242;
+    json_object_set_new(ctr, "securityContext", json_pack("{s:I}", "runAsUser", other));
+    ep.uid = "sec2";
+    assert_int_equal(f->x->ops->start(f->x, &ep, err, sizeof(err)), CU_EFORBIDDEN);
+    char *want = xasprintf("container main: runAsUser %lld cannot be honoured", (long long)other);
+    assert_non_null(strstr(err, want));
+    xfree(want);
+    /* runAsNonRoot while the pod would run as root */
+    json_object_set_new(ctr, "securityContext",
+                        json_pack("{s:b,s:i}", "runAsNonRoot", 1, "runAsUser", 0));
+    ep.uid = "sec3";
+    int rc = f->x->ops->start(f->x, &ep, err, sizeof(err));
+    assert_int_equal(rc, CU_EFORBIDDEN); /* as root: non-root policy; else: uid 0 not ours */
+    assert_non_null(strstr(err, geteuid() == 0 ? "container has runAsNonRoot and would run as "
+                                                 "root (uid 0) (pod: \"default/sec\", "
+                                                 "container: main)"
+                                               : "runAsUser 0 cannot be honoured"));
     json_decref(pod);
 }
 
@@ -349,6 +391,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_exit_codes_are_reported, setup, teardown),
         cmocka_unit_test_setup_teardown(test_env_expansion_and_extra_env, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_security_context_honoured_or_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_working_dir_and_one_log_for_both_streams, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_sigterm_then_sigkill_after_grace, setup, teardown),

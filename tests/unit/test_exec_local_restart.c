@@ -294,7 +294,8 @@ static void test_a_trivial_pod_writes_few_files(void **state)
     /* no spec file (it travels in a memfd), no supervisor.out (nothing to
      * say); supervisor.json.tmp holds the status before the last */
     char *names = dir_names(dir);
-    assert_string_equal(names, "main.log,supervisor.json,supervisor.json.tmp,supervisor.lock");
+    assert_string_equal(names, "main.log,supervisor.json,supervisor.json.tmp,supervisor.lock,"
+                               "supervisor.started");
     struct lx_status st;
     assert_int_equal(read_status(f, "small", &st), 0);
     assert_int_equal(st.seq, 2); /* written as it ran and as it ended, not before */
@@ -590,11 +591,64 @@ static void test_lost_supervisor_is_not_found_and_leaves_nothing(void **state)
     assert_true(wait_for(proc_dead, &st.pid));
     assert_true(wait_for(unlocked, dir)); /* released as it exits */
     assert_false(proc_dead(&st.c[0].pid)); /* its container outlived it */
-    assert_int_equal(adopt(f, "lost"), CU_ENOTFOUND);
+    assert_int_equal(adopt(f, "lost"), CU_EEXIST); /* it ran: never again */
     assert_true(wait_for(proc_dead, &st.c[0].pid)); /* and was killed by the adopt */
     lx_status_release(&st);
     xfree(dir);
     xfree(go);
+}
+
+/* At most once: a pod that ran (its outcome recorded, or not) is never
+ * started again in its sandbox, by the executor or by a supervisor. */
+static void test_a_pod_never_runs_twice(void **state)
+{
+    struct fx *f = *state;
+    char *ran = xasprintf("%s/ran", f->dir);
+    char *script = xasprintf("echo x >> '%s'", ran);
+    start_script(f, "once", "Never", script);
+    const struct exec_report *r = wait_report(f, "once", -1);
+    assert_non_null(r);
+    assert_int_equal(r->state, EXEC_SUCCEEDED);
+    char *dir = pod_dir(f, "once");
+    assert_true(wait_for(unlocked, dir));
+    fx_reopen(f);
+    /* a server that lost its record of the pod tries to start it again */
+    json_t *pod = json_pack("{s:{s:s, s:[{s:s, s:[s,s,s]}]}}", "spec", "restartPolicy",
+                            "Never", "containers", "name", "main", "command", "/bin/sh", "-c",
+                            script);
+    assert_int_equal(start(f, "once", pod, NULL, 0, NULL, 0), CU_EEXIST);
+    /* adopt gives the recorded outcome */
+    assert_int_equal(adopt(f, "once"), 0);
+    r = wait_report(f, "once", -1);
+    assert_non_null(r);
+    assert_int_equal(r->state, EXEC_SUCCEEDED);
+    /* a supervisor started on the used sandbox runs nothing and leaves the
+     * recorded status as it was */
+    struct lx_status before, after;
+    assert_int_equal(read_status(f, "once", &before), 0);
+    char err[512];
+    char *program = lx_sup_program(NULL, err, sizeof(err));
+    assert_non_null(program);
+    struct lx_spec spec = {.uid = "once", .sandbox = dir, .policy = LX_NEVER};
+    struct lx_cmd cmd = {.name = "main", .argv = (char *[]){"/bin/sh", "-c", script, NULL},
+                         .envp = (char *[]){NULL}, .cwd = dir, .log_path = ran};
+    spec.cmds = &cmd;
+    spec.n = 1;
+    char *text = lx_spec_dump(&spec);
+    assert_int_equal(run_supervisor(program, dir, text), 1);
+    assert_int_equal(read_status(f, "once", &after), 0);
+    assert_int_equal(after.seq, before.seq);
+    char *log = read_file(ran);
+    assert_string_equal(log, "x\n"); /* one run, one line */
+    xfree(log);
+    xfree(text);
+    xfree(program);
+    lx_status_release(&before);
+    lx_status_release(&after);
+    json_decref(pod);
+    xfree(dir);
+    xfree(script);
+    xfree(ran);
 }
 
 static void test_supervisor_death_fails_a_watched_pod(void **state)
@@ -626,8 +680,9 @@ static void test_stop_on_free_leaves_nothing(void **state)
     assert_false(lx_sup_is_locked(dir));
     assert_true(proc_dead(&st.pid));
     assert_true(wait_for(proc_dead, &st.c[0].pid));
-    /* killed with the executor: nothing for the next one to adopt */
-    assert_int_equal(adopt(f, "doomed"), CU_ENOTFOUND);
+    /* killed with the executor: nothing for the next one to adopt, and it
+     * ran, so it is lost, not startable */
+    assert_int_equal(adopt(f, "doomed"), CU_EEXIST);
     lx_status_release(&st);
     xfree(dir);
     xfree(go);
@@ -655,6 +710,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stop_reaches_an_adopted_pod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_supervisor_is_not_found_and_leaves_nothing,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(test_a_pod_never_runs_twice, setup, teardown),
         cmocka_unit_test_setup_teardown(test_supervisor_death_fails_a_watched_pod, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_stop_on_free_leaves_nothing, setup, teardown),

@@ -21,11 +21,25 @@
  * tracked (the agent that started it is gone) is offered to the executor's
  * adopt: when its processes still run, or finished while nobody watched,
  * it is tracked again and its state flows through the reports (its exit
- * included); when nothing is left a Running pod fails (ProcessLost) and a
- * Pending one is started afresh.
+ * included); when nothing is left a Running pod fails (ProcessLost), and so
+ * does a Pending one whose sandbox shows that it started (the executor's
+ * durable "started" marker: it may have run, so it never runs again); a
+ * Pending pod that never started is started now.
+ *
+ * Crashes: a side effect is recorded before it happens. A pod is started
+ * only once its intent (the finalizer, written with the pod, its Job's
+ * admission and everything else the round changed) is on disk: the start
+ * waits in `intent` until the round's flush succeeds, then runs in the next
+ * round. So a restarted server always finds the Pod of every process that
+ * may have run and never makes a second pod for it. A deleted pod's sandbox
+ * goes only once the deletion is on disk (`doomed`), so a pod that may
+ * still come back after a crash keeps its "started" marker. In `cueue sim`
+ * (no state directory, nothing on disk) pods start at once.
  *
  * Invariant: `running` maps the uid of every pod the executor runs to its
- * "ns/name"; a uid leaves it with its terminal report.
+ * "ns/name"; a uid leaves it with its terminal report. `intent` holds the
+ * uids whose start waits for a flush ("ns/name"), `durable` those whose
+ * intent is on disk and whose start is due.
  */
 #include <string.h>
 
@@ -38,11 +52,15 @@
 #include "util/xalloc.h"
 
 #define RETRY_MOUNT_MS 5000
+#define RETRY_FLUSH_MS 1000
 #define DEFAULT_GRACE_S 30
 
 struct agent {
     int rid;
     json_t *running;  /* uid -> {"key": "ns/name", "stopping": bool} */
+    json_t *intent;   /* uid -> "ns/name": start once the next flush succeeds */
+    json_t *durable;  /* uid -> true: intent on disk, start due */
+    json_t *doomed;   /* uid -> true: deleted; sandbox removed after a flush */
 };
 
 static void ts(int64_t ms, char out[TIMEFMT_LEN]) { timefmt_rfc3339(ms, false, out); }
@@ -222,23 +240,24 @@ static void track(struct agent *a, const json_t *pod)
     xfree(key);
 }
 
-/* Offer pod to the executor's adopt (see the file comment). True when the
- * executor follows it again (it is tracked from here). */
-static bool adopt_pod(struct ctrl *c, struct agent *a, const json_t *pod)
+/* Offer pod to the executor's adopt (see the file comment): 0 when the
+ * executor follows it again (it is tracked from here), CU_EEXIST when it
+ * started once and nothing of it is left (it must not run again),
+ * CU_ENOTFOUND when it never started (or the executor cannot adopt). */
+static int adopt_pod(struct ctrl *c, struct agent *a, const json_t *pod)
 {
     struct exec *x = ctrl_exec(c);
     if (!x->ops->adopt || !has_finalizer(pod))
-        return false;
+        return CU_ENOTFOUND;
     const char *state_dir = ctrl_cfg(c)->state_dir;
     char *sandbox = state_dir ? xasprintf("%s/pods/%s", state_dir, api_uid(pod)) : NULL;
     struct exec_pod ep = {api_namespace(pod), api_name(pod), api_uid(pod), pod, sandbox,
                           NULL, 0, NULL, 0};
     int rc = x->ops->adopt(x, &ep);
     xfree(sandbox);
-    if (rc != 0)
-        return false;
-    track(a, pod);
-    return true;
+    if (rc == 0)
+        track(a, pod);
+    return rc == 0 || rc == CU_EEXIST ? rc : CU_ENOTFOUND;
 }
 
 /* A pod whose volumes cannot be mounted yet: as the kubelet reports it,
@@ -273,6 +292,38 @@ static void mark_container_creating(struct ctrl *c, const json_t *pod)
     json_decref(cp);
 }
 
+/* The intent to start pod: the finalizer (so a delete cannot lose running
+ * processes, and a restarted server offers the pod to adopt), on disk
+ * before anything runs. True when it is on disk and the pod may start
+ * now; false when the start waits for the round's flush (after_round
+ * enqueues the pod again once it succeeded) or the write conflicted. A
+ * store without a state directory (the simulator) starts at once. */
+static bool record_intent(struct ctrl *c, struct agent *a, const json_t *pod)
+{
+    const char *uid = jx_or_empty(api_uid(pod));
+    bool on_disk = ctrl_cfg(c)->state_dir != NULL;
+    if (has_finalizer(pod) && (!on_disk || json_object_get(a->durable, uid))) {
+        json_object_del(a->durable, uid);
+        return true;
+    }
+    if (!has_finalizer(pod)) {
+        json_t *cp = jx_deep_copy(pod);
+        set_finalizer(cp, true);
+        int rc = write_pod(c, cp);
+        json_decref(cp);
+        if (rc != 0) {
+            ctrl_enqueue(c, a->rid, api_namespace(pod), api_name(pod)); /* conflict: again */
+            return false;
+        }
+        if (!on_disk)
+            return true;
+    }
+    char *key = xasprintf("%s/%s", api_namespace(pod), api_name(pod));
+    json_object_set_new(a->intent, uid, json_string(key));
+    xfree(key);
+    return false;
+}
+
 static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const json_t *node)
 {
     struct nodes_podrun run;
@@ -285,21 +336,18 @@ static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const 
                         ctrl_now(c) + RETRY_MOUNT_MS);
     } else if (rc != 0) {
         fail_pod(c, pod, "CreateContainerConfigError", msg);
+    } else if (!record_intent(c, a, pod)) {
+        /* the start waits for the flush that puts its intent on disk */
     } else {
-        /* the finalizer first, so a delete cannot lose running processes */
-        json_t *cp = jx_deep_copy(pod);
-        set_finalizer(cp, true);
-        rc = write_pod(c, cp);
-        json_decref(cp);
         struct exec *x = ctrl_exec(c);
         struct exec_pod ep = {api_namespace(pod), api_name(pod), api_uid(pod), run.pod,
                               run.sandbox, run.env, run.n_env, run.mounts, run.n_mounts};
-        if (rc != 0) {
-            ctrl_enqueue(c, a->rid, api_namespace(pod), api_name(pod)); /* conflict: again */
-        } else if (x->ops->start(x, &ep, msg, sizeof(msg)) != 0) {
+        int src = x->ops->start(x, &ep, msg, sizeof(msg));
+        if (src != 0) {
             json_t *cur = store_get(ctrl_store(c), KIND_POD, api_namespace(pod), api_name(pod));
             if (cur)
-                fail_pod(c, cur, "StartError", msg);
+                fail_pod(c, cur,
+                         src == CU_EFORBIDDEN ? "CreateContainerConfigError" : "StartError", msg);
             json_decref(cur);
         } else {
             track(a, pod);
@@ -366,7 +414,11 @@ static void agent_reconcile(struct ctrl *c, void *self, const char *ns, const ch
     json_t *node = node_name && node_name[0]
                        ? store_get(ctrl_store(c), KIND_NODE, NULL, node_name) : NULL;
     const char *phase = jx_or_empty(JX_STR(pod, "status", "phase"));
-    if (!uid && node_name && node_name[0] && adopt_pod(c, a, pod))
+    int adopted = CU_ENOTFOUND;
+    if (!uid && node_name && node_name[0] &&
+        !json_object_get(a->durable, jx_or_empty(api_uid(pod))) &&
+        !json_object_get(a->intent, jx_or_empty(api_uid(pod))) &&
+        (adopted = adopt_pod(c, a, pod)) == 0)
         uid = tracked_uid(a, ns, name); /* started by the agent before a restart */
     if (!node_name || !node_name[0]) {
         /* not bound: nothing to run */
@@ -386,6 +438,10 @@ static void agent_reconcile(struct ctrl *c, void *self, const char *ns, const ch
         fail_pod(c, pod, "ProcessLost",
                  "the pod's processes are not known to this node agent (control plane "
                  "restarted?)");
+    } else if (adopted == CU_EEXIST && nodes_pod_is_active(pod)) {
+        fail_pod(c, pod, "ProcessLost",
+                 "the pod was started before the control plane restarted and nothing of its "
+                 "processes is left: it is not run a second time");
     } else if (!nodes_pod_is_active(pod)) {
         drop_finalizer(c, pod);
     } else {
@@ -432,18 +488,62 @@ static void handle_report(struct ctrl *c, struct agent *a, const struct exec_rep
     xfree(ns);
 }
 
+/* Reconcile the pod named by key ("ns/name") at at_ms (0 = now). */
+static void enqueue_key(struct ctrl *c, struct agent *a, const char *key, int64_t at_ms)
+{
+    const char *slash = strchr(key, '/');
+    char *ns = xstrndup(key, (size_t)(slash - key));
+    if (at_ms)
+        ctrl_enqueue_at(c, a->rid, ns, slash + 1, at_ms);
+    else
+        ctrl_enqueue(c, a->rid, ns, slash + 1);
+    xfree(ns);
+}
+
+/* Put the round's intents on disk, then let their starts (and the
+ * removal of deleted pods' sandboxes) go ahead. True when it did work. A
+ * failed flush keeps everything waiting and retries later: nothing starts
+ * whose intent is not on disk. */
+static bool flush_intents(struct ctrl *c, struct agent *a)
+{
+    struct exec *x = ctrl_exec(c);
+    if (!json_object_size(a->intent) && !json_object_size(a->doomed))
+        return false;
+    if (store_flush(ctrl_store(c)) != 0) {
+        const char *uid;
+        json_t *v;
+        json_object_foreach(a->intent, uid, v)
+            enqueue_key(c, a, json_string_value(v), ctrl_now(c) + RETRY_FLUSH_MS);
+        return false;
+    }
+    const char *uid;
+    json_t *v;
+    json_object_foreach(a->intent, uid, v) {
+        json_object_set_new(a->durable, uid, json_true());
+        enqueue_key(c, a, json_string_value(v), 0);
+    }
+    json_object_clear(a->intent);
+    json_object_foreach(a->doomed, uid, v) {
+        if (!json_object_get(a->running, uid))
+            x->ops->remove(x, uid);
+    }
+    json_object_clear(a->doomed);
+    return true;
+}
+
 static bool agent_after_round(struct ctrl *c, void *self)
 {
     struct agent *a = self;
     struct exec *x = ctrl_exec(c);
     if (!x)
         return false;
+    bool flushed = flush_intents(c, a);
     struct exec_reports reps = {0};
     int n = x->ops->poll(x, &reps);
     for (size_t i = 0; i < reps.n; i++)
         handle_report(c, a, &reps.items[i]);
     exec_reports_release(&reps);
-    return n > 0;
+    return n > 0 || flushed;
 }
 
 static void agent_on_event(struct ctrl *c, void *self, const struct store_event *ev)
@@ -452,8 +552,16 @@ static void agent_on_event(struct ctrl *c, void *self, const struct store_event 
     struct exec *x = ctrl_exec(c);
     if (ev->kind == KIND_POD && ev->type == STORE_DELETED && x && x->ops->remove &&
         !json_object_get(a->running, jx_or_empty(api_uid(ev->obj)))) {
-        /* the kubelet removes a deleted pod's directory: its logs go too */
-        x->ops->remove(x, jx_or_empty(api_uid(ev->obj)));
+        /* the kubelet removes a deleted pod's directory: its logs go too,
+         * once the deletion is on disk (until then a crash brings the pod
+         * back, and its sandbox says whether it ran) */
+        const char *uid = jx_or_empty(api_uid(ev->obj));
+        json_object_del(a->intent, uid);
+        json_object_del(a->durable, uid);
+        if (ctrl_cfg(c)->state_dir)
+            json_object_set_new(a->doomed, uid, json_true());
+        else
+            x->ops->remove(x, uid);
         return;
     }
     if (ev->kind == KIND_POD) {
@@ -494,6 +602,9 @@ static void agent_free(void *self)
 {
     struct agent *a = self;
     json_decref(a->running);
+    json_decref(a->intent);
+    json_decref(a->durable);
+    json_decref(a->doomed);
     xfree(a);
 }
 
@@ -531,6 +642,9 @@ void ctrl__nodeagent_register(struct ctrl *c)
 {
     struct agent *a = xcalloc(1, sizeof(*a));
     a->running = json_object();
+    a->intent = json_object();
+    a->durable = json_object();
+    a->doomed = json_object();
     a->rid = ctrl_register(c, &agent_ops, a);
     struct nodes_ctx *ctx = nodes_ctx(c);
     if (ctx)

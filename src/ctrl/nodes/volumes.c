@@ -59,7 +59,9 @@ static int write_file(const char *dir, const char *rel, const void *data, size_t
     *slash = '\0';
     int rc = nodes_mkdir_p(path);
     *slash = '/';
-    int fd = rc == 0 ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode) : -1;
+    /* never through a symlink standing in the file's place */
+    int fd = rc == 0 ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
+                     : -1;
     if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len))
         rc = CU_EIO;
     if (fd >= 0)
