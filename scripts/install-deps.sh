@@ -10,6 +10,7 @@ pkgs=(
   libcurl4-openssl-dev libcmocka-dev libprotobuf-c-dev protobuf-c-compiler
   uthash-dev libbsd-dev libssl-dev libjemalloc-dev
   python3 python3-numpy gettext-base jq curl valgrind
+  runc crun libnl-route-3-dev iproute2
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -39,6 +39,8 @@ struct srv_flags {
     int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
     bool no_default_pool;
     bool stop_pods_on_exit;
+    const char *runtime;     /* "process", "oci", NULL = oci when usable */
+    const char *oci_runtime; /* runc/crun name or path, NULL = runc, else crun */
 };
 
 static void usage(FILE *f)
@@ -76,6 +78,13 @@ static void usage(FILE *f)
             "  --no-default-pool   on first start, do not create NodePool default-pool\n"
             "  --stop-pods-on-exit kill every pod when the server stops (default: pods\n"
             "                      keep running and a restarted server re-attaches)\n"
+            "  --runtime process|oci\n"
+            "                      how pods run: oci (each pod isolated by an OCI\n"
+            "                      runtime: namespaces, cgroup limits, its own IP; needs\n"
+            "                      root) or process (bare host processes). Default: oci\n"
+            "                      when this machine allows it, else process (said once)\n"
+            "  --oci-runtime NAME  the OCI runtime, a name in PATH or a path (default\n"
+            "                      runc, else crun)\n"
             "  --log-level LEVEL   error, warn, info (default) or debug\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -166,6 +175,15 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
         f->no_default_pool = true;
     } else if (!strcmp(argv[*i], "--stop-pods-on-exit")) {
         f->stop_pods_on_exit = true;
+    } else if ((v = flag_value("--runtime", argc, argv, i, &bad))) {
+        f->runtime = v;
+        if (strcmp(v, "process") && strcmp(v, "oci")) {
+            fprintf(stderr, "cueue server: --runtime: Unsupported value: \"%s\": supported "
+                            "values: \"process\", \"oci\"\n", v);
+            rc = 2;
+        }
+    } else if ((v = flag_value("--oci-runtime", argc, argv, i, &bad))) {
+        f->oci_runtime = v;
     } else if (!bad) {
         fprintf(stderr, "cueue server: unknown flag \"%s\" (see cueue server --help)\n", argv[*i]);
         rc = 2;
@@ -322,7 +340,21 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
         co.config.fallback_provreq_timeout_ms = f->fallback_provreq_timeout_ms;
     if (f->fallback_backoff_ms >= 0)
         co.config.fallback_flavor_backoff_ms = f->fallback_backoff_ms;
-    rn->exec = exec_local_new(f->state_dir);
+    rn->exec = NULL;
+    if (!f->runtime || !strcmp(f->runtime, "oci")) {
+        char why[512];
+        rn->exec = exec_oci_new(f->state_dir, f->oci_runtime, why, sizeof(why));
+        if (!rn->exec && f->runtime) {
+            snprintf(err, errlen, "--runtime=oci: pods cannot be isolated here: %s", why);
+            return CU_EUNSUPPORTED;
+        }
+        if (rn->exec)
+            log_info("server", "pods run isolated under an OCI runtime (--runtime=oci)");
+        else
+            log_warn("server", "pods run as plain host processes (--runtime=process): %s", why);
+    }
+    if (!rn->exec)
+        rn->exec = exec_local_new(f->state_dir);
     if (rn->exec)
         exec_local_set_stop_on_free(rn->exec, f->stop_pods_on_exit);
     co.exec = rn->exec;
