@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <uthash.h>
 
+#include "api/quantity.h"
 #include "exec/oci-int.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -125,7 +126,7 @@ static int by_name(const struct oci_pod *a, const struct oci_pod *b)
 static void hosts_update(struct oci *o, const char *ns)
 {
     HASH_SORT(o->pods, by_name);
-    struct oci_pod *p, *tmp, *q, *tmp2;
+    struct oci_pod *p = NULL, *tmp = NULL, *q = NULL, *tmp2 = NULL;
     HASH_ITER(hh, o->pods, p, tmp) {
         if (strcmp(p->ns, ns))
             continue;
@@ -215,8 +216,12 @@ static int64_t gpus_asked(const json_t *pod)
             const json_t *v = JX_GET(c, "resources", "limits", "nvidia.com/gpu");
             if (!v)
                 v = JX_GET(c, "resources", "requests", "nvidia.com/gpu");
-            int64_t q = json_is_string(v) ? atoll(json_string_value(v))
-                                          : json_is_integer(v) ? json_integer_value(v) : 0;
+            int64_t q = 0;
+            if (json_is_integer(v))
+                q = json_integer_value(v);
+            else if (!json_is_string(v) ||
+                     api_quantity_parse(json_string_value(v), "nvidia.com/gpu", &q, NULL, 0))
+                q = 0;
             if (k == 1)
                 n += q; /* init containers run before: they reuse the main ones' */
             else if (q > n)
@@ -524,7 +529,7 @@ static char *oci_pod_ip(void *ctx, const char *uid)
 static void oci_free(void *ctx)
 {
     struct oci *o = ctx;
-    struct oci_pod *p, *tmp;
+    struct oci_pod *p = NULL, *tmp = NULL;
     HASH_ITER(hh, o->pods, p, tmp) {
         HASH_DEL(o->pods, p);
         pod_free(p);
