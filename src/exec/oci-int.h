@@ -43,6 +43,8 @@
 #define OCI_CGROUP_PARENT "cueue"
 /* the annotation naming a local image root file system (a directory) */
 #define OCI_ROOTFS_ANNOTATION "cueue.dev/rootfs"
+/* the smallest memory limit a container starts with (Docker's 6 MiB) */
+#define OCI_MIN_MEMORY_BYTES (6 << 20)
 
 /* A read-write bind mount into the container. Borrowed strings. */
 struct oci_bind {

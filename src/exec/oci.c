@@ -290,6 +290,49 @@ static void set_error(struct lx_cmd *c, char *msg)
         c->error = msg;
 }
 
+/* The container's bind mounts: /etc/hosts, the sandbox, the volumes'
+ * host directories outside it (and, in an image root, at their
+ * mountPath). Returns how many (at most max). */
+static size_t binds_of(const struct pod_ctx *pc, struct oci_bind *binds, size_t max)
+{
+    size_t nb = 0;
+    binds[nb++] = (struct oci_bind){pc->hosts, "/etc/hosts", true};
+    binds[nb++] = (struct oci_bind){pc->sandbox, pc->sandbox, false};
+    for (size_t k = 0; k < pc->pod->n_mounts && nb + 2 <= max; k++) {
+        const struct exec_env *m = &pc->pod->mounts[k];
+        if (strncmp(m->value, pc->sandbox, strlen(pc->sandbox)))
+            binds[nb++] = (struct oci_bind){m->value, m->value, false};
+        if (pc->image)
+            binds[nb++] = (struct oci_bind){m->value, m->name, false};
+    }
+    return nb;
+}
+
+/* c becomes the shim running bundle as container id (its argv, a PATH-only
+ * env, the reason file); the old argv/envp are freed. */
+static void become_shim(const struct oci *o, const struct pod_ctx *pc, struct lx_cmd *c,
+                        const char *bundle, const char *id, const char *cgroup)
+{
+    c->reason_file = xasprintf("%s/reason", bundle);
+    const char *shim_argv[] = {o->shim, OCI_SHIM_ARG, o->runtime, o->run_root, bundle, id,
+                               c->reason_file, cgroup};
+    for (char **s = c->argv; s && *s; s++)
+        xfree(*s);
+    for (char **s = c->envp; s && *s; s++)
+        xfree(*s);
+    xfree(c->argv);
+    xfree(c->envp);
+    c->argv = xcalloc(9, sizeof(char *));
+    for (int k = 0; k < 8; k++)
+        c->argv[k] = xstrdup(shim_argv[k]);
+    c->envp = xcalloc(2, sizeof(char *));
+    c->envp[0] = xstrdup(SHIM_PATH);
+    if (pc->image) { /* the cwd is inside the image: the shim runs in the sandbox */
+        xfree(c->cwd);
+        c->cwd = xstrdup(pc->sandbox);
+    }
+}
+
 /* Write container i's bundle and turn c into the shim's command. */
 static void bundle_one(struct oci *o, const struct pod_ctx *pc, struct lx_cmd *c, size_t i)
 {
@@ -304,20 +347,10 @@ static void bundle_one(struct oci *o, const struct pod_ctx *pc, struct lx_cmd *c
         }
     }
     struct oci_bind binds[66];
-    size_t nb = 0;
-    binds[nb++] = (struct oci_bind){pc->hosts, "/etc/hosts", true};
-    binds[nb++] = (struct oci_bind){pc->sandbox, pc->sandbox, false};
-    for (size_t k = 0; k < pc->pod->n_mounts && nb < 64; k++) {
-        const struct exec_env *m = &pc->pod->mounts[k];
-        if (strncmp(m->value, pc->sandbox, strlen(pc->sandbox)))
-            binds[nb++] = (struct oci_bind){m->value, m->value, false};
-        if (pc->image)
-            binds[nb++] = (struct oci_bind){m->value, m->name, false};
-    }
     struct oci_ctr_cfg cfg = {.cwd = c->cwd, .rootfs = pc->rootfs, .rootfs_readonly = !pc->image,
                               .hostname = pc->hostname, .netns_path = pc->netns,
-                              .binds = binds, .n_binds = nb, .devices = pc->gpus->dev,
-                              .n_devices = pc->gpus->n};
+                              .binds = binds, .n_binds = binds_of(pc, binds, 66),
+                              .devices = pc->gpus->dev, .n_devices = pc->gpus->n};
     char *argv0 = c->argv[0];
     if (program)
         c->argv[0] = program;
@@ -329,8 +362,16 @@ static void bundle_one(struct oci *o, const struct pod_ctx *pc, struct lx_cmd *c
         env = strv_plus(c->envp, nv, cuda);
     }
     cfg.envp = env ? env : c->envp;
-    oci_limits_of(container_at(pc->pod->pod, i), &cfg.memory_limit_bytes, &cfg.cpu_limit_milli,
-                  &cfg.cpu_request_milli);
+    const json_t *ctr = container_at(pc->pod->pod, i);
+    oci_limits_of(ctr, &cfg.memory_limit_bytes, &cfg.cpu_limit_milli, &cfg.cpu_request_milli);
+    if (cfg.memory_limit_bytes > 0 && cfg.memory_limit_bytes < OCI_MIN_MEMORY_BYTES)
+        set_error(c, xasprintf("%s[%s].resources.limits.memory: Invalid value: \"%s\": must be "
+                               "at least 6Mi, what the container runtime needs to start a "
+                               "container", i < json_array_size(JX_GET(pc->pod->pod, "spec",
+                                                                       "initContainers"))
+                                                ? "spec.initContainers" : "spec.containers",
+                               c->name, jx_or_empty(JX_STR(ctr, "resources", "limits",
+                                                           "memory"))));
     char *id = xasprintf("%s-%zu", pc->uid, i);
     char *cgroup = xasprintf("/" OCI_CGROUP_PARENT "/%s", id);
     cfg.cgroups_path = cgroup;
@@ -346,25 +387,7 @@ static void bundle_one(struct oci *o, const struct pod_ctx *pc, struct lx_cmd *c
     xfree(cuda);
     c->argv[0] = argv0;
     xfree(program);
-    char **old_argv = c->argv, **old_env = c->envp;
-    c->reason_file = xasprintf("%s/reason", bundle);
-    char *shim_argv[] = {o->shim, OCI_SHIM_ARG, o->runtime, o->run_root, bundle, id,
-                         c->reason_file, cgroup, NULL};
-    c->argv = xcalloc(9, sizeof(char *));
-    for (int k = 0; k < 8; k++)
-        c->argv[k] = xstrdup(shim_argv[k]);
-    c->envp = xcalloc(2, sizeof(char *));
-    c->envp[0] = xstrdup(SHIM_PATH);
-    if (pc->image) { /* the cwd is inside the image: the shim runs in the sandbox */
-        xfree(c->cwd);
-        c->cwd = xstrdup(pc->sandbox);
-    }
-    for (char **s = old_argv; s && *s; s++)
-        xfree(*s);
-    for (char **s = old_env; s && *s; s++)
-        xfree(*s);
-    xfree(old_argv);
-    xfree(old_env);
+    become_shim(o, pc, c, bundle, id, cgroup);
     xfree(config);
     xfree(bundle);
     xfree(cgroup);

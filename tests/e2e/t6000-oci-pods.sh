@@ -67,6 +67,16 @@ is "$(jq -r '.status.containerStatuses[0].state.terminated.reason' <<<"$st")" OO
   "its container status says OOMKilled"
 is "$(jq -r '.status.containerStatuses[0].state.terminated.exitCode' <<<"$st")" 137 "…exit code 137"
 
+# --- a memory limit too small to start a container: a clear error ---
+pod tiny 1 'true' '{"limits": {"memory": "1Mi"}}' >"$T_DIR/tiny.json"
+cmd_ok "create a pod limited to 1Mi of memory" K apply -f "$T_DIR/tiny.json"
+wait_until 60 is_phase tiny Failed; check "the pod fails"
+st=$(K get pod tiny -o json)
+is "$(jq -r '.status.containerStatuses[0].state.terminated.reason' <<<"$st")" StartError "…with StartError"
+like "$(jq -r '.status.containerStatuses[0].state.terminated.message' <<<"$st")" \
+  '^spec.containers\[main\].resources.limits.memory: Invalid value: "1Mi": must be at least 6Mi' \
+  "…naming the field and the rule"
+
 # --- cpu limit: CPU time within the limit ---
 burn='import os, time
 t0 = time.monotonic(); c0 = os.times()
