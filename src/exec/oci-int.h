@@ -18,9 +18,9 @@
  *                 OOM kill, the runtime's delete
  *
  * Files of a pod, <state_dir>/pods/<uid>/oci/: <i>/config.json (the bundle
- * of container i, initContainers then containers), hosts (bind-mounted on
- * /etc/hosts), pod.json (ip, hostname, namespace, gpus: what a restarted
- * server needs). Machine-wide: /run/cueue/netns/<uid> (the pod's network
+ * of container i, initContainers then containers), pod.json (ip, hostname,
+ * namespace, gpus: what a restarted server needs). Per namespace:
+ * <state_dir>/oci-hosts/<ns>, the /etc/hosts of its pods (bind-mounted). Machine-wide: /run/cueue/netns/<uid> (the pod's network
  * namespace), /run/cueue/ip/<a.b.c.d> (a taken pod IP, its content the
  * pod's uid), /run/cueue/gpu/<index> (a bound GPU, likewise).
  */

@@ -43,7 +43,7 @@
 #define SHIM_PATH "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 struct oci_pod {
-    char *uid, *ns, *name, *hostname, *subdomain, *hosts_path;
+    char *uid, *ns, *name, *hostname, *subdomain;
     uint32_t ip;
     UT_hash_handle hh;
 };
@@ -53,6 +53,7 @@ struct oci {
     char *run_root;   /* the runtime's --root */
     char *shim;       /* the supervisor program, run as the shim */
     char *dev_dir;    /* where GPUs are found: /dev */
+    char *hosts_dir;  /* <state_dir>/oci-hosts: one /etc/hosts per namespace */
     pthread_mutex_t mu;
     struct oci_pod *pods;
 };
@@ -121,27 +122,32 @@ static int by_name(const struct oci_pod *a, const struct oci_pod *b)
     return strcmp(a->name, b->name);
 }
 
-/* Rewrite /etc/hosts of every pod of namespace ns: itself first, then the
- * namespace's other pods by name. Under o->mu. */
+/* The /etc/hosts of namespace ns's pods (one file, bind-mounted into each
+ * of them; caller frees). */
+static char *hosts_path_of(const struct oci *o, const char *ns)
+{
+    return xasprintf("%s/%s", o->hosts_dir, ns);
+}
+
+/* Rewrite the /etc/hosts of namespace ns: every pod of it, by name. In
+ * place (pods hold it bind-mounted), so one write per change however many
+ * pods read it. Under o->mu. */
 static void hosts_update(struct oci *o, const char *ns)
 {
     HASH_SORT(o->pods, by_name);
-    struct oci_pod *p = NULL, *tmp = NULL, *q = NULL, *tmp2 = NULL;
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    sbuf_adds(&sb, "# /etc/hosts of the pods of this namespace, kept current by cueue\n"
+                   "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n");
+    struct oci_pod *p = NULL, *tmp = NULL;
     HASH_ITER(hh, o->pods, p, tmp) {
-        if (strcmp(p->ns, ns))
-            continue;
-        struct sbuf sb;
-        sbuf_init(&sb, 0);
-        sbuf_adds(&sb, "# /etc/hosts of this pod, kept current by cueue\n"
-                       "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n");
-        hosts_line(&sb, p);
-        HASH_ITER(hh, o->pods, q, tmp2) {
-            if (q != p && !strcmp(q->ns, ns))
-                hosts_line(&sb, q);
-        }
-        write_file(p->hosts_path, sb.buf);
-        sbuf_release(&sb);
+        if (!strcmp(p->ns, ns))
+            hosts_line(&sb, p);
     }
+    char *path = hosts_path_of(o, ns);
+    write_file(path, sb.buf);
+    xfree(path);
+    sbuf_release(&sb);
 }
 
 static void pod_free(struct oci_pod *p)
@@ -151,7 +157,6 @@ static void pod_free(struct oci_pod *p)
     xfree(p->name);
     xfree(p->hostname);
     xfree(p->subdomain);
-    xfree(p->hosts_path);
     xfree(p);
 }
 
@@ -189,7 +194,6 @@ static struct oci_pod *pod_load(const char *uid, const char *dir)
     p->hostname = xstrdup(host);
     p->subdomain = JX_STR(v, "subdomain") ? xstrdup(JX_STR(v, "subdomain")) : NULL;
     p->ip = (uint32_t)JX_INT(v, 0, "ip");
-    p->hosts_path = pod_file(dir, "hosts");
     json_decref(v);
     return p;
 }
@@ -446,7 +450,6 @@ static void oci_prepare(void *ctx, const char *uid, const char *dir,
     p->hostname = h && h[0] ? xstrdup(h) : xstrndup(p->name, 63);
     const char *sub = JX_STR(pod->pod, "spec", "subdomain");
     p->subdomain = sub && sub[0] ? xstrdup(sub) : NULL;
-    p->hosts_path = pod_file(dir, "hosts");
     char *netns = xasprintf(OCI_RUN_DIR "/netns/%s", uid);
     char host_if[16];
     oci_net_host_if(uid, host_if);
@@ -472,16 +475,17 @@ static void oci_prepare(void *ctx, const char *uid, const char *dir,
     json_dump_file(rec, rec_path, JSON_COMPACT);
     xfree(rec_path);
     json_decref(rec);
+    char *hosts = hosts_path_of(o, p->ns);
     struct gpu_set gs;
     gpu_devices(o, gpus, gpus_taken ? (size_t)want_gpus : 0, &gs);
     struct pod_ctx pc = {.uid = uid, .dir = dir, .sandbox = pod->sandbox_dir ? pod->sandbox_dir : dir,
                          .rootfs = rootfs ? rootfs : OCI_ROOTFS, .image = rootfs != NULL,
-                         .netns = netns, .hosts = p->hosts_path, .pod = pod, .gpus = &gs,
+                         .netns = netns, .hosts = hosts, .pod = pod, .gpus = &gs,
                          .hostname = p->hostname};
-    write_file(p->hosts_path, "");
     for (size_t i = 0; i < n; i++)
         bundle_one(o, &pc, &cmds[i], i);
-    pod_track(o, p);
+    pod_track(o, p); /* writes the hosts file before any container starts */
+    xfree(hosts);
     xfree(netns);
 }
 
@@ -562,6 +566,7 @@ static void oci_free(void *ctx)
     xfree(o->run_root);
     xfree(o->shim);
     xfree(o->dev_dir);
+    xfree(o->hosts_dir);
     xfree(o);
 }
 
@@ -677,6 +682,8 @@ struct exec *exec_oci_new(const char *state_dir, const char *runtime, char *err,
     o->shim = shim;
     o->run_root = xasprintf(OCI_RUN_DIR "/runtime");
     o->dev_dir = xstrdup("/dev");
+    o->hosts_dir = xasprintf("%s/oci-hosts", state_dir ? state_dir : ".");
+    mkdir(o->hosts_dir, 0755);
     pthread_mutex_init(&o->mu, NULL);
     struct lx_hooks hooks = {.ctx = o, .prepare = oci_prepare, .done = oci_done,
                              .adopted = oci_adopted, .pod_ip = oci_pod_ip, .free = oci_free};
