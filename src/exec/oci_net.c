@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <netlink/netlink.h>
@@ -52,19 +53,40 @@ static bool read_small(const char *dir, const char *name, char *buf, size_t len)
     return n > 0;
 }
 
+/* A claim whose pod has no network namespace and that is older than
+ * STALE_CLAIM_S was left by a server that died before cleaning up (a
+ * claim is made a moment before its pod's namespace). */
+#define STALE_CLAIM_S 60
+static bool is_stale(const char *path, const char *cur)
+{
+    struct stat st, ns;
+    char *nsp = xasprintf(OCI_RUN_DIR "/netns/%s", cur);
+    bool stale = stat(path, &st) == 0 && st.st_mtime + STALE_CLAIM_S < time(NULL) &&
+                 stat(nsp, &ns) != 0 && errno == ENOENT;
+    xfree(nsp);
+    return stale;
+}
+
 /* Create dir/name holding owner, exclusively: 0, CU_EEXIST (someone
- * else's), CU_EIO. An existing file that names owner counts as created. */
+ * else's), CU_EIO. An existing file that names owner counts as created;
+ * a stale one (is_stale) is taken over. */
 static int claim(const char *dir, const char *name, const char *owner)
 {
     char *path = xasprintf("%s/%s", dir, name);
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    xfree(path);
     if (fd < 0) {
         char cur[128];
-        if (errno != EEXIST)
-            return CU_EIO;
-        return read_small(dir, name, cur, sizeof(cur)) && !strcmp(cur, owner) ? 0 : CU_EEXIST;
+        bool exists = errno == EEXIST;
+        bool read = exists && read_small(dir, name, cur, sizeof(cur));
+        int rc = !exists ? CU_EIO : read && !strcmp(cur, owner) ? 0 : CU_EEXIST;
+        if (rc == CU_EEXIST && read && is_stale(path, cur) && unlink(path) == 0)
+            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            xfree(path);
+            return rc;
+        }
     }
+    xfree(path);
     size_t len = strlen(owner);
     bool ok = write(fd, owner, len) == (ssize_t)len;
     close(fd);

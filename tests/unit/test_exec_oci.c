@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <cmocka.h>
 
@@ -189,6 +191,15 @@ static void test_ip_claims_are_distinct_reused_and_bounded(void **state)
     oci_ip_release(ips, a, "pod-a");
     assert_int_equal(oci_ip_take(ips, net, 29, "pod-z", &c), 0);
     assert_int_equal(c, a);
+    /* a claim a dead server left (old, its pod has no network namespace)
+     * is taken over; a fresh one is not */
+    char path[512];
+    oci_ip_format(b, buf);
+    snprintf(path, sizeof(path), "%s/%s", ips, buf);
+    struct utimbuf old = {.actime = time(NULL) - 3600, .modtime = time(NULL) - 3600};
+    assert_int_equal(utime(path, &old), 0);
+    assert_int_equal(oci_ip_take(ips, net, 29, "pod-y", &c), 0);
+    assert_int_equal(c, b);
     rm_rf(dir);
     xfree(ips);
     xfree(dir);
