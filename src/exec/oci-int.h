@@ -82,7 +82,7 @@ struct oci_ctr_cfg {
  * pid, mount, ipc, uts (hostname), network (joined at netns_path when
  * given); mounts: /proc, /dev (tmpfs with the default devices), /dev/pts,
  * /dev/shm, /dev/mqueue, /sys read-only, /tmp a private tmpfs, then binds;
- * linux.resources: memory.limit, cpu.quota/period (limit_milli * 100 per
+ * linux.resources: memory.limit (and swap = limit: none beyond), cpu.quota/period (limit_milli * 100 per
  * 100000 us), cpu.shares (request_milli * 1024 / 1000, at least 2), the
  * devices allowed; Docker's default capabilities; masked /proc paths.
  * New reference. */

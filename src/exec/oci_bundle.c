@@ -84,9 +84,10 @@ static json_t *resources_new(const struct oci_ctr_cfg *c)
                                               "minor", (json_int_t)c->devices[i].minor,
                                               "access", "rwm"));
     json_object_set_new(r, "devices", devs);
-    if (c->memory_limit_bytes > 0)
+    if (c->memory_limit_bytes > 0) /* swap (memory + swap) = limit: no swapping past it */
         json_object_set_new(r, "memory",
-                            json_pack("{s:I}", "limit", (json_int_t)c->memory_limit_bytes));
+                            json_pack("{s:I, s:I}", "limit", (json_int_t)c->memory_limit_bytes,
+                                      "swap", (json_int_t)c->memory_limit_bytes));
     json_t *cpu = json_object();
     if (c->cpu_limit_milli > 0) {
         int64_t quota = c->cpu_limit_milli * (CPU_PERIOD_US / 1000);

@@ -112,6 +112,7 @@ static void test_config_limits_and_devices(void **state)
     json_t *v = oci_config_new(&c);
     const json_t *r = JX_GET(v, "linux", "resources");
     assert_int_equal(json_integer_value(JX_GET(r, "memory", "limit")), 64 << 20);
+    assert_int_equal(json_integer_value(JX_GET(r, "memory", "swap")), 64 << 20);
     assert_int_equal(json_integer_value(JX_GET(r, "cpu", "quota")), 25000);
     assert_int_equal(json_integer_value(JX_GET(r, "cpu", "period")), 100000);
     assert_int_equal(json_integer_value(JX_GET(r, "cpu", "shares")), 512);
