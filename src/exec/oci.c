@@ -294,14 +294,36 @@ static void set_error(struct lx_cmd *c, char *msg)
         c->error = msg;
 }
 
-/* The container's bind mounts: /etc/hosts, the sandbox, the volumes'
- * host directories outside it (and, in an image root, at their
- * mountPath). Returns how many (at most max). */
-static size_t binds_of(const struct pod_ctx *pc, struct oci_bind *binds, size_t max)
+/* Whether a container's working directory on the host root may be bound
+ * writable: not the root, nor a system directory or one below it. */
+static bool cwd_bindable(const char *cwd)
 {
-    size_t nb = 0;
+    static const char *const sys[] = {"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32",
+                                      "/lib64", "/proc", "/run", "/sbin", "/sys", "/usr",
+                                      "/var"};
+    if (!cwd || cwd[0] != '/' || !cwd[1])
+        return false;
+    for (size_t i = 0; i < sizeof(sys) / sizeof(*sys); i++) {
+        size_t n = strlen(sys[i]);
+        if (!strncmp(cwd, sys[i], n) && (cwd[n] == '\0' || cwd[n] == '/'))
+            return false;
+    }
+    return true;
+}
+
+/* The container's bind mounts: /etc/hosts, the sandbox, its working
+ * directory (on the host root, when cwd_bindable), the volumes' host
+ * directories outside the sandbox (and, in an image root, at their
+ * mountPath). Returns how many (at most max). */
+static size_t binds_of(const struct pod_ctx *pc, const char *cwd, struct oci_bind *binds,
+                       size_t max)
+{
+    size_t nb = 0, len = strlen(pc->sandbox);
     binds[nb++] = (struct oci_bind){pc->hosts, "/etc/hosts", true};
     binds[nb++] = (struct oci_bind){pc->sandbox, pc->sandbox, false};
+    if (!pc->image && cwd_bindable(cwd) && (strncmp(cwd, pc->sandbox, len) ||
+                                            (cwd[len] != '\0' && cwd[len] != '/')))
+        binds[nb++] = (struct oci_bind){cwd, cwd, false};
     for (size_t k = 0; k < pc->pod->n_mounts && nb + 2 <= max; k++) {
         const struct exec_env *m = &pc->pod->mounts[k];
         if (strncmp(m->value, pc->sandbox, strlen(pc->sandbox)))
@@ -353,7 +375,7 @@ static void bundle_one(struct oci *o, const struct pod_ctx *pc, struct lx_cmd *c
     struct oci_bind binds[66];
     struct oci_ctr_cfg cfg = {.cwd = c->cwd, .rootfs = pc->rootfs, .rootfs_readonly = !pc->image,
                               .hostname = pc->hostname, .netns_path = pc->netns,
-                              .binds = binds, .n_binds = binds_of(pc, binds, 66),
+                              .binds = binds, .n_binds = binds_of(pc, c->cwd, binds, 66),
                               .devices = pc->gpus->dev, .n_devices = pc->gpus->n};
     char *argv0 = c->argv[0];
     if (program)

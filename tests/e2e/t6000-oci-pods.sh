@@ -6,9 +6,10 @@
 # limit is 64Mi allocating 256 MiB is OOMKilled (reason in the container
 # status, as kubectl shows it); a pod limited to 200m CPU gets no more CPU
 # time than that (its own CPU time over its run, not wall time alone);
-# the root file system is read-only and /tmp private; deleting pods leaves
-# no veth, network namespace, IP claim, cgroup or runtime state behind
-# (CUEUE_OCI_PODS pods, 20 by default; `make e2e-oci-many` runs 200).
+# the root file system is read-only, /tmp private, the working directory
+# writable; a memory limit under 6Mi is refused naming the field; deleting
+# pods leaves no veth, network namespace, IP claim, cgroup or runtime state
+# behind (CUEUE_OCI_PODS pods, 20 by default; `make e2e-oci-many`: 200).
 # Skipped, with the reason printed, only where this machine cannot create
 # namespaces (not root, or unshare refused).
 . "$(dirname "$0")/lib.sh"
@@ -56,6 +57,13 @@ is "$(sed -n 2p <<<"$out")" "$ip1" "the pod's /etc/hosts resolves web1 to web1's
 is "$(sed -n 3p <<<"$out")" "tmp-writable" "/tmp is writable"
 is "$(sed -n 4p <<<"$out")" "root-read-only" "the root file system is read-only"
 [[ ! -e /usr/cueue-oci-test && ! -e /tmp/f ]]; check "…and nothing the pod wrote reached the host"
+
+# --- the working directory is writable (and is the host's) ---
+mkdir -p "$T_DIR/wd"
+pod wd 1 'echo written >out && pwd' | jq --arg d "$T_DIR/wd" '.spec.containers[0].workingDir = $d' >"$T_DIR/wd.json"
+cmd_ok "create a pod working in $T_DIR/wd" K apply -f "$T_DIR/wd.json"
+wait_until 60 is_phase wd Succeeded; check "pod wd succeeds"
+is "$(cat "$T_DIR/wd/out" 2>/dev/null)" written "what it wrote in its working directory is on the host"
 
 # --- memory limit: OOMKilled ---
 pod oom 1 "exec python3 -c 'b = bytearray(256 * 1024 * 1024); print(len(b))'" \
