@@ -42,7 +42,7 @@ unit: asan
 e2e: asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS) -L e2e
 
-# The OCI pod test with 200 pods in its leak count (the default test runs 20).
+# The OCI pod test with 200 pods in its leak count (the default test runs 10).
 e2e-oci-many: asan
 	cd $(ASAN_BUILD) && CUEUE_OCI_PODS=200 ctest --output-on-failure -R e2e/t6000-oci-pods
 

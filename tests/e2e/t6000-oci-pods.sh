@@ -9,7 +9,7 @@
 # the root file system is read-only, /tmp private, the working directory
 # writable; a memory limit under 6Mi is refused naming the field; deleting
 # pods leaves no veth, network namespace, IP claim, cgroup or runtime state
-# behind (CUEUE_OCI_PODS pods, 20 by default; `make e2e-oci-many`: 200).
+# behind (CUEUE_OCI_PODS pods, 10 by default; `make e2e-oci-many`: 200).
 # Skipped, with the reason printed, only where this machine cannot create
 # namespaces (not root, or unshare refused).
 . "$(dirname "$0")/lib.sh"
@@ -100,13 +100,19 @@ awk -v c="$cpu" -v w="$wall" 'BEGIN { exit !(w > 0 && c / w <= 0.3) }'
 check "its CPU time stays within its 200m limit (${cpu}s of ${wall}s, at most 0.2 plus scheduling slack)"
 
 # --- nothing left behind ---
-n=${CUEUE_OCI_PODS:-20}
+n=${CUEUE_OCI_PODS:-10}
 for ((i = 0; i < n; i++)); do pod "many-$i" 1 'true'; done | jq -s '{apiVersion: "v1", kind: "List", items: .}' >"$T_DIR/many.json"
 cmd_ok "create $n short pods" K apply -f "$T_DIR/many.json"
 all_done() { [[ $(K get pods -o json | jq '[.items[] | select(.metadata.name | startswith("many-")) | select(.status.phase == "Succeeded")] | length') == "$n" ]]; }
 wait_until 300 all_done; check "all $n pods succeed"
 uids=$(K get pods -o json | jq -r '.items[].metadata.uid')
-cmd_ok "delete every pod" K delete pods --all --wait=true --timeout=120s
+
+# the host ends' names, as oci_net_host_if makes them (FNV-1a 64, 48 bits)
+veth_names=$(python3 -c 'import sys
+for u in sys.argv[1:]:
+    h = 1469598103934665603
+    for ch in u.encode(): h = ((h ^ ch) * 1099511628211) & (2**64 - 1)
+    print("cu%012x" % (h & 0xffffffffffff))' $uids)
 leaks() { # what is left of this server's pods, one line per thing
   local u
   for u in $uids; do
@@ -115,14 +121,12 @@ leaks() { # what is left of this server's pods, one line per thing
     grep -lx "$u" /run/cueue/ip/* /run/cueue/gpu/* 2>/dev/null
   done
 }
-veths() { local u; for u in $uids; do ip link show dev "cu$(host_if "$u")" 2>/dev/null; done; }
-host_if() { # the host end's name as oci_net_host_if makes it (FNV-1a 64, 48 bits)
-  python3 -c 'import sys
-h = 1469598103934665603
-for ch in sys.argv[1].encode(): h = ((h ^ ch) * 1099511628211) & (2**64 - 1)
-print("%012x" % (h & 0xffffffffffff))' "$1"
-}
+veths() { local v; for v in $veth_names; do ip link show dev "$v" 2>/dev/null; done; }
 no_leaks() { [[ -z $(leaks) && -z $(veths) ]]; }
+[[ $(wc -w <<<"$veth_names") -eq $(wc -w <<<"$uids") && $(wc -w <<<"$uids") -gt $n ]]
+check "the leak count covers every pod the test made"
+[[ -n $(leaks) && -n $(veths) ]]; check "…and sees them (sandboxes, the serving pods' veths) before they are deleted"
+cmd_ok "delete every pod" K delete pods --all --wait=true --timeout=120s
 wait_until 60 no_leaks
 check "no network namespace, veth, IP claim, cgroup, runtime state or sandbox is left ($(echo "$uids" | wc -w) pods)"
 no_leaks || diag "left: $(leaks) $(veths)"
