@@ -7,7 +7,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 PREFIX ?= /usr/local
 
-.PHONY: all deps build asan demo test unit e2e conformance bench bench-check golden-update \
+.PHONY: all deps build asan demo test unit e2e e2e-oci-many conformance bench bench-check golden-update \
 	lint install clean crash-test
 
 all: build
@@ -54,6 +54,10 @@ unit: asan
 
 e2e: asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS) -L e2e
+
+# The OCI pod test with 200 pods in its leak count (the default test runs 10).
+e2e-oci-many: asan
+	cd $(ASAN_BUILD) && CUEUE_OCI_PODS=200 ctest --output-on-failure -R e2e/t6000-oci-pods
 
 conformance: asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -L conformance

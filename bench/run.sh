@@ -28,8 +28,14 @@
 # one, the inodes deleted in the last minutes (deleting many files just
 # before a run slows it down).
 #
+# 5. The cost of isolation (part "oci", root only): the throughput run of 1.(b)
+#    (queued) with pods as host processes (--runtime=process) beside the same
+#    with every pod in its own namespaces, cgroup and network through runc
+#    (--runtime=oci); goal: oci under 2x process.
+#
 # Environment: LATENCY_JOBS (100), THROUGHPUT_JOBS (1000), THROUGHPUT_RUNS (3),
-# SUBMITTERS (4), BENCH_PARTS (which of "e2e exec engine sim" to run; all).
+# ISOLATION_JOBS (1000), SUBMITTERS (4), BENCH_PARTS (which of
+# "e2e exec engine sim oci" to run; all).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +43,8 @@ build=$(realpath "${1:-build}")
 n_lat=${LATENCY_JOBS:-100}
 n_tput=${THROUGHPUT_JOBS:-1000}
 runs=${THROUGHPUT_RUNS:-3}
-parts=" ${BENCH_PARTS:-e2e exec engine sim} "
+parts=" ${BENCH_PARTS:-e2e exec engine sim oci} "
+n_iso=${ISOLATION_JOBS:-1000}
 submitters=${SUBMITTERS:-4}
 
 targets=(cueue latency)
@@ -78,7 +85,8 @@ url=""
 start_server() {
     local dir
     dir=$(mktemp -d "$work/state.XXXXXX")
-    "$build/cueue" server --state-dir "$dir" --port 0 --log-level warn --stop-pods-on-exit >"$dir/log" 2>&1 &
+    "$build/cueue" server --state-dir "$dir" --port 0 --log-level warn --stop-pods-on-exit \
+        --runtime="${bench_runtime:-process}" >"$dir/log" 2>&1 &
     server_pid=$!
     for _ in $(seq 200); do [[ -s $dir/server.url ]] && break; sleep 0.05; done
     [[ -s $dir/server.url ]] || { echo "cueue server did not start:" >&2; cat "$dir/log" >&2; exit 1; }
@@ -234,6 +242,28 @@ executor_alone() {
     echo "(the executor: start(), its watcher thread; the pod: its supervisor, the fork server, \`sh -c true\`)"
 }
 
+# 5. the cost of isolation: the same 1-pod Jobs, host processes vs OCI pods
+isolation() {
+    if [[ $(id -u) -ne 0 ]]; then
+        echo; echo "== isolation: skipped (pods run under an OCI runtime only as root) =="; return
+    fi
+    local ip io
+    echo
+    echo "== the cost of isolation: $n_iso 1-pod Jobs (queued), $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg) =="
+    bench_runtime=process measure ip throughput "$n_iso" bench-queue
+    LATENCY_RUN_TIMEOUT_S=3600 bench_runtime=oci measure io throughput "$n_iso" bench-queue
+    row "measure" "oci" "process" "ratio" "goal"
+    row "throughput (jobs/s)" "$(val "$io" jobs_per_s)" "$(val "$ip" jobs_per_s)" \
+        "$(ratio "$(val "$ip" jobs_per_s)" "$(val "$io" jobs_per_s)")" \
+        "slowdown < 2x: $(verdict "$(ratio "$(val "$ip" jobs_per_s)" "$(val "$io" jobs_per_s)" | tr -d x)" 2 '<=')"
+    row "  CPU per job: the server (ms)" "$(val "$io" server_cpu_ms)" "$(val "$ip" server_cpu_ms)" \
+        "$(ratio "$(val "$io" server_cpu_ms)" "$(val "$ip" server_cpu_ms)")" ""
+    row "  CPU per job: its pods (ms)" "$(val "$io" pods_cpu_ms)" "$(val "$ip" pods_cpu_ms)" \
+        "$(ratio "$(val "$io" pods_cpu_ms)" "$(val "$ip" pods_cpu_ms)")" ""
+    echo "(one run each on a fresh server; ratio = process / oci for throughput, oci / process for CPU;"
+    echo " oci pods: the supervisor, the shim, runc run --detach and runc delete, the container)"
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }'; }
 verdict() { awk -v v="$1" -v t="$2" -v op="$3" 'BEGIN { ok = (op == "<=") ? v <= t : v >= t; print ok ? "met" : "MISSED" }'; }
 row() { printf '%-44s %10s %10s %8s   %s\n' "$@"; }
@@ -245,6 +275,7 @@ if [[ $parts == *" engine "* && -x $build/engine_bench ]]; then
     echo "== admission engine (bench/engine_bench.c) =="
     "$build/engine_bench"
 fi
+[[ $parts == *" oci "* ]] && isolation
 if [[ $parts == *" sim "* ]]; then
     echo
     echo "== Kueue's scheduler-performance scenarios in cueue sim (bench/kueue_perf.sh) =="

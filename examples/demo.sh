@@ -48,8 +48,11 @@ pause=${CUEUE_DEMO_PAUSE:-0}
 [[ $pause =~ ^[0-9]+$ ]] || { echo "CUEUE_DEMO_PAUSE must be a number of seconds, not '$pause'" >&2; exit 2; }
 
 step "Start a fresh control plane"
+# pods as host processes: the seed's multi-pod jobs still reach each other at
+# 127.0.0.1 (pods on their own IPs, --runtime=oci, need the job controllers
+# to name their peers by pod host names: issue 18)
 "$CUEUE" server --state-dir "$state" --port 0 --scale-down-unneeded-time=10s --stop-pods-on-exit \
-    --dashboard-listen="${CUEUE_DEMO_DASHBOARD:-127.0.0.1:0}" >"$state/server.log" 2>&1 &
+    --runtime=process --dashboard-listen="${CUEUE_DEMO_DASHBOARD:-127.0.0.1:0}" >"$state/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do [[ -s "$state/server.url" ]] && break; sleep 0.1; done
 [[ -s "$state/server.url" ]] || { echo "server did not start:"; cat "$state/server.log"; exit 1; }

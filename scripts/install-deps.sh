@@ -12,6 +12,7 @@ pkgs=(
   python3 python3-numpy gettext-base jq curl valgrind cppcheck xz-utils
   chromium  # the dashboard's browser tests (tests/e2e/t6000-dashboard.sh)
   prometheus   # prometheus and promtool: the /metrics end-to-end test (t6100)
+  runc crun libnl-route-3-dev iproute2   # --runtime=oci (tests/e2e/t6000-oci-pods.sh)
 )
 # node and npm run the browser tests' driver (playwright-core,
 # tests/browser/); a machine with its own node keeps it

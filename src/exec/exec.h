@@ -143,6 +143,11 @@ struct exec_ops {
      * server ran do not pile up. Returns how many were removed. NULL =
      * nothing kept. */
     int (*sweep)(struct exec *x, bool (*keep)(void *ctx, const char *uid), void *ctx);
+    /* The pod's own IP ("10.88.0.7", caller frees) while the executor
+     * runs it in its own network namespace (the OCI executor), for
+     * status.podIP; NULL = the pod shares the host's network (127.0.0.1).
+     * NULL op = never. */
+    char *(*pod_ip)(struct exec *x, const char *uid);
 };
 
 struct exec {
@@ -210,6 +215,25 @@ void exec_local_set_restart_backoff(struct exec *x, int64_t base_ms);
  * (`cueue server --stop-pods-on-exit`, tests, the demo). Pass only an
  * exec_local_new() result. */
 void exec_local_set_stop_on_free(struct exec *x, bool stop);
+
+/* ---- the OCI executor (`cueue server --runtime=oci`) ---- */
+
+/* The local executor (supervisors, status files, adoption, logs, as
+ * above) with every container run by an OCI runtime (runc, else crun;
+ * runtime names another, a path or a name in PATH): each container its
+ * own pid, mount, ipc and uts namespaces (hostname = the pod's) and its
+ * own cgroup (limits.memory, limits.cpu, requests.cpu), the pod's network
+ * namespace shared by its containers, with its own IP on the host-only
+ * bridge cueue0 (10.88.0.0/16) and an /etc/hosts naming the pods of its
+ * namespace; the root file system the host's, read-only (or the directory
+ * the annotation cueue.dev/rootfs names), with a private /tmp and the
+ * pod's sandbox and volumes writable; nvidia.com/gpu: N binds N distinct
+ * /dev/nvidia<i>. A container the kernel OOM-killed ends with reason
+ * OOMKilled. docs/nodes.md has the whole of it. Returns NULL with the
+ * reason in err when pods cannot be isolated here (not root, no runtime,
+ * no namespaces, no writable cgroup, no bridge): the caller falls back to
+ * exec_local_new. */
+struct exec *exec_oci_new(const char *state_dir, const char *runtime, char *err, size_t errlen);
 
 /* ---- the simulated executor (`cueue sim`) ---- */
 

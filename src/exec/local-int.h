@@ -82,6 +82,9 @@ struct lx_cmd {
     char *cwd;
     char *error;   /* set when the container cannot start (StartError message) */
     char *log_path; /* stdout+stderr (exec_log_path); set by the executor */
+    char *reason_file; /* NULL, or a file that, when the container ended
+                          non-zero, may hold its reason (the OCI shim writes
+                          "OOMKilled" there); read and removed then */
 };
 
 /* Build the commands of every container of pod (initContainers first, then
@@ -111,6 +114,33 @@ char *lx_rewrite_mounts(const char *s, const struct exec_env *mounts, size_t n_m
  * in $PATH`. */
 char *lx_find_program(const char *argv0, char *const *envp, const char *cwd, char **err);
 
+/* ---- hooks: what another executor adds to the local one ---- */
+
+/* Called by the local executor, under its lock (hooks take their own
+ * locks only inside). The OCI executor (oci.c) is the local executor with
+ * these. */
+struct lx_hooks {
+    void *ctx;
+    /* At start (the control loop's thread), after the containers' commands
+     * are built (argv, envp, cwd resolved; error set for those that cannot
+     * start): rewrite them (what the supervisor runs), or set error on them
+     * (the pod then fails with StartError). dir = <state_dir>/pods/<uid>. */
+    void (*prepare)(void *ctx, const char *uid, const char *dir, const struct exec_pod *pod,
+                    struct lx_cmd *cmds, size_t n);
+    /* A pod is over (its terminal report is queued), was lost, killed with
+     * the executor, or is removed: release what prepare took. Idempotent. */
+    void (*done)(void *ctx, const char *uid, const char *dir);
+    /* A restarted server adopted the pod in dir. */
+    void (*adopted)(void *ctx, const char *uid, const char *dir);
+    /* The pod's IP (caller frees), NULL = none of its own. */
+    char *(*pod_ip)(void *ctx, const char *uid);
+    void (*free)(void *ctx);
+};
+
+/* The local executor (exec_local_new) with hooks (copied; NULL = none).
+ * On failure (NULL) the hooks' free is not called. */
+struct exec *lx_new(const char *state_dir, const struct lx_hooks *hooks);
+
 /* ---- the supervisor's input: the spec ---- */
 
 enum lx_policy { LX_NEVER, LX_ON_FAILURE, LX_ALWAYS };
@@ -126,7 +156,7 @@ struct lx_spec {
 
 /* The spec as compact JSON text (caller frees): {"uid", "sandbox",
  * "restartPolicy", "restartBackoffMs", "containers": [{"name", "init",
- * "argv", "env", "cwd", "startError", "log"}]}. */
+ * "argv", "env", "cwd", "startError", "log", "reasonFile"}]}. */
 char *lx_spec_dump(const struct lx_spec *spec);
 /* Parse text (len bytes, need not be NUL-terminated) written by
  * lx_spec_dump into *spec (release with lx_spec_release; zeroed first).

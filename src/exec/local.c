@@ -89,6 +89,7 @@ struct exec_local {
     int forksrv_failures;
     int64_t backoff_ms;
     bool stop_on_free;
+    struct lx_hooks hooks;  /* all NULL: a plain local executor */
     pthread_mutex_t mu;
     pthread_t thread;
     int wake_fd, ino_fd;
@@ -344,6 +345,8 @@ static void finish(struct exec_local *l, struct lx_pod *p)
     r->exit_code = p->st.exit_code;
     if (p->st.finished_ms > 0)
         r->at_ms = p->st.finished_ms;
+    if (l->hooks.done)
+        l->hooks.done(l->hooks.ctx, p->uid, p->dir);
 }
 
 /* A pod that never got a supervisor fails with reason/message. */
@@ -678,6 +681,8 @@ static char *spec_text(struct exec_local *l, struct lx_pod *p, const struct exec
     xfree(env);
     for (size_t i = 0; i < spec.n; i++)
         spec.cmds[i].log_path = exec_log_path(l->state_dir, p->uid, spec.cmds[i].name);
+    if (l->hooks.prepare)
+        l->hooks.prepare(l->hooks.ctx, p->uid, p->dir, pod, spec.cmds, spec.n);
     char *text = lx_spec_dump(&spec);
     lx_cmds_free(spec.cmds, spec.n);
     return text;
@@ -802,6 +807,10 @@ static int local_adopt(struct exec *x, const struct exec_pod *pod)
     bool ran = !found && lx_has_started(dir);
     if (!found && rc == 0)
         kill_groups(&st); /* a supervisor that died mid-pod: nothing may linger */
+    if (!found && l->hooks.done)
+        l->hooks.done(l->hooks.ctx, pod->uid, dir);
+    else if (found && l->hooks.adopted)
+        l->hooks.adopted(l->hooks.ctx, pod->uid, dir);
     xfree(dir);
     xfree(status_path);
     if (!found) {
@@ -910,6 +919,8 @@ static void stop_all_and_wait(struct exec_local *l)
         }
         if (!p->gone || !p->st.done || p->st.stopping)
             unlink(p->status_path);
+        if (l->hooks.done)
+            l->hooks.done(l->hooks.ctx, p->uid, p->dir);
     }
 }
 
@@ -932,6 +943,8 @@ static void local_free(struct exec *x)
         pod_free(l, p);
     }
     exec_reports_release(&l->queue);
+    if (l->hooks.free)
+        l->hooks.free(l->hooks.ctx);
     close(l->wake_fd);
     close(l->ino_fd);
     pthread_mutex_destroy(&l->mu);
@@ -967,10 +980,14 @@ static int local_remove(struct exec *x, const char *uid)
         return CU_EFORBIDDEN; /* still followed */
     char *dir = xasprintf("%s/pods/%s", l->state_dir, uid);
     int rc = 0;
-    if (lx_sup_is_locked(dir))
+    if (lx_sup_is_locked(dir)) {
         rc = CU_EFORBIDDEN; /* a live supervisor: not ours to delete */
-    else if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
-        rc = CU_EIO;
+    } else {
+        if (l->hooks.done)
+            l->hooks.done(l->hooks.ctx, uid, dir);
+        if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+            rc = CU_EIO;
+    }
     xfree(dir);
     return rc;
 }
@@ -994,6 +1011,12 @@ static int local_sweep(struct exec *x, bool (*keep)(void *ctx, const char *uid),
     return n;
 }
 
+static char *local_pod_ip(struct exec *x, const char *uid)
+{
+    struct exec_local *l = to_local(x);
+    return l->hooks.pod_ip ? l->hooks.pod_ip(l->hooks.ctx, uid) : NULL;
+}
+
 static const struct exec_ops local_ops = {
     .start = local_start,
     .stop = local_stop,
@@ -1004,11 +1027,16 @@ static const struct exec_ops local_ops = {
     .adopt = local_adopt,
     .remove = local_remove,
     .sweep = local_sweep,
+    .pod_ip = local_pod_ip,
 };
 
-struct exec *exec_local_new(const char *state_dir)
+struct exec *exec_local_new(const char *state_dir) { return lx_new(state_dir, NULL); }
+
+struct exec *lx_new(const char *state_dir, const struct lx_hooks *hooks)
 {
     struct exec_local *l = xcalloc(1, sizeof(*l));
+    if (hooks)
+        l->hooks = *hooks;
     l->base.ops = &local_ops;
     l->state_dir = xstrdup(state_dir ? state_dir : ".");
     l->backoff_ms = 10 * 1000;

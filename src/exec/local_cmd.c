@@ -297,6 +297,7 @@ void lx_cmds_free(struct lx_cmd *cmds, size_t n)
         xfree(cmds[i].cwd);
         xfree(cmds[i].error);
         xfree(cmds[i].log_path);
+        xfree(cmds[i].reason_file);
     }
     xfree(cmds);
 }

@@ -130,9 +130,10 @@ char *lx_spec_dump(const struct lx_spec *spec)
     for (size_t i = 0; i < spec->n; i++) {
         const struct lx_cmd *c = &spec->cmds[i];
         json_array_append_new(
-            ctrs, json_pack("{s:s,s:b,s:o,s:o,s:s,s:s?,s:s}", "name", c->name, "init", c->init,
-                            "argv", strv_json(c->argv), "env", strv_json(c->envp), "cwd",
-                            c->cwd, "startError", c->error, "log", c->log_path));
+            ctrs, json_pack("{s:s,s:b,s:o,s:o,s:s,s:s?,s:s,s:s*}", "name", c->name, "init",
+                            c->init, "argv", strv_json(c->argv), "env", strv_json(c->envp),
+                            "cwd", c->cwd, "startError", c->error, "log", c->log_path,
+                            "reasonFile", c->reason_file));
     }
     json_t *v = json_pack("{s:s,s:s,s:s,s:I,s:o}", "uid", spec->uid, "sandbox", spec->sandbox,
                           "restartPolicy", policy_names[spec->policy], "restartBackoffMs",
@@ -176,6 +177,7 @@ int lx_spec_parse(const char *text, size_t len, struct lx_spec *spec, char *err,
         if (!o->argv && !o->error)
             o->error = xasprintf("container %s has no command", o->name);
         o->log_path = dup_or_null(JX_STR(c, "log"));
+        o->reason_file = dup_or_null(JX_STR(c, "reasonFile"));
     }
     json_decref(v);
     return 0;

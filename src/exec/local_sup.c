@@ -186,6 +186,25 @@ static int64_t backoff(const struct sup *s, int restarts)
     return d < RESTART_BACKOFF_MAX_MS ? d : RESTART_BACKOFF_MAX_MS;
 }
 
+/* The reason a container's runner left in path (the OCI shim's
+ * "OOMKilled"), if any, replaces *reason; the file is removed. */
+static void reason_from_file(const char *path, char **reason)
+{
+    if (!path)
+        return;
+    char buf[64];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    unlink(path);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    if (buf[0])
+        set_str(reason, buf);
+}
+
 /* A child exited: record it on its container. */
 static void on_exit_status(struct sup *s, pid_t pid, int wst)
 {
@@ -200,6 +219,8 @@ static void on_exit_status(struct sup *s, pid_t pid, int wst)
         c->finished_ms = now_ms();
         c->exit_code = WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst);
         set_str(&c->reason, c->exit_code == 0 ? "Completed" : "Error");
+        if (c->exit_code != 0)
+            reason_from_file(s->spec.cmds[i].reason_file, &c->reason);
         XFREE(c->message);
         if (WIFSIGNALED(wst))
             c->message = xasprintf("killed by signal %d (%s)", WTERMSIG(wst),

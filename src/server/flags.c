@@ -112,6 +112,18 @@ static int allow_privileged(const struct flag_def *d, char *field, const char *v
     return 0;
 }
 
+/* --runtime: process, oci or auto. */
+static int set_runtime(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    if (strcmp(v, "process") && strcmp(v, "oci") && strcmp(v, "auto")) {
+        fprintf(err, "cueue server: --runtime: Unsupported value: \"%s\": supported values: "
+                     "\"process\", \"oci\", \"auto\"\n", v);
+        return 2;
+    }
+    *(const char **)field = v;
+    return 0;
+}
+
 static int set_duration(const struct flag_def *d, char *field, const char *v, FILE *err)
 {
     int64_t ms;
@@ -178,6 +190,13 @@ static const struct flag_def flags[] = {
     FLAG("allow-host-path", "PREFIX", add_host_path, pods,
          "accept hostPath volumes under PREFIX (repeatable, up\n"
          "to 16; default: none)"),
+    FLAG("runtime", "process|oci|auto", set_runtime, runtime,
+         "how pods run: process (bare host processes; the default),\n"
+         "oci (each pod isolated by an OCI runtime: namespaces, cgroup\n"
+         "limits, its own IP; needs root) or auto (oci when this machine\n"
+         "allows it, else process, said once)"),
+    FLAG("oci-runtime", "NAME", set_string, oci_runtime,
+         "the OCI runtime, a name in PATH or a path (default runc,\nelse crun)"),
     FLAG("log-level", "LEVEL", set_log_level, log_level,
          "error, warn, info (default) or debug"),
 };
@@ -236,6 +255,7 @@ static void defaults(struct srv_flags *f)
     f->scale_down_ms = f->provisioning_max_wait_ms = -1;
     f->fallback_node_wait_ms = f->fallback_provreq_timeout_ms = f->fallback_backoff_ms = -1;
     f->event_ttl_ms = -1;
+    f->runtime = "process";
     f->log_level = -1;
     f->dash.addr = xstrdup("127.0.0.1");
     f->dash.port = -1;

@@ -35,6 +35,8 @@ struct srv_flags {
     } dash;
     struct api_pod_policy pods;  /* host_path_prefixes points into host_paths */
     const char *host_paths[16];  /* borrowed from argv */
+    const char *runtime;     /* "process" (default), "oci", "auto" (oci when usable) */
+    const char *oci_runtime; /* runc/crun name or path, NULL = runc, else crun */
     int log_level;               /* enum log_level, or -1: not given */
 };
 

@@ -164,7 +164,22 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
         co.config.fallback_provreq_timeout_ms = f->fallback_provreq_timeout_ms;
     if (f->fallback_backoff_ms >= 0)
         co.config.fallback_flavor_backoff_ms = f->fallback_backoff_ms;
-    rn->exec = exec_local_new(f->state_dir);
+    rn->exec = NULL;
+    bool auto_rt = !strcmp(f->runtime, "auto");
+    if (auto_rt || !strcmp(f->runtime, "oci")) {
+        char why[512];
+        rn->exec = exec_oci_new(f->state_dir, f->oci_runtime, why, sizeof(why));
+        if (!rn->exec && !auto_rt) {
+            snprintf(err, errlen, "--runtime=oci: pods cannot be isolated here: %s", why);
+            return CU_EUNSUPPORTED;
+        }
+        if (rn->exec)
+            log_info("server", "pods run isolated under an OCI runtime (--runtime=oci)");
+        else
+            log_warn("server", "pods run as plain host processes (--runtime=process): %s", why);
+    }
+    if (!rn->exec)
+        rn->exec = exec_local_new(f->state_dir);
     if (rn->exec)
         exec_local_set_stop_on_free(rn->exec, f->stop_pods_on_exit);
     co.exec = rn->exec;

@@ -122,6 +122,9 @@ start_server() { # start_server [--keep] [server flags...]
   # pods die with the server, so no test leaves processes behind, unless a
   # test sets T_KEEP_PODS=1 (a restart onto running pods, tests/e2e/t5*)
   local pods=(--stop-pods-on-exit); [[ ${T_KEEP_PODS:-0} == 1 ]] && pods=()
+  # pods run as host processes unless a test asks for isolation (T_RUNTIME=oci)
+  # or for the server's own choice (T_RUNTIME=auto)
+  pods+=("--runtime=${T_RUNTIME:-process}")
   "$CUEUE_BIN" server --state-dir "$SRV_DIR" --port 0 "${pods[@]}" "$@" >"$SRV_LOG" 2>&1 &
   SRV_PID=$!
   if ! wait_until "$T_TIMEOUT" test -s "$SRV_DIR/server.url"; then

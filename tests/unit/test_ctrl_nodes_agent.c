@@ -91,11 +91,11 @@ static void fake_free(struct exec *x)
 }
 
 static const struct exec_ops fake_ops = {fake_start, fake_stop, fake_poll, fake_deadline,
-                                         fake_log_path, fake_free, fake_adopt, NULL, NULL};
+                                         fake_log_path, fake_free, fake_adopt, NULL, NULL, NULL};
 /* An executor that cannot adopt (the simulator's kind). */
 static const struct exec_ops fake_ops_no_adopt = {fake_start, fake_stop, fake_poll,
                                                   fake_deadline, fake_log_path, fake_free,
-                                                  NULL, NULL, NULL};
+                                                  NULL, NULL, NULL, NULL};
 
 static void push(struct fake_exec *fe, const char *uid, enum exec_state st, int code,
                  const char *reason, json_t *metrics, int64_t at)

@@ -194,9 +194,11 @@ static void apply_report(json_t *pod, const struct exec_report *r)
     ts(r->at_ms, t);
     if (!JX_GET(st, "startTime"))
         json_object_set_new(st, "startTime", json_string(t));
-    json_object_set_new(st, "podIP", json_string("127.0.0.1"));
+    if (!JX_GET(st, "podIP")) { /* an IP of its own (handle_report) stays */
+        json_object_set_new(st, "podIP", json_string("127.0.0.1"));
+        json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", "127.0.0.1"));
+    }
     json_object_set_new(st, "hostIP", json_string("127.0.0.1"));
-    json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", "127.0.0.1"));
     json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", "127.0.0.1"));
     set_ready(pod, r->state == EXEC_RUNNING, r->state == EXEC_RUNNING ? "" : "PodCompleted",
               r->at_ms);
@@ -471,6 +473,13 @@ static void handle_report(struct ctrl *c, struct agent *a, const struct exec_rep
         bool node_gone = !node;
         json_decref(node);
         apply_report(cp, r);
+        struct exec *x = ctrl_exec(c);
+        char *ip = x->ops->pod_ip ? x->ops->pod_ip(x, r->uid) : NULL;
+        if (ip) { /* the pod's own network namespace (the OCI executor) */
+            JX_SET_NEW(cp, json_string(ip), "status", "podIP");
+            JX_SET_NEW(cp, json_pack("[{s:s}]", "ip", ip), "status", "podIPs");
+            xfree(ip);
+        }
         if (terminal && node_gone && !api_is_deleting(pod)) {
             JX_SET_NEW(cp, json_string("Failed"), "status", "phase");
             JX_SET_NEW(cp, json_string("NodeLost"), "status", "reason");

@@ -9,17 +9,22 @@
  * cheaply, once as
  *   cueue-pod-supervisor --fork-server
  * with a socket on fd 3 over which the server asks for supervisors, which
- * it forks (local_forksrv.c). Not meant to be run by hand.
+ * it forks (local_forksrv.c). The OCI executor's pods run each container
+ * through the same program as `cueue-pod-supervisor --oci-shim ...`
+ * (oci_shim.c). Not meant to be run by hand.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "exec/local-int.h"
+#include "exec/oci-int.h"
 
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], LX_FORKSRV_ARG))
         return lx_forksrv_main(LX_FORKSRV_FD);
+    if (argc >= 2 && !strcmp(argv[1], OCI_SHIM_ARG))
+        return oci_shim_main(argc, argv);
     if (argc != 2 || !argv[1][0] || argv[1][0] == '-') {
         fprintf(stderr,
                 "usage: %s POD_DIR | " LX_FORKSRV_ARG "\n"
