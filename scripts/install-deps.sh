@@ -11,6 +11,7 @@ pkgs=(
   uthash-dev libbsd-dev libssl-dev libjemalloc-dev
   python3 python3-numpy gettext-base jq curl valgrind
 )
+"$(dirname "$0")/slurm-deps.sh" # Slurm and libslurm: the Slurm backend's tests (docs/slurm.md)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
