@@ -24,12 +24,18 @@ mkdir -p "$dir/state" "$dir/log" "$dir/munge" "$dir/run"
 for n in od1 od2 od3 od4 dws1 dws2 dws3 dws4; do mkdir -p "$dir/spool/$n"; done
 : > "$dir/pids"
 
-free_ports() { # N free TCP ports on loopback
+free_ports() { # N free TCP ports below the ephemeral range (an outgoing
+  # connection cannot take them between this check and the daemon's bind)
   python3 - "$1" <<'PY'
-import socket, sys
+import random, socket, sys
 socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+while len(socks) < int(sys.argv[1]):
+    s = socket.socket()
+    try:
+        s.bind(("0.0.0.0", random.randrange(20000, 32000)))
+        socks.append(s)
+    except OSError:
+        s.close()
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
 }

@@ -5,15 +5,19 @@
  */
 #include "provider/slurm.h"
 
+#include <errno.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/err.h"
 #include "util/sbuf.h"
 #include "util/xalloc.h"
+
+#define PROV_SLURM_DEFAULT_CONF "/etc/slurm/slurm.conf"
 
 /* The count of one "NAME[:TYPE]:COUNT[(...)]" entry [s, end) when its name
  * is name, else -1. */
@@ -138,7 +142,16 @@ int prov_slurm_partition_nodes(const char *partition, struct prov_slurm_node **o
 {
     *out = NULL;
     *n = 0;
-    slurm_init(NULL);
+    /* libslurm ends the process (fatal) when it finds no configuration */
+    const char *conf = getenv("SLURM_CONF");
+    if (!conf || !*conf)
+        conf = PROV_SLURM_DEFAULT_CONF;
+    if (access(conf, R_OK) != 0) {
+        snprintf(err, errlen, "cannot read the Slurm configuration %s (set SLURM_CONF): %s",
+                 conf, strerror(errno));
+        return CU_EIO;
+    }
+    slurm_init(conf);
     partition_info_msg_t *parts = NULL;
     node_info_msg_t *nodes = NULL;
     if (slurm_load_partitions(0, &parts, SHOW_ALL) != 0 ||

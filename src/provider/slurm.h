@@ -48,7 +48,8 @@ int64_t prov_slurm_gres_count(const char *gres, const char *name);
  * AuthInfo). *out is a new array of *n nodes (free each with
  * prov_slurm_node_release, then the array). Returns 0, CU_ENOTFOUND (no
  * such partition: err names it and lists the partitions there are) or
- * CU_EIO (slurmctld cannot be reached: err has libslurm's reason). Blocks
+ * CU_EIO (no readable configuration file, or slurmctld cannot be reached:
+ * err has the path or libslurm's reason). Blocks
  * on the network (slurmctld's RPC timeout). */
 int prov_slurm_partition_nodes(const char *partition, struct prov_slurm_node **out, size_t *n,
                                char *err, size_t errlen);
