@@ -18,6 +18,7 @@ pkgs=(
 # tests/browser/); a machine with its own node keeps it
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
 command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+"$(dirname "$0")/slurm-deps.sh" # Slurm and libslurm: the Slurm backend's tests (docs/slurm.md)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

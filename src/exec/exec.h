@@ -45,6 +45,24 @@ struct exec_pod {
     size_t n_mounts;
 };
 
+/* One file of a staged volume. Borrowed. */
+struct exec_file {
+    const char *path;          /* relative to the volume's directory, no ".." */
+    const unsigned char *data;
+    size_t len;
+    int mode;                  /* permission bits, e.g. 0644 */
+};
+
+/* A pod volume staged for its processes (exec_stage_ops.stage): a directory
+ * holding files (configMap: one per key or item; emptyDir: none), or a
+ * host path (hostPath: created where it points). Borrowed. */
+struct exec_volume {
+    const char *name;          /* spec.volumes[].name, one path component */
+    const char *host_path;     /* hostPath.path, else NULL */
+    const struct exec_file *files;
+    size_t n_files;
+};
+
 enum exec_state {
     EXEC_RUNNING,   /* every container started */
     EXEC_SUCCEEDED, /* all containers exited 0 */
@@ -79,6 +97,8 @@ struct exec_report {
     char *message;        /* human text, e.g. "ray: command not found" */
     int64_t at_ms;        /* when it happened */
     json_t *metrics;      /* last metrics dict the pod reported, or NULL (new ref) */
+    char *host_ip;        /* the address of the host running it (owned), NULL
+                             = this machine (127.0.0.1, the local executor) */
     /* Per-container detail (owned), in spec order: initContainers then
      * containers. n_containers 0 = not given (every container shares the
      * pod's state; the simulated executor reports so). */
@@ -111,7 +131,9 @@ struct exec_ops {
      * an external wakeup (timers such as kill-after-grace or simulated
      * completions), or INT64_MAX. */
     int64_t (*next_deadline)(struct exec *x);
-    /* Path of a container's log file (caller frees), or NULL if none. */
+    /* Path of a container's log file on this machine (caller frees), or
+     * NULL if none. Called from any thread (the server's log endpoint reads
+     * and follows it). */
     char *(*log_path)(struct exec *x, const char *uid, const char *container);
     /* Free the executor. Whether the pods it runs stop with it depends on
      * the executor (the local one leaves them running unless told
@@ -150,8 +172,28 @@ struct exec_ops {
     char *(*pod_ip)(struct exec *x, const char *uid);
 };
 
+/* Where an executor keeps a pod's files: optional (struct exec.stage_ops
+ * NULL = both defaults, the local layout on this machine). An executor
+ * whose pods run elsewhere (Slurm) sets it so that nothing outside it
+ * assumes where a pod's files are. */
+struct exec_stage_ops {
+    /* Where a pod's sandbox lives on the executor's side (its staged
+     * volumes, its metrics file), caller frees; NULL = the executor keeps
+     * none. NULL = exec_sandbox_dir's default layout. Must not block. */
+    char *(*sandbox_dir)(struct exec *x, const char *uid);
+    /* Make a pod's volumes readable by its processes before start: the
+     * sandbox is created, each volume's files are written under
+     * exec_volume_dir(sandbox, name) (hostPath volumes: the host path is
+     * created). Returns 0, CU_EINVAL (a volume or file path that is not
+     * relative and inside it) or CU_EIO, with the reason in err. NULL =
+     * exec_stage_fs on this machine. Blocks on the file system. */
+    int (*stage)(struct exec *x, const char *uid, const char *sandbox,
+                 const struct exec_volume *vols, size_t n, char *err, size_t errlen);
+};
+
 struct exec {
     const struct exec_ops *ops;
+    const struct exec_stage_ops *stage_ops; /* NULL = the defaults */
     /* Set by the control loop: called (from any thread) when new reports
      * are ready, so the loop wakes up and polls. May be NULL. Atomic: it
      * is set while an executor's thread may already read it, so set
@@ -169,6 +211,27 @@ void exec_reports_release(struct exec_reports *r);
  * the local executor (writer) and the server's log endpoint (reader).
  * Caller frees. */
 char *exec_log_path(const char *state_dir, const char *pod_uid, const char *container);
+
+/* The sandbox of pod uid: x->stage_ops->sandbox_dir when the executor has one,
+ * else the default layout <state_dir>/pods/<uid> (NULL when state_dir is
+ * NULL: nothing kept, as in `cueue sim`). Caller frees. */
+char *exec_sandbox_dir(struct exec *x, const char *state_dir, const char *uid);
+/* The directory a non-hostPath volume is staged in: <sandbox>/volumes/<name>
+ * (the contract between stage and the mountPath rewrites). Caller frees. */
+char *exec_volume_dir(const char *sandbox, const char *name);
+/* Stage vols for pod uid: x->stage_ops->stage when set, else exec_stage_fs. */
+int exec_stage(struct exec *x, const char *uid, const char *sandbox,
+               const struct exec_volume *vols, size_t n, char *err, size_t errlen);
+/* Stage vols on this machine's file system (see exec_stage_ops.stage): mkdir -p
+ * of sandbox, of each volume's directory, files written with their mode
+ * (truncated first). 0, CU_EINVAL or CU_EIO (err names the path and the
+ * system's reason). */
+int exec_stage_fs(const char *sandbox, const struct exec_volume *vols, size_t n, char *err,
+                  size_t errlen);
+/* mkdir -p path (0755). 0 or CU_EIO (errno set). */
+int exec_mkdir_p(const char *path);
+/* True when p is a non-empty relative path without a ".." component. */
+bool exec_is_safe_relpath(const char *p);
 
 /* The metrics file name inside a pod's sandbox. A pod's processes find its
  * full path in env CUEUE_METRICS_FILE and append one JSON object per line

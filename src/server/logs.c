@@ -1,6 +1,7 @@
 /*
  * logs: GET /api/v1/namespaces/NS/pods/NAME/log, text/plain, from the file
- * the local executor writes (exec_log_path: <state>/pods/<uid>/<c>.log).
+ * the executor names (exec_ops.log_path: the local executor's
+ * <state>/pods/<uid>/<c>.log, a Slurm task's output file).
  * Query: container (default: the only container; with several, 400 as the
  * API server answers), tailLines, limitBytes, timestamps, follow.
  * follow=true streams (chunked) what is appended until the pod reaches
@@ -36,6 +37,8 @@
 
 char *srv__log_path(struct srv *s, const char *pod_uid, const char *container)
 {
+    if (s->exec && s->exec->ops->log_path)
+        return s->exec->ops->log_path(s->exec, pod_uid, container);
     return exec_log_path(s->state_dir, pod_uid, container);
 }
 
@@ -187,7 +190,7 @@ static int log_next(void *ctx, struct sbuf *out)
         if (atomic_load(&f->srv->stopping) || srv__client_gone(f->client_fd) || !f->limit)
             return 1;
         if (f->fd < 0 && f->follow)
-            f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+            f->fd = f->path ? open(f->path, O_RDONLY | O_CLOEXEC) : -1;
         if (read_piece(f, out) > 0)
             return 0;
         if (!f->follow)
@@ -262,7 +265,7 @@ void srv__handle_log(struct srv_req *q, struct srv_resp *r, struct srv_route *rt
         return;
     }
     char *path = srv__log_path(q->srv, jx_or_empty(api_uid(pod)), c);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1; /* NULL: no file, as missing */
     const char *phase = JX_STR(pod, "status", "phase");
     if (fd < 0 && (!phase || !strcmp(phase, "Pending")) && !srv__qbool(q, "follow")) {
         srv__resp_statusf(r, 400, "BadRequest",

@@ -19,6 +19,7 @@
 
 struct store;
 struct ctrl;
+struct exec;
 struct sbuf;
 struct srv;
 struct api_pod_policy;
@@ -32,6 +33,9 @@ struct srv_opts {
     const char *listen_addr; /* IPv4 or IPv6 literal; NULL = "127.0.0.1" */
     uint16_t port;           /* 0 = ephemeral (srv_port tells which) */
     const char *state_dir;   /* pod logs live under it (exec_log_path); may be NULL */
+    struct exec *exec;       /* borrowed, may be NULL: the executor whose
+                                log_path names a pod's log file (else
+                                exec_log_path under state_dir) */
     struct store *store;     /* borrowed; must outlive the server */
     struct ctrl *ctrl;       /* borrowed, may be NULL: the control plane the
                                 visibility API asks (ctrl_explain_workload);

@@ -196,7 +196,7 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     rn->loop_started = true;
     struct srv_opts o = {.listen_addr = f->listen, .port = (uint16_t)f->port,
                          .state_dir = f->state_dir, .store = rn->store, .ctrl = rn->ctrl,
-                         .clock = clk_real(), .pod_policy = &f->pods};
+                         .clock = clk_real(), .pod_policy = &f->pods, .exec = rn->exec};
     rc = srv_start(&o, &rn->srv, err, errlen);
     if (rc || !f->dash.addr)
         return rc;

@@ -56,6 +56,7 @@ struct srv {
     struct clk *clock;
     char *state_dir;          /* owned; may be NULL */
     const struct api_pod_policy *pod_policy; /* borrowed (srv_opts) */
+    struct exec *exec;        /* borrowed; NULL = logs by exec_log_path */
     char *listen_addr;        /* owned */
     uint16_t port;
     int listen_fd;
@@ -367,7 +368,8 @@ void srv__count(struct srv *s, enum srv_verb verb, int code);
  * file): 0 when n < 0 or the file has no more than n lines, size when
  * n == 0. A final newline ends the last line (kubectl logs --tail). */
 off_t srv__log_tail_offset(int fd, off_t size, long long n);
-/* The log file of a pod container (exec_log_path). Caller frees. */
+/* The log file of a pod container: the executor's (exec_ops.log_path),
+ * else exec_log_path under the state directory. Caller frees; NULL = none. */
 char *srv__log_path(struct srv *s, const char *pod_uid, const char *container);
 
 #endif

@@ -194,12 +194,13 @@ static void apply_report(json_t *pod, const struct exec_report *r)
     ts(r->at_ms, t);
     if (!JX_GET(st, "startTime"))
         json_object_set_new(st, "startTime", json_string(t));
+    const char *host_ip = r->host_ip ? r->host_ip : "127.0.0.1";
     if (!JX_GET(st, "podIP")) { /* an IP of its own (handle_report) stays */
-        json_object_set_new(st, "podIP", json_string("127.0.0.1"));
-        json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", "127.0.0.1"));
+        json_object_set_new(st, "podIP", json_string(host_ip));
+        json_object_set_new(st, "podIPs", json_pack("[{s:s}]", "ip", host_ip));
     }
-    json_object_set_new(st, "hostIP", json_string("127.0.0.1"));
-    json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", "127.0.0.1"));
+    json_object_set_new(st, "hostIP", json_string(host_ip));
+    json_object_set_new(st, "hostIPs", json_pack("[{s:s}]", "ip", host_ip));
     set_ready(pod, r->state == EXEC_RUNNING, r->state == EXEC_RUNNING ? "" : "PodCompleted",
               r->at_ms);
     container_statuses(pod, r);
@@ -252,7 +253,7 @@ static int adopt_pod(struct ctrl *c, struct agent *a, const json_t *pod)
     if (!x->ops->adopt || !has_finalizer(pod))
         return CU_ENOTFOUND;
     const char *state_dir = ctrl_cfg(c)->state_dir;
-    char *sandbox = state_dir ? xasprintf("%s/pods/%s", state_dir, api_uid(pod)) : NULL;
+    char *sandbox = exec_sandbox_dir(x, state_dir, api_uid(pod));
     struct exec_pod ep = {api_namespace(pod), api_name(pod), api_uid(pod), pod, sandbox,
                           NULL, 0, NULL, 0};
     int rc = x->ops->adopt(x, &ep);

@@ -234,12 +234,11 @@ void nodes_provreq_revoke(struct ctrl *c, const struct prov_event *ev);
 
 /* ---- node agent helpers (nodes/volumes.c, nodes/podenv.c) ---- */
 
-/* mkdir -p; 0 or CU_EIO (errno set). */
-int nodes_mkdir_p(const char *path);
-/* Materialise pod's volumes under <sandbox>/volumes/<name>/ (configMap
- * files, emptyDir); hostPath volumes are created where they point.
- * Returns 0, CU_ENOTFOUND (a ConfigMap is missing: retry later), CU_EINVAL
- * (an unsupported volume) or CU_EIO, with the kubelet-like reason in msg. */
+/* Stage pod's volumes through the executor (exec_stage): the sandbox, each
+ * configMap's files and each emptyDir under exec_volume_dir(sandbox, name);
+ * hostPath volumes are created where they point. Returns 0, CU_ENOTFOUND
+ * (a ConfigMap is missing: retry later), CU_EINVAL (an unsupported volume)
+ * or CU_EIO, with the kubelet-like reason in msg. */
 int nodes_volumes_prepare(struct ctrl *c, const json_t *pod, const char *sandbox, char *msg,
                           size_t msglen);
 /* The mountPath -> host directory rewrites of every container's
@@ -251,7 +250,7 @@ void nodes_volume_mounts(const json_t *pod, const char *sandbox, struct exec_env
 /* A pod prepared for the executor: volumes materialised, env resolved. */
 struct nodes_podrun {
     json_t *pod;               /* deep copy with every env value resolved */
-    char *sandbox;             /* <state_dir>/pods/<uid>, NULL in sim */
+    char *sandbox;             /* exec_sandbox_dir(), NULL in sim */
     struct exec_env *env;      /* node-derived variables */
     size_t n_env;
     struct exec_env *mounts;   /* mountPath -> host dir */

@@ -264,14 +264,9 @@ int nodes_podrun_prepare(struct ctrl *c, const json_t *pod, const json_t *node,
 {
     memset(r, 0, sizeof(*r));
     r->pod = jx_deep_copy(pod);
-    const char *state_dir = ctrl_cfg(c)->state_dir;
     int rc = 0;
-    if (state_dir) {
-        r->sandbox = xasprintf("%s/pods/%s", state_dir, api_uid(pod));
-        if (nodes_mkdir_p(r->sandbox) != 0) {
-            snprintf(msg, msglen, "cannot create the pod sandbox %s", r->sandbox);
-            return CU_EIO;
-        }
+    r->sandbox = exec_sandbox_dir(ctrl_exec(c), ctrl_cfg(c)->state_dir, api_uid(pod));
+    if (r->sandbox) {
         rc = nodes_volumes_prepare(c, pod, r->sandbox, msg, msglen);
         if (rc == 0)
             nodes_volume_mounts(pod, r->sandbox, &r->mounts, &r->n_mounts);

@@ -1,74 +1,26 @@
 /*
- * nodes/volumes: what the node agent puts in a pod's sandbox before its
- * processes start (the kubelet's volume manager, for processes without
- * containers): <state_dir>/pods/<uid>/volumes/<name>/ for each configMap
- * (one file per key, or per `items` entry with its path and mode) and
- * emptyDir volume; hostPath volumes are the host path itself. Each
- * container's volumeMounts then become mountPath -> host directory rewrites
- * for the executor.
+ * nodes/volumes: what the node agent hands the executor to stage in a
+ * pod's sandbox before its processes start (the kubelet's volume manager):
+ * for each configMap volume one file per key, or per `items` entry with its
+ * path and mode; emptyDir volumes empty; hostPath volumes the host path
+ * itself. The executor writes them (exec_stage: on this machine for the
+ * local executor, where the tasks read for Slurm) under
+ * exec_volume_dir(sandbox, name). Each container's volumeMounts then become
+ * mountPath -> directory rewrites for the executor.
  *
- * This is the node agent's only file I/O; in `cueue sim` (no state
- * directory) nothing is written and no rewrites are made.
+ * The node agent does no file I/O itself; in `cueue sim` (no sandbox)
+ * nothing is staged and no rewrites are made.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "api/meta.h"
+#include "exec/exec.h"
 #include "ctrl/nodes/nodes.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
-
-int nodes_mkdir_p(const char *path)
-{
-    char *p = xstrdup(path);
-    int rc = 0;
-    for (char *s = p + 1; *s && rc == 0; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST)
-            rc = CU_EIO;
-        *s = '/';
-    }
-    if (rc == 0 && mkdir(p, 0755) != 0 && errno != EEXIST)
-        rc = CU_EIO;
-    xfree(p);
-    return rc;
-}
-
-static bool safe_relpath(const char *p)
-{
-    if (!p || !p[0] || p[0] == '/')
-        return false;
-    for (const char *s = p; *s; s = strchr(s, '/') ? strchr(s, '/') + 1 : s + strlen(s))
-        if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
-            return false;
-    return true;
-}
-
-static int write_file(const char *dir, const char *rel, const void *data, size_t len, int mode)
-{
-    char *path = xasprintf("%s/%s", dir, rel);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    int rc = nodes_mkdir_p(path);
-    *slash = '/';
-    /* never through a symlink standing in the file's place */
-    int fd = rc == 0 ? open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode)
-                     : -1;
-    if (fd < 0 || (len && write(fd, data, len) != (ssize_t)len))
-        rc = CU_EIO;
-    if (fd >= 0)
-        close(fd);
-    xfree(path);
-    return rc;
-}
 
 /* A configMap key's bytes (data, or base64 binaryData). Caller frees. */
 static unsigned char *cm_value(const json_t *cm, const char *key, size_t *len)
@@ -93,8 +45,24 @@ static unsigned char *cm_value(const json_t *cm, const char *key, size_t *len)
     return out;
 }
 
-static int write_key(const char *dir, const json_t *cm, const char *key, const char *rel,
-                     int mode, char *msg, size_t msglen)
+/* The files of one volume being built (owned). */
+struct vol_files {
+    struct exec_file *files;
+    size_t n;
+};
+
+static void files_release(struct vol_files *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        xfree((char *)f->files[i].path);
+        xfree((unsigned char *)f->files[i].data);
+    }
+    xfree(f->files);
+    memset(f, 0, sizeof(*f));
+}
+
+static int add_key(struct vol_files *f, const json_t *cm, const char *key, const char *rel,
+                   int mode, char *msg, size_t msglen)
 {
     size_t len = 0;
     unsigned char *v = cm_value(cm, key, &len);
@@ -102,47 +70,45 @@ static int write_key(const char *dir, const json_t *cm, const char *key, const c
         snprintf(msg, msglen, "configmap references non-existent config key: %s", key);
         return CU_EINVAL;
     }
-    int rc = write_file(dir, rel, v, len, mode);
-    xfree(v);
-    if (rc != 0)
-        snprintf(msg, msglen, "cannot write %s/%s: %s", dir, rel, strerror(errno));
-    return rc;
+    f->files = xreallocarray(f->files, f->n + 1, sizeof(*f->files));
+    f->files[f->n++] = (struct exec_file){xstrdup(rel), v, len, mode};
+    return 0;
 }
 
-static int configmap_volume(struct ctrl *c, const char *ns, const json_t *vol, const char *dir,
-                            char *msg, size_t msglen)
+static int configmap_files(struct ctrl *c, const char *ns, const json_t *vol,
+                           struct vol_files *f, char *msg, size_t msglen)
 {
     const char *vname = JX_STR(vol, "name"), *cmname = JX_STR(vol, "configMap", "name");
     json_t *cm = store_get(ctrl_store(c), KIND_CONFIGMAP, ns, jx_or_empty(cmname));
     if (!cm) {
         if (JX_BOOL(vol, false, "configMap", "optional"))
-            return nodes_mkdir_p(dir);
+            return 0;
         snprintf(msg, msglen, "MountVolume.SetUp failed for volume \"%s\" : configmap \"%s\" "
                  "not found", jx_or_empty(vname), jx_or_empty(cmname));
         return CU_ENOTFOUND;
     }
-    int rc = nodes_mkdir_p(dir);
+    int rc = 0;
     int dmode = (int)JX_INT(vol, 0644, "configMap", "defaultMode");
     const json_t *items = JX_GET(vol, "configMap", "items");
     size_t i;
     json_t *it;
     json_array_foreach(items, i, it) {
         const char *key = JX_STR(it, "key"), *path = JX_STR(it, "path");
-        if (rc == 0 && (!key || !safe_relpath(path))) {
+        if (rc == 0 && (!key || !exec_is_safe_relpath(path))) {
             snprintf(msg, msglen, "volume %s: items[%zu] needs a key and a relative path",
                      jx_or_empty(vname), i);
             rc = CU_EINVAL;
         }
         if (rc == 0)
-            rc = write_key(dir, cm, key, path, (int)JX_INT(it, dmode, "mode"), msg, msglen);
+            rc = add_key(f, cm, key, path, (int)JX_INT(it, dmode, "mode"), msg, msglen);
     }
     const char *const maps[] = {"data", "binaryData"};
     for (int m = 0; m < 2 && !json_array_size(items); m++) {
         const char *key;
         json_t *v;
         json_object_foreach(JX_GET(cm, maps[m]), key, v) {
-            if (rc == 0 && safe_relpath(key))
-                rc = write_key(dir, cm, key, key, dmode, msg, msglen);
+            if (rc == 0 && exec_is_safe_relpath(key))
+                rc = add_key(f, cm, key, key, dmode, msg, msglen);
         }
     }
     json_decref(cm);
@@ -152,39 +118,53 @@ static int configmap_volume(struct ctrl *c, const char *ns, const json_t *vol, c
 static char *volume_dir(const char *sandbox, const json_t *vol)
 {
     const char *host = JX_STR(vol, "hostPath", "path");
-    return host ? xstrdup(host) : xasprintf("%s/volumes/%s", sandbox, JX_STR(vol, "name"));
+    return host ? xstrdup(host) : exec_volume_dir(sandbox, JX_STR(vol, "name"));
+}
+
+/* The volumes of pod as the executor stages them, in spec order; fills
+ * vols[0..n) and files[0..n) (owned by the caller: files_release). */
+static int collect_volumes(struct ctrl *c, const json_t *pod, struct exec_volume *vols,
+                           struct vol_files *files, char *msg, size_t msglen)
+{
+    size_t i;
+    json_t *vol;
+    json_array_foreach(JX_GET(pod, "spec", "volumes"), i, vol) {
+        const char *name = JX_STR(vol, "name");
+        if (!name || !exec_is_safe_relpath(name)) {
+            snprintf(msg, msglen, "spec.volumes[%zu]: invalid name", i);
+            return CU_EINVAL;
+        }
+        vols[i] = (struct exec_volume){name, JX_STR(vol, "hostPath", "path"), NULL, 0};
+        int rc = 0;
+        if (JX_GET(vol, "configMap"))
+            rc = configmap_files(c, api_namespace(pod), vol, &files[i], msg, msglen);
+        else if (!JX_GET(vol, "emptyDir") && !JX_GET(vol, "hostPath")) {
+            snprintf(msg, msglen, "volume %s: only configMap, emptyDir and hostPath volumes are "
+                     "supported by cueue (pods run without containers)", name);
+            rc = CU_EINVAL;
+        }
+        vols[i].files = files[i].files;
+        vols[i].n_files = files[i].n;
+        if (rc != 0)
+            return rc;
+    }
+    return 0;
 }
 
 int nodes_volumes_prepare(struct ctrl *c, const json_t *pod, const char *sandbox, char *msg,
                           size_t msglen)
 {
-    const json_t *vols = JX_GET(pod, "spec", "volumes");
-    size_t i;
-    json_t *vol;
-    json_array_foreach(vols, i, vol) {
-        const char *name = JX_STR(vol, "name");
-        if (!name || !safe_relpath(name)) {
-            snprintf(msg, msglen, "spec.volumes[%zu]: invalid name", i);
-            return CU_EINVAL;
-        }
-        char *dir = volume_dir(sandbox, vol);
-        int rc = 0;
-        if (JX_GET(vol, "configMap"))
-            rc = configmap_volume(c, api_namespace(pod), vol, dir, msg, msglen);
-        else if (JX_GET(vol, "emptyDir") || JX_GET(vol, "hostPath"))
-            rc = nodes_mkdir_p(dir);
-        else {
-            snprintf(msg, msglen, "volume %s: only configMap, emptyDir and hostPath volumes are "
-                     "supported by cueue (pods run as local processes)", name);
-            rc = CU_EINVAL;
-        }
-        if (rc == CU_EIO)
-            snprintf(msg, msglen, "volume %s: cannot create %s: %s", name, dir, strerror(errno));
-        xfree(dir);
-        if (rc != 0)
-            return rc;
-    }
-    return 0;
+    size_t n = json_array_size(JX_GET(pod, "spec", "volumes"));
+    struct exec_volume *vols = xcalloc(n + 1, sizeof(*vols));
+    struct vol_files *files = xcalloc(n + 1, sizeof(*files));
+    int rc = collect_volumes(c, pod, vols, files, msg, msglen);
+    if (rc == 0)
+        rc = exec_stage(ctrl_exec(c), api_uid(pod), sandbox, vols, n, msg, msglen);
+    for (size_t i = 0; i < n; i++)
+        files_release(&files[i]);
+    xfree(files);
+    xfree(vols);
+    return rc;
 }
 
 static void add_mount(struct exec_env **arr, size_t *n, const char *path, char *host)
@@ -220,7 +200,7 @@ void nodes_volume_mounts(const json_t *pod, const char *sandbox, struct exec_env
                     continue;
                 char *dir = volume_dir(sandbox, found);
                 const char *sub = JX_STR(m, "subPath");
-                char *host = sub && safe_relpath(sub) ? xasprintf("%s/%s", dir, sub)
+                char *host = sub && exec_is_safe_relpath(sub) ? xasprintf("%s/%s", dir, sub)
                                                       : xstrdup(dir);
                 xfree(dir);
                 add_mount(out, n, path, host);

@@ -1,0 +1,175 @@
+/*
+ * provider/slurm: a Slurm partition's nodes through libslurm (see slurm.h).
+ * The conversion from a node record is separate from the RPCs so that it is
+ * tested without a slurmctld.
+ */
+#include "provider/slurm.h"
+
+#include <errno.h>
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/err.h"
+#include "util/sbuf.h"
+#include "util/xalloc.h"
+
+#define PROV_SLURM_DEFAULT_CONF "/etc/slurm/slurm.conf"
+
+/* The count of one "NAME[:TYPE]:COUNT[(...)]" entry [s, end) when its name
+ * is name, else -1. */
+static int64_t entry_count(const char *s, const char *end, const char *name)
+{
+    size_t nl = strlen(name);
+    if ((size_t)(end - s) < nl || strncmp(s, name, nl) || (s + nl < end && s[nl] != ':'))
+        return -1;
+    const char *paren = memchr(s, '(', (size_t)(end - s));
+    if (paren)
+        end = paren;
+    const char *colon = NULL;
+    for (const char *p = s; p < end; p++)
+        if (*p == ':')
+            colon = p;
+    if (!colon)
+        return 1;
+    int64_t v = 0;
+    for (const char *p = colon + 1; p < end; p++) {
+        if (*p < '0' || *p > '9')
+            return colon == s + nl ? 0 : 1; /* NAME:TYPE without count */
+        v = v * 10 + (*p - '0');
+        if (v > INT32_MAX)
+            return INT32_MAX;
+    }
+    return v;
+}
+
+int64_t prov_slurm_gres_count(const char *gres, const char *name)
+{
+    int64_t total = 0;
+    const char *s = gres;
+    while (s && *s) {
+        /* entries are separated by commas outside parentheses */
+        const char *e = s;
+        int depth = 0;
+        while (*e && (*e != ',' || depth)) {
+            depth += (*e == '(') - (*e == ')');
+            e++;
+        }
+        int64_t c = entry_count(s, e, name);
+        if (c > 0)
+            total += c;
+        s = *e ? e + 1 : e;
+    }
+    return total;
+}
+
+static bool is_ready(uint32_t st)
+{
+    uint32_t base = st & NODE_STATE_BASE;
+    if (base == NODE_STATE_DOWN || base == NODE_STATE_UNKNOWN || base == NODE_STATE_FUTURE)
+        return false;
+    return !(st & (NODE_STATE_DRAIN | NODE_STATE_FAIL | NODE_STATE_NO_RESPOND |
+                   NODE_STATE_POWERED_DOWN | NODE_STATE_POWERING_DOWN | NODE_STATE_POWER_DOWN |
+                   NODE_STATE_POWERING_UP | NODE_STATE_INVALID_REG));
+}
+
+void prov_slurm_node_from_info(const struct node_info *n, struct prov_slurm_node *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->name = xstrdup(n->name ? n->name : "");
+    out->addr = xstrdup(n->node_addr && *n->node_addr ? n->node_addr : out->name);
+    out->cpu_milli = (int64_t)n->cpus * 1000;
+    out->memory_bytes = (int64_t)n->real_memory * 1024 * 1024;
+    out->tpu = prov_slurm_gres_count(n->gres, "tpu");
+    out->gpu = prov_slurm_gres_count(n->gres, "gpu");
+    char *f = xstrdup(n->features ? n->features : "");
+    for (char *save = NULL, *t = strtok_r(f, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        out->features = xreallocarray(out->features, out->n_features + 1, sizeof(char *));
+        out->features[out->n_features++] = xstrdup(t);
+    }
+    xfree(f);
+    out->ready = is_ready(n->node_state);
+    out->cloud = (n->node_state & NODE_STATE_CLOUD) != 0;
+    out->powered_down = (n->node_state & NODE_STATE_POWERED_DOWN) != 0;
+    out->reason = n->reason && *n->reason ? xstrdup(n->reason) : NULL;
+}
+
+void prov_slurm_node_release(struct prov_slurm_node *n)
+{
+    xfree(n->name);
+    xfree(n->addr);
+    for (size_t i = 0; i < n->n_features; i++)
+        xfree(n->features[i]);
+    xfree(n->features);
+    xfree(n->reason);
+    memset(n, 0, sizeof(*n));
+}
+
+/* The partition's record in parts, or NULL (err names the partitions). */
+static const partition_info_t *find_partition(const partition_info_msg_t *parts,
+                                              const char *name, char *err, size_t errlen)
+{
+    struct sbuf sb;
+    sbuf_init(&sb, 4096);
+    for (uint32_t i = 0; i < parts->record_count; i++) {
+        const partition_info_t *p = &parts->partition_array[i];
+        if (p->name && !strcmp(p->name, name)) {
+            sbuf_release(&sb);
+            return p;
+        }
+        sbuf_addf(&sb, "%s%s", i ? ", " : "", p->name ? p->name : "");
+    }
+    snprintf(err, errlen, "Slurm partition \"%s\" not found (partitions: %s)", name,
+             sb.len ? sb.buf : "none");
+    sbuf_release(&sb);
+    return NULL;
+}
+
+static bool in_hostlist(const char *hosts, const char *name)
+{
+    hostlist_t hl = slurm_hostlist_create(hosts);
+    bool found = hl && slurm_hostlist_find(hl, name) >= 0;
+    if (hl)
+        slurm_hostlist_destroy(hl);
+    return found;
+}
+
+int prov_slurm_partition_nodes(const char *partition, struct prov_slurm_node **out, size_t *n,
+                               char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    /* libslurm ends the process (fatal) when it finds no configuration */
+    const char *conf = getenv("SLURM_CONF");
+    if (!conf || !*conf)
+        conf = PROV_SLURM_DEFAULT_CONF;
+    if (access(conf, R_OK) != 0) {
+        snprintf(err, errlen, "cannot read the Slurm configuration %s (set SLURM_CONF): %s",
+                 conf, strerror(errno));
+        return CU_EIO;
+    }
+    slurm_init(conf);
+    partition_info_msg_t *parts = NULL;
+    node_info_msg_t *nodes = NULL;
+    if (slurm_load_partitions(0, &parts, SHOW_ALL) != 0 ||
+        slurm_load_node(0, &nodes, SHOW_ALL) != 0) {
+        snprintf(err, errlen, "cannot reach slurmctld: %s", slurm_strerror(slurm_get_errno()));
+        slurm_free_partition_info_msg(parts);
+        return CU_EIO;
+    }
+    const partition_info_t *p = find_partition(parts, partition, err, errlen);
+    int rc = p ? 0 : CU_ENOTFOUND;
+    for (uint32_t i = 0; p && i < nodes->record_count; i++) {
+        const node_info_t *ni = &nodes->node_array[i];
+        if (!ni->name || !p->nodes || !in_hostlist(p->nodes, ni->name))
+            continue;
+        *out = xreallocarray(*out, *n + 1, sizeof(**out));
+        prov_slurm_node_from_info(ni, &(*out)[(*n)++]);
+    }
+    slurm_free_node_info_msg(nodes);
+    slurm_free_partition_info_msg(parts);
+    return rc;
+}
