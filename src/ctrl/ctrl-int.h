@@ -18,6 +18,7 @@ void ctrl__provisioning_register(struct ctrl *c);
 void ctrl__autoscaler_register(struct ctrl *c);
 void ctrl__binder_register(struct ctrl *c);
 void ctrl__nodeagent_register(struct ctrl *c);
+void ctrl__endpoints_register(struct ctrl *c);
 
 /* The work the current round of ctrl_step did before its after_round hooks
  * (store events consumed, timers fired, queued keys reconciled); 0 when the

@@ -135,6 +135,7 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
     ctrl__autoscaler_register(c);
     ctrl__binder_register(c);
     ctrl__nodeagent_register(c);
+    ctrl__endpoints_register(c);
     *out = c;
     return 0;
 }

@@ -45,6 +45,13 @@ cl1=$(C get rayjob $R1 -o jsonpath='{.status.rayClusterName}')
 w1=$(C get pods -l ray.io/node-type=worker,ray.io/cluster=$cl1 -o json | jq '.items[0]')
 is "$(jq -r '.spec.containers[0].env[] | select(.name == "RAY_ADDRESS") | .value' <<<"$w1")" "127.0.0.1:$gcs" \
   "a worker's RAY_ADDRESS is its head's GCS"
+svc=$cl1-head-svc
+is "$(k get svc $svc -o json | jq -c '[.spec.selector, [.spec.ports[] | "\(.name):\(.port)->\(.targetPort)"]]')" \
+  "[{\"ray.io/cluster\":\"$cl1\",\"ray.io/node-type\":\"head\"},[\"gcs-server:6379->gcs-server\",\"dashboard:8265->dashboard\",\"client:10001->client\",\"metrics:8080->metrics\"]]" \
+  "KubeRay's head Service $svc: the head's named ports, targetPort by name"
+is "$(k get svc $svc -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" "RayJob/$R1" "…owned by the RayJob"
+ep_gcs() { k get endpoints $svc -o json | jq -r '.subsets[0] | "\(.addresses[0].ip) \([.ports[] | select(.name == "gcs-server") | .port][0])"'; }
+wait_until "$T_TIMEOUT" test "$(ep_gcs)" = "127.0.0.1 $gcs"; check "kubectl get endpoints $svc: the head pod at 127.0.0.1, gcs-server on its own port $gcs"
 
 touch "$RAY_STANDIN_GATE"
 for r in $R1 $R2; do
@@ -64,5 +71,7 @@ for r in $R1 $R2; do
   cmd_ok "cueue logs job/$r" C logs job/$r
   like "$T_OUT" "submission $id " "cueue logs job/$r prints it too"
 done
+svc_gone() { ! k get svc $svc >/dev/null 2>&1; }
+wait_until "$T_TIMEOUT" svc_gone; check "shutdownAfterJobFinishes: the head Service goes with the cluster"
 stop_server; check "the server stops cleanly on SIGTERM (ASan: no leaks)"
 done_testing

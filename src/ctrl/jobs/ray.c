@@ -514,6 +514,67 @@ static void sync_cluster(struct ctrl *c, const json_t *rj, const char *cluster, 
     }
 }
 
+/* ---- the head Service ---- */
+
+/* KubeRay's head Service <cluster>-head-svc: selects the head pod, one
+ * port per named port of the head's first container (the manifest's
+ * number, targetPort by name, so under the process executor it reaches
+ * the pod's own block; jobs/endpoints.c resolves it). Owned by the RayJob,
+ * so garbage collection removes it with the RayJob. */
+static void ensure_head_service(struct ctrl *c, const json_t *rj, const char *cluster)
+{
+    char *name = xasprintf("%s-head-svc", cluster);
+    json_t *cur = store_get(ctrl_store(c), KIND_SERVICE, api_namespace(rj), name);
+    if (cur) {
+        json_decref(cur);
+        xfree(name);
+        return;
+    }
+    const json_t *head = JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec");
+    int ports[RP_KNOWN];
+    ray_ports(head, false, cluster, ports);
+    json_t *spec = jx_deep_copy(JX_GET(head, "template", "spec"));
+    if (!spec)
+        spec = json_object();
+    set_container_ports(spec, true, false, ports);
+    json_t *svc = api_object_new("v1", "Service", api_namespace(rj), name);
+    api_set_label(svc, "ray.io/cluster", cluster);
+    api_set_label(svc, "ray.io/node-type", "head");
+    api_set_label(svc, "ray.io/originated-from-cr-name", api_name(rj));
+    api_set_label(svc, "ray.io/originated-from-crd", "RayJob");
+    api_set_label(svc, "app.kubernetes.io/created-by", "kuberay-operator");
+    api_owner_ref_add(svc, api_owner_ref_new(rj, true));
+    json_t *sp = json_array();
+    size_t j;
+    json_t *p;
+    json_array_foreach(JX_GET(json_array_get(JX_GET(spec, "containers"), 0), "ports"), j, p) {
+        const char *pn = JX_STR(p, "name");
+        if (!pn || !pn[0])
+            continue;
+        json_array_append_new(sp, json_pack("{s:s, s:I, s:s, s:s}", "name", pn, "port",
+                                            (json_int_t)JX_INT(p, 0, "containerPort"),
+                                            "targetPort", pn, "protocol", "TCP"));
+    }
+    JX_SET_NEW(svc, json_pack("{s:s, s:s}", "ray.io/cluster", cluster, "ray.io/node-type", "head"),
+               "spec", "selector");
+    JX_SET_NEW(svc, sp, "spec", "ports");
+    JX_SET_NEW(svc, json_string("ClusterIP"), "spec", "type");
+    store_create(ctrl_store(c), KIND_SERVICE, api_namespace(rj), svc, NULL);
+    json_decref(svc);
+    json_decref(spec);
+    xfree(name);
+}
+
+static void delete_head_service(struct ctrl *c, const json_t *rj)
+{
+    const char *cluster = JX_STR(rj, "status", "rayClusterName");
+    if (!cluster)
+        return;
+    char *name = xasprintf("%s-head-svc", cluster);
+    store_delete(ctrl_store(c), KIND_SERVICE, api_namespace(rj), name, NULL, NULL);
+    xfree(name);
+}
+
 /* ---- the submitter Job ---- */
 
 /* runtimeEnvYAML as compact JSON (caller frees), or NULL. */
@@ -710,6 +771,7 @@ static void initialize(struct ctrl *c, const json_t *rj, json_t *st)
 static bool teardown(struct ctrl *c, const json_t *rj, const json_t *pods, bool submitter)
 {
     bool gone = true;
+    delete_head_service(c, rj);
     size_t i;
     json_t *p;
     json_array_foreach(pods, i, p) {
@@ -792,6 +854,7 @@ static void step_active(struct ctrl *c, int rid, const json_t *rj, const json_t 
         return;
     const char *cluster = jx_or_empty(JX_STR(st, "rayClusterName"));
     struct cluster_state cs;
+    ensure_head_service(c, rj, cluster);
     sync_cluster(c, rj, cluster, pods, &cs);
     bool initializing = !strcmp(jx_or_empty(JX_STR(st, "jobDeploymentStatus")), "Initializing");
     if (cs.failure) {
