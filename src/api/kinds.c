@@ -54,6 +54,13 @@ static const struct api_kind kinds[KIND__COUNT] = {
                                   {NULL}, true, provreq_alt},
     [KIND_NODEPOOL] = {KIND_NODEPOOL, "cueue.dev", "v1alpha1", "NodePool", "nodepools",
                        "nodepool", false, {"np"}, {NULL}, true, NULL},
+    [KIND_SERVICE] = {KIND_SERVICE, "", "v1", "Service", "services", "service", true, {"svc"},
+                      {"all"}, true, NULL},
+    [KIND_ENDPOINTS] = {KIND_ENDPOINTS, "", "v1", "Endpoints", "endpoints", "endpoints", true,
+                        {"ep"}, {NULL}, false, NULL},
+    [KIND_ENDPOINTSLICE] = {KIND_ENDPOINTSLICE, "discovery.k8s.io", "v1", "EndpointSlice",
+                            "endpointslices", "endpointslice", true, {NULL}, {NULL}, false,
+                            NULL},
 };
 
 const struct api_kind *api_kind_get(enum api_kind_id id)

@@ -83,7 +83,8 @@ extern const struct api_kind_schema api__ks_namespace, api__ks_configmap, api__k
     api__ks_node, api__ks_event, api__ks_podtemplate, api__ks_job, api__ks_rayjob,
     api__ks_resourceflavor, api__ks_clusterqueue, api__ks_localqueue, api__ks_cohort,
     api__ks_admissioncheck, api__ks_provreqconfig, api__ks_wpc, api__ks_workload,
-    api__ks_topology, api__ks_provreq, api__ks_nodepool;
+    api__ks_topology, api__ks_provreq, api__ks_nodepool, api__ks_service, api__ks_endpoints,
+    api__ks_endpointslice;
 
 /* ---- validators shared across kinds ---- */
 

@@ -687,6 +687,9 @@ static const struct api_kind_schema *const kind_schemas[KIND__COUNT] = {
     [KIND_TOPOLOGY] = &api__ks_topology,
     [KIND_PROVISIONINGREQUEST] = &api__ks_provreq,
     [KIND_NODEPOOL] = &api__ks_nodepool,
+    [KIND_SERVICE] = &api__ks_service,
+    [KIND_ENDPOINTS] = &api__ks_endpoints,
+    [KIND_ENDPOINTSLICE] = &api__ks_endpointslice,
 };
 
 const struct api_kind_schema *api_kind_schema(enum api_kind_id id)

@@ -19,6 +19,7 @@ void ctrl__autoscaler_register(struct ctrl *c);
 void ctrl__binder_register(struct ctrl *c);
 void ctrl__nodeagent_register(struct ctrl *c);
 void ctrl__event_ttl_register(struct ctrl *c); /* event_ttl.c */
+void ctrl__endpoints_register(struct ctrl *c);
 
 /* The work the current round of ctrl_step did before its after_round hooks
  * (store events consumed, timers fired, queued keys reconciled); 0 when the

@@ -142,6 +142,7 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
     ctrl__binder_register(c);
     ctrl__nodeagent_register(c);
     ctrl__event_ttl_register(c);
+    ctrl__endpoints_register(c);
     *out = c;
     return 0;
 }

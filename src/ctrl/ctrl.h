@@ -71,6 +71,12 @@ struct ctrl_config {
      * Active condition) waits this long, the writes of the period made
      * one (kueue/queues.c). 0 (the default here) = written at once. */
     int64_t queue_status_batch_ms;
+    /* The executor gives every pod its own network namespace and IP (the
+     * OCI runtime): pods listen on the containerPorts their manifests say.
+     * false (the default, the process executor): pods share the host's
+     * ports, so the KubeRay operator gives each Ray pod its own block of
+     * ports (jobs/ray.c, docs/controllers.md "Ports"). */
+    bool pods_have_own_ip;
     struct eng_config engine;
 };
 

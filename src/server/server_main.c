@@ -173,8 +173,10 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
             snprintf(err, errlen, "--runtime=oci: pods cannot be isolated here: %s", why);
             return CU_EUNSUPPORTED;
         }
-        if (rn->exec)
+        if (rn->exec) {
             log_info("server", "pods run isolated under an OCI runtime (--runtime=oci)");
+            co.config.pods_have_own_ip = true; /* Ray pods keep their manifest's ports */
+        }
         else
             log_warn("server", "pods run as plain host processes (--runtime=process): %s", why);
     }

@@ -485,6 +485,121 @@ static const struct col cols_namespace[] = {
     AGE_COL,
     {NULL}};
 
+/* ---- Service, Endpoints, EndpointSlice ---- */
+
+/* sb's text as a cell (empty: the placeholder), sb released. */
+static json_t *sb_cell(struct sbuf *sb, const char *empty)
+{
+    json_t *out = json_string(sb->len ? sb->buf : empty);
+    sbuf_release(sb);
+    return out;
+}
+
+static json_t *cell_svc_ports(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    size_t i;
+    json_t *p;
+    json_array_foreach(JX_GET(obj, "spec", "ports"), i, p) {
+        sbuf_addf(&sb, "%s%lld/%s", i ? "," : "", (long long)JX_INT(p, 0, "port"),
+                  jx_or_empty(JX_STR(p, "protocol")));
+    }
+    return sb_cell(&sb, "<none>");
+}
+
+static json_t *cell_svc_selector(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    const char *k;
+    json_t *v;
+    json_object_foreach(JX_GET(obj, "spec", "selector"), k, v) {
+        sbuf_addf(&sb, "%s%s=%s", sb.len ? "," : "", k, jx_or_empty(json_string_value(v)));
+    }
+    return sb_cell(&sb, "<none>");
+}
+
+static json_t *cell_none(const json_t *obj, int64_t now_ms)
+{
+    (void)obj;
+    (void)now_ms;
+    return json_string("<none>");
+}
+
+/* "ip:port,..." of an Endpoints object's ready addresses. */
+static json_t *cell_ep_endpoints(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    size_t i, j, k;
+    json_t *s, *a, *p;
+    json_array_foreach(JX_GET(obj, "subsets"), i, s) {
+        json_array_foreach(JX_GET(s, "addresses"), j, a) {
+            json_array_foreach(JX_GET(s, "ports"), k, p) {
+                sbuf_addf(&sb, "%s%s:%lld", sb.len ? "," : "", jx_or_empty(JX_STR(a, "ip")),
+                          (long long)JX_INT(p, 0, "port"));
+            }
+        }
+    }
+    return sb_cell(&sb, "<none>");
+}
+
+static json_t *cell_slice_ports(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    size_t i;
+    json_t *p;
+    json_array_foreach(JX_GET(obj, "ports"), i, p) {
+        sbuf_addf(&sb, "%s%lld", i ? "," : "", (long long)JX_INT(p, 0, "port"));
+    }
+    return sb_cell(&sb, "<unset>");
+}
+
+static json_t *cell_slice_endpoints(const json_t *obj, int64_t now_ms)
+{
+    (void)now_ms;
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    size_t i, j;
+    json_t *e, *a;
+    json_array_foreach(JX_GET(obj, "endpoints"), i, e) {
+        json_array_foreach(JX_GET(e, "addresses"), j, a) {
+            sbuf_addf(&sb, "%s%s", sb.len ? "," : "", jx_or_empty(json_string_value(a)));
+        }
+    }
+    return sb_cell(&sb, "<unset>");
+}
+
+static const struct col cols_service[] = {
+    NAME_COL,
+    {"Type", "string", 0, P("spec", "type"), NULL, NULL},
+    {"Cluster-IP", "string", 0, P("spec", "clusterIP"), NULL, NULL},
+    {"External-IP", "string", 0, {NULL}, cell_none, NULL},
+    {"Port(s)", "string", 0, {NULL}, cell_svc_ports, NULL},
+    AGE_COL,
+    {"Selector", "string", 1, {NULL}, cell_svc_selector, NULL},
+    {NULL}};
+
+static const struct col cols_endpoints[] = {
+    NAME_COL,
+    {"Endpoints", "string", 0, {NULL}, cell_ep_endpoints, NULL},
+    AGE_COL,
+    {NULL}};
+
+static const struct col cols_endpointslice[] = {
+    NAME_COL,
+    {"AddressType", "string", 0, P("addressType"), NULL, NULL},
+    {"Ports", "string", 0, {NULL}, cell_slice_ports, NULL},
+    {"Endpoints", "string", 0, {NULL}, cell_slice_endpoints, NULL},
+    AGE_COL,
+    {NULL}};
+
 static const struct col cols_configmap[] = {
     NAME_COL,
     {"Data", "string", 0, {NULL}, cell_cm_data, "Number of data entries."},
@@ -580,6 +695,9 @@ static const struct col *cols_for(const struct api_kind *k)
     case KIND_WORKLOADPRIORITYCLASS: return cols_wpc;
     case KIND_PROVISIONINGREQUEST: return cols_provreq;
     case KIND_NODEPOOL: return cols_nodepool;
+    case KIND_SERVICE: return cols_service;
+    case KIND_ENDPOINTS: return cols_endpoints;
+    case KIND_ENDPOINTSLICE: return cols_endpointslice;
     default: return cols_generic;
     }
 }

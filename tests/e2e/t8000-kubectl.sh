@@ -173,9 +173,27 @@ metadata: {name: np-dry}
 spec:
   config: {machineType: n2-standard-16}
   initialNodeCount: 0
+---
+apiVersion: v1
+kind: Service
+metadata: {name: svc-dry}
+spec:
+  selector: {app: dry}
+  ports: [{name: http, port: 80, targetPort: http}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: ep-dry}
+subsets: [{addresses: [{ip: 127.0.0.1}], ports: [{port: 80}]}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: eps-dry}
+addressType: IPv4
+endpoints: [{addresses: [127.0.0.1]}]
 YAML
 cmd_ok "apply --dry-run=server of one object of every kind" k apply --dry-run=server -f "$T_DIR/all.yaml"
-is "$(grep -c ' created (server dry run)$' <<<"$T_OUT")" 19 "…all 19 pass validation (OpenAPI v3 check, then the server's)"
+is "$(grep -c ' created (server dry run)$' <<<"$T_OUT")" 22 "…all 22 pass validation (OpenAPI v3 check, then the server's)"
 like "$T_OUT" 'nodepool.cueue.dev/np-dry created \(server dry run\)' "…NodePool included"
 is "$(k get ns,cm,pods,podtemplates,jobs,rayjobs,workloads,nodepools,provisioningrequests -o name 2>/dev/null | grep -c dry)" 0 \
   "…and nothing was stored"

@@ -144,10 +144,11 @@ static void test_targets_all_and_all_namespaces(void **state)
     cap_open(&k);
     const char *all[] = {"all"};
     assert_int_equal(targets(&k, &t, 1, all), 0);
-    assert_int_equal(t.n, 3);
+    assert_int_equal(t.n, 4);
     assert_int_equal(t.items[0].k->id, KIND_POD);
     assert_int_equal(t.items[1].k->id, KIND_JOB);
     assert_int_equal(t.items[2].k->id, KIND_RAYJOB);
+    assert_int_equal(t.items[3].k->id, KIND_SERVICE); /* kubectl's "all" has services */
     assert_null(t.items[0].name);
     xfree(t.items);
     const char *kinds[] = {"cq,lq", "x"};

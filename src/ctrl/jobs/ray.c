@@ -14,8 +14,16 @@
  * Commands: KubeRay wraps `ray start` in a bash line (`ulimit -n ...; ray
  * start ...`); cueue runs the `ray` program directly (argv, parameters
  * sorted as KubeRay sorts them) so a missing Ray is reported as a start
- * error of the pod. Addresses: every host is 127.0.0.1 (GCS port 6379,
- * dashboard 8265); status.dashboardURL keeps KubeRay's service name.
+ * error of the pod. Ports: KubeRay's named container ports (gcs-server,
+ * dashboard, client, metrics; defaults 6379, 8265, 10001, 8080) and the
+ * dashboard agent's 52365. Pods with their own IP (ctrl_config
+ * pods_have_own_ip) listen on those; pods sharing the host's ports (the
+ * process executor) each get a block of RAY_PORT_BLOCK ports derived from
+ * a key (the cluster name for the head, the pod name for a worker), and
+ * their containerPorts are rewritten to it so that a Service's named
+ * targetPort finds them. The head's address is 127.0.0.1 on the host's
+ * ports, its Service name otherwise; status.dashboardURL keeps KubeRay's
+ * service name.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,13 +34,18 @@
 #include "ctrl/jobs/jobs.h"
 #include "util/err.h"
 #include "util/jsonx.h"
+#include "util/rng.h"
 #include "util/sbuf.h"
+#include "util/sha1.h"
 #include "util/timefmt.h"
 #include "util/xalloc.h"
 
-#define RAY_GCS_PORT 6379
-#define RAY_DASHBOARD_PORT 8265
 #define RAY_SUBMITTER_BACKOFF_LIMIT 2
+/* Host-port blocks: RAY_PORT_BLOCKS blocks of RAY_PORT_BLOCK ports from
+ * RAY_PORT_BASE (30000-49999, jobs_master_port's range too). */
+#define RAY_PORT_BASE 30000
+#define RAY_PORT_BLOCK 16
+#define RAY_PORT_BLOCKS 1250
 
 const char *jobs_ray_mode(const json_t *rj)
 {
@@ -87,12 +100,141 @@ static int64_t ctr_amount(const json_t *ctr, const char *res)
     return v ? kq_quantity_value(v, res) : 0;
 }
 
-/* argv for `ray start` (KubeRay common/pod.go, parameters sorted). */
-static json_t *ray_start_argv(const json_t *group, const json_t *ctr, bool head, bool autoscale)
+/* ---- ports ---- */
+
+/* Ray's ports, in block order: KubeRay's container-port name, the `ray
+ * start` parameter that sets it, the default. */
+enum ray_port { RP_GCS, RP_DASHBOARD, RP_CLIENT, RP_METRICS, RP_AGENT, RP_KNOWN };
+static const struct {
+    const char *name;
+    const char *param;
+    int def;
+} ray_known_ports[RP_KNOWN] = {
+    {"gcs-server", "port", 6379},
+    {"dashboard", "dashboard-port", 8265},
+    {"client", "ray-client-server-port", 10001},
+    {"metrics", "metrics-export-port", 8080},
+    {"dashboard-agent", "dashboard-agent-listen-port", 52365},
+};
+
+/* The first port of key's host-port block. */
+static int port_block(const char *key)
+{
+    char hex[41];
+    sha1_hex(key, strlen(key), hex);
+    hex[8] = '\0';
+    unsigned long v = strtoul(hex, NULL, 16);
+    return RAY_PORT_BASE + (int)(v % RAY_PORT_BLOCKS) * RAY_PORT_BLOCK;
+}
+
+/* containerPort named name in any container of pod spec, or 0. */
+static int named_port(const json_t *pod_spec, const char *name)
+{
+    size_t i, j;
+    json_t *ctr, *p;
+    json_array_foreach(JX_GET(pod_spec, "containers"), i, ctr) {
+        json_array_foreach(JX_GET(ctr, "ports"), j, p) {
+            if (!strcmp(jx_or_empty(JX_STR(p, "name")), name))
+                return (int)JX_INT(p, 0, "containerPort");
+        }
+    }
+    return 0;
+}
+
+/* The ports of one Ray pod of group: with host_net, key's block; else the
+ * group template's named containerPort, the group's rayStartParams, or
+ * Ray's default, in that order. */
+static void ray_ports(const json_t *group, bool host_net, const char *key, int out[RP_KNOWN])
+{
+    int base = host_net ? port_block(key) : 0;
+    const json_t *spec = JX_GET(group, "template", "spec");
+    for (int i = 0; i < RP_KNOWN; i++) {
+        if (host_net) {
+            out[i] = base + i;
+            continue;
+        }
+        out[i] = named_port(spec, ray_known_ports[i].name);
+        const char *v = JX_STR(group, "rayStartParams", ray_known_ports[i].param);
+        char *end = NULL;
+        long n = v ? strtol(v, &end, 10) : 0;
+        if (!out[i] && v && end && !*end)
+            out[i] = (int)(n > 0 && n <= 65535 ? n : 0);
+        if (out[i] <= 0 || out[i] > 65535)
+            out[i] = ray_known_ports[i].def;
+    }
+}
+
+/* The head's ports for cluster (its block key is the cluster name). */
+static void head_ports(struct ctrl *c, const json_t *rj, const char *cluster, int out[RP_KNOWN])
+{
+    ray_ports(JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec"),
+              !ctrl_cfg(c)->pods_have_own_ip, cluster, out);
+}
+
+/* The host the head listens on, as pods and the submitter reach it
+ * (caller frees). */
+static char *head_host(struct ctrl *c, const json_t *rj, const char *cluster)
+{
+    if (!ctrl_cfg(c)->pods_have_own_ip)
+        return xstrdup("127.0.0.1");
+    return xasprintf("%s-head-svc.%s.svc.cluster.local", cluster, jx_or_empty(api_namespace(rj)));
+}
+
+/* Give the pod's containers the ports chosen: KubeRay's named ports the
+ * first container lacks are added (head: gcs-server, dashboard, client,
+ * metrics; worker: metrics); with host_net every declared port moves into
+ * the pod's block (Ray's named ones to their slot, others after them). */
+static void set_container_ports(json_t *spec, bool head, bool host_net, const int ports[RP_KNOWN])
+{
+    json_t *ctr0 = json_array_get(JX_GET(spec, "containers"), 0);
+    if (!ctr0)
+        return;
+    for (int i = head ? 0 : RP_METRICS; i <= RP_METRICS; i++) {
+        if (named_port(spec, ray_known_ports[i].name))
+            continue;
+        json_t *arr = json_object_get(ctr0, "ports");
+        if (!json_is_array(arr)) {
+            arr = json_array();
+            json_object_set_new(ctr0, "ports", arr);
+        }
+        json_array_append_new(arr, json_pack("{s:s, s:i, s:s}", "name", ray_known_ports[i].name,
+                                             "containerPort", ports[i], "protocol", "TCP"));
+    }
+    if (!host_net)
+        return;
+    int next = ports[0] + RP_KNOWN; /* block slots after Ray's own */
+    size_t i, j;
+    json_t *ctr, *p;
+    json_array_foreach(JX_GET(spec, "containers"), i, ctr) {
+        json_array_foreach(JX_GET(ctr, "ports"), j, p) {
+            const char *name = jx_or_empty(JX_STR(p, "name"));
+            int to = 0;
+            for (int k = 0; k < RP_KNOWN && !to; k++)
+                if (!strcmp(name, ray_known_ports[k].name))
+                    to = ports[k];
+            if (!to && next < ports[0] + RAY_PORT_BLOCK)
+                to = next++;
+            if (to)
+                json_object_set_new(p, "containerPort", json_integer(to));
+        }
+    }
+}
+
+/* argv for `ray start` (KubeRay common/pod.go, parameters sorted); the
+ * pod's ports (ports) and the head's address come first, so they win. */
+static json_t *ray_start_argv(const json_t *group, const json_t *ctr, bool head, bool autoscale,
+                              const int ports[RP_KNOWN], const char *gcs_addr)
 {
     const json_t *user = JX_GET(group, "rayStartParams");
     struct ray_param ps[64] = {{0}};
     size_t n = 0;
+    char buf[128];
+    for (int i = head ? 0 : RP_METRICS; i < RP_KNOWN; i++) {
+        snprintf(buf, sizeof(buf), "%d", ports[i]);
+        param_add(ps, &n, ray_known_ports[i].param, buf);
+    }
+    if (!head)
+        param_add(ps, &n, "address", gcs_addr);
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)user, k, v) {
@@ -100,16 +242,9 @@ static json_t *ray_start_argv(const json_t *group, const json_t *ctr, bool head,
             param_add(ps, &n, k, strcmp(json_string_value(v), "true") ? json_string_value(v)
                                                                       : NULL);
     }
-    char buf[128];
-    if (!head) {
-        snprintf(buf, sizeof(buf), "127.0.0.1:%d", RAY_GCS_PORT);
-        param_add(ps, &n, "address", buf);
-    }
     param_add(ps, &n, "block", NULL);
-    param_add(ps, &n, "dashboard-agent-listen-port", "52365");
     if (head)
         param_add(ps, &n, "dashboard-host", "0.0.0.0");
-    param_add(ps, &n, "metrics-export-port", "8080");
     if (head && autoscale)
         param_add(ps, &n, "no-monitor", NULL);
     int64_t cpu = ctr_amount(ctr, "cpu");
@@ -160,16 +295,20 @@ struct ray_slot {
     int64_t replica, host, hosts;
 };
 
+/* KubeRay's env of a Ray pod: RAY_IP/RAY_PORT/RAY_ADDRESS name the head's
+ * GCS (gcs_host, gcs_port). */
 static void slot_env(const json_t *rj, const char *cluster, const struct ray_slot *s,
-                     json_t *spec, json_t *env)
+                     json_t *spec, json_t *env, const char *gcs_host, int gcs_port)
 {
     char buf[64];
     add_env(env, "RAY_CLUSTER_NAME", cluster);
     add_env(env, "RAY_CLUSTER_NAMESPACE", jx_or_empty(api_namespace(rj)));
-    snprintf(buf, sizeof(buf), "%d", RAY_GCS_PORT);
+    add_env(env, "RAY_IP", gcs_host);
+    snprintf(buf, sizeof(buf), "%d", gcs_port);
     add_env(env, "RAY_PORT", buf);
-    snprintf(buf, sizeof(buf), "127.0.0.1:%d", RAY_GCS_PORT);
-    add_env(env, "RAY_ADDRESS", buf);
+    char *addr = xasprintf("%s:%d", gcs_host, gcs_port);
+    add_env(env, "RAY_ADDRESS", addr);
+    xfree(addr);
     add_env(env, "RAY_USAGE_STATS_KUBERAY_IN_USE", "1");
     if (s->head || !kq_spec_uses_resource(spec, "google.com/tpu"))
         return;
@@ -244,9 +383,21 @@ static json_t *build_ray_pod(struct ctrl *c, const json_t *rj, const char *clust
     if (!spec)
         spec = json_object();
     bool autoscale = JX_BOOL(rj, false, "spec", "rayClusterSpec", "enableInTreeAutoscaling");
+    bool host_net = !ctrl_cfg(c)->pods_have_own_ip;
+    int ports[RP_KNOWN], head[RP_KNOWN];
+    head_ports(c, rj, cluster, head);
+    if (s->head)
+        memcpy(ports, head, sizeof(ports));
+    else
+        ray_ports(s->group, host_net, api_name(pod), ports);
+    char *host = head_host(c, rj, cluster);
+    char *gcs = xasprintf("%s:%d", host, head[RP_GCS]);
+    set_container_ports(spec, s->head, host_net, ports);
     json_t *ctr0 = json_array_get(JX_GET(spec, "containers"), 0);
     if (ctr0 && !JX_GET(ctr0, "command"))
-        json_object_set_new(ctr0, "command", ray_start_argv(s->group, ctr0, s->head, autoscale));
+        json_object_set_new(ctr0, "command",
+                            ray_start_argv(s->group, ctr0, s->head, autoscale, ports, gcs));
+    xfree(gcs);
     if (s->head && autoscale && json_is_array(JX_GET(spec, "containers"))) {
         json_t *res = jx_deep_copy(
             JX_GET(rj, "spec", "rayClusterSpec", "autoscalerOptions", "resources"));
@@ -261,7 +412,8 @@ static json_t *build_ray_pod(struct ctrl *c, const json_t *rj, const char *clust
                       jx_or_empty(api_namespace(rj)), "resources", res));
     }
     json_t *env = json_array();
-    slot_env(rj, cluster, s, spec, env);
+    slot_env(rj, cluster, s, spec, env, host, head[RP_GCS]);
+    xfree(host);
     jobs_pod_add_env(spec, env);
     json_decref(env);
     json_object_set_new(pod, "spec", spec);
@@ -362,6 +514,67 @@ static void sync_cluster(struct ctrl *c, const json_t *rj, const char *cluster, 
     }
 }
 
+/* ---- the head Service ---- */
+
+/* KubeRay's head Service <cluster>-head-svc: selects the head pod, one
+ * port per named port of the head's first container (the manifest's
+ * number, targetPort by name, so under the process executor it reaches
+ * the pod's own block; jobs/endpoints.c resolves it). Owned by the RayJob,
+ * so garbage collection removes it with the RayJob. */
+static void ensure_head_service(struct ctrl *c, const json_t *rj, const char *cluster)
+{
+    char *name = xasprintf("%s-head-svc", cluster);
+    json_t *cur = store_get(ctrl_store(c), KIND_SERVICE, api_namespace(rj), name);
+    if (cur) {
+        json_decref(cur);
+        xfree(name);
+        return;
+    }
+    const json_t *head = JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec");
+    int ports[RP_KNOWN];
+    ray_ports(head, false, cluster, ports);
+    json_t *spec = jx_deep_copy(JX_GET(head, "template", "spec"));
+    if (!spec)
+        spec = json_object();
+    set_container_ports(spec, true, false, ports);
+    json_t *svc = api_object_new("v1", "Service", api_namespace(rj), name);
+    api_set_label(svc, "ray.io/cluster", cluster);
+    api_set_label(svc, "ray.io/node-type", "head");
+    api_set_label(svc, "ray.io/originated-from-cr-name", api_name(rj));
+    api_set_label(svc, "ray.io/originated-from-crd", "RayJob");
+    api_set_label(svc, "app.kubernetes.io/created-by", "kuberay-operator");
+    api_owner_ref_add(svc, api_owner_ref_new(rj, true));
+    json_t *sp = json_array();
+    size_t j;
+    json_t *p;
+    json_array_foreach(JX_GET(json_array_get(JX_GET(spec, "containers"), 0), "ports"), j, p) {
+        const char *pn = JX_STR(p, "name");
+        if (!pn || !pn[0])
+            continue;
+        json_array_append_new(sp, json_pack("{s:s, s:I, s:s, s:s}", "name", pn, "port",
+                                            (json_int_t)JX_INT(p, 0, "containerPort"),
+                                            "targetPort", pn, "protocol", "TCP"));
+    }
+    JX_SET_NEW(svc, json_pack("{s:s, s:s}", "ray.io/cluster", cluster, "ray.io/node-type", "head"),
+               "spec", "selector");
+    JX_SET_NEW(svc, sp, "spec", "ports");
+    JX_SET_NEW(svc, json_string("ClusterIP"), "spec", "type");
+    store_create(ctrl_store(c), KIND_SERVICE, api_namespace(rj), svc, NULL);
+    json_decref(svc);
+    json_decref(spec);
+    xfree(name);
+}
+
+static void delete_head_service(struct ctrl *c, const json_t *rj)
+{
+    const char *cluster = JX_STR(rj, "status", "rayClusterName");
+    if (!cluster)
+        return;
+    char *name = xasprintf("%s-head-svc", cluster);
+    store_delete(ctrl_store(c), KIND_SERVICE, api_namespace(rj), name, NULL, NULL);
+    xfree(name);
+}
+
 /* ---- the submitter Job ---- */
 
 /* runtimeEnvYAML as compact JSON (caller frees), or NULL. */
@@ -382,10 +595,20 @@ static char *runtime_env_json(const json_t *rj)
     return out;
 }
 
-static json_t *submit_argv(const json_t *rj)
+/* The head's dashboard as the submitter reaches it (caller frees). */
+static char *dashboard_addr(struct ctrl *c, const json_t *rj)
 {
-    char addr[64];
-    snprintf(addr, sizeof(addr), "http://127.0.0.1:%d", RAY_DASHBOARD_PORT);
+    const char *cluster = jx_or_empty(JX_STR(rj, "status", "rayClusterName"));
+    int ports[RP_KNOWN];
+    head_ports(c, rj, cluster, ports);
+    char *host = head_host(c, rj, cluster);
+    char *addr = xasprintf("http://%s:%d", host, ports[RP_DASHBOARD]);
+    xfree(host);
+    return addr;
+}
+
+static json_t *submit_argv(const json_t *rj, const char *addr)
+{
     json_t *argv = json_pack("[s, s, s, s, s]", "ray", "job", "submit", "--address", addr);
     char *env = runtime_env_json(rj);
     if (env) {
@@ -403,6 +626,12 @@ static json_t *submit_argv(const json_t *rj)
 static void create_submitter(struct ctrl *c, const json_t *rj)
 {
     json_t *job = api_object_new("batch/v1", "Job", api_namespace(rj), api_name(rj));
+    /* the uid is drawn here so that the selector the API server would
+     * generate (kubectl logs job/NAME lists the pods it selects) can be
+     * written with the Job */
+    char uid[37];
+    rng_uuid(ctrl_rng(c), uid);
+    JX_SET_NEW(job, json_string(uid), "metadata", "uid");
     api_set_label(job, "ray.io/originated-from-cr-name", api_name(rj));
     api_set_label(job, "ray.io/originated-from-crd", "RayJob");
     api_set_label(job, "app.kubernetes.io/created-by", "kuberay-operator");
@@ -413,16 +642,23 @@ static void create_submitter(struct ctrl *c, const json_t *rj)
     if (!JX_STR(tspec, "restartPolicy"))
         json_object_set_new(tspec, "restartPolicy", json_string("Never"));
     json_t *ctr0 = json_array_get(JX_GET(tspec, "containers"), 0);
+    char *addr = dashboard_addr(c, rj);
     if (ctr0 && !JX_GET(ctr0, "command"))
-        json_object_set_new(ctr0, "command", submit_argv(rj));
+        json_object_set_new(ctr0, "command", submit_argv(rj, addr));
     json_t *env = json_array();
-    char addr[64];
-    snprintf(addr, sizeof(addr), "http://127.0.0.1:%d", RAY_DASHBOARD_PORT);
     add_env(env, "RAY_DASHBOARD_ADDRESS", addr);
+    xfree(addr);
     add_env(env, "RAY_JOB_SUBMISSION_ID", jx_or_empty(JX_STR(rj, "status", "jobId")));
     jobs_pod_add_env(tspec, env);
     json_decref(env);
+    json_t *tl = JX_OBJ(tmpl, "metadata", "labels");
+    json_object_set_new(tl, "batch.kubernetes.io/controller-uid", json_string(uid));
+    json_object_set_new(tl, "batch.kubernetes.io/job-name", json_string(api_name(rj)));
+    json_object_set_new(tl, "controller-uid", json_string(uid));
+    json_object_set_new(tl, "job-name", json_string(api_name(rj)));
     json_t *spec = JX_OBJ(job, "spec");
+    JX_SET_NEW(spec, json_string(uid), "selector", "matchLabels",
+               "batch.kubernetes.io/controller-uid");
     json_object_set_new(spec, "template", tmpl);
     json_object_set_new(spec, "backoffLimit",
                         json_integer(JX_INT(rj, RAY_SUBMITTER_BACKOFF_LIMIT, "spec",
@@ -510,8 +746,11 @@ static void initialize(struct ctrl *c, const json_t *rj, json_t *st)
     const char *user_id = JX_STR(rj, "spec", "jobId");
     rng_suffix(ctrl_rng(c), sfx, 5);
     char *job_id = user_id && user_id[0] ? xstrdup(user_id) : xasprintf("%s-%s", api_name(rj), sfx);
+    int dash = named_port(JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec", "template", "spec"),
+                          "dashboard");
     char *url = xasprintf("%s-head-svc.%s.svc.cluster.local:%d", cluster,
-                          jx_or_empty(api_namespace(rj)), RAY_DASHBOARD_PORT);
+                          jx_or_empty(api_namespace(rj)),
+                          dash ? dash : ray_known_ports[RP_DASHBOARD].def);
     json_object_set_new(st, "jobId", json_string(job_id));
     json_object_set_new(st, "rayClusterName", json_string(cluster));
     json_object_set_new(st, "dashboardURL", json_string(url));
@@ -532,6 +771,7 @@ static void initialize(struct ctrl *c, const json_t *rj, json_t *st)
 static bool teardown(struct ctrl *c, const json_t *rj, const json_t *pods, bool submitter)
 {
     bool gone = true;
+    delete_head_service(c, rj);
     size_t i;
     json_t *p;
     json_array_foreach(pods, i, p) {
@@ -614,6 +854,7 @@ static void step_active(struct ctrl *c, int rid, const json_t *rj, const json_t 
         return;
     const char *cluster = jx_or_empty(JX_STR(st, "rayClusterName"));
     struct cluster_state cs;
+    ensure_head_service(c, rj, cluster);
     sync_cluster(c, rj, cluster, pods, &cs);
     bool initializing = !strcmp(jx_or_empty(JX_STR(st, "jobDeploymentStatus")), "Initializing");
     if (cs.failure) {
