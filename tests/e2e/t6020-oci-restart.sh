@@ -15,7 +15,7 @@ if [[ $(id -u) -ne 0 ]] || ! unshare -n -p -m -u -i -f true 2>/dev/null; then
 fi
 require_tools jq kubectl runc curl python3
 K() { kubectl "$@"; }
-T_KEEP_PODS=1 T_RUNTIME=oci start_server
+T_KEEP_PODS=1 T_RUNTIME=oci start_server --allow-host-path "$T_DIR"
 # the pods' /tmp is their own: the test and the pods share a hostPath volume
 shared=$T_DIR/shared runs=$T_DIR/shared/runs go=$T_DIR/shared/go
 mkdir -p "$shared"
@@ -46,7 +46,7 @@ touch "$go" # late exits 3 while no server watches
 gone() { ! pgrep -f "while \[ ! -e $go" >/dev/null; } # the path as rewritten
 wait_until 30 gone; check "late's container ended while the server was down"
 
-T_KEEP_PODS=1 T_RUNTIME=oci start_server --keep
+T_KEEP_PODS=1 T_RUNTIME=oci start_server --keep --allow-host-path "$T_DIR"
 wait_until 30 is_phase late Failed; check "after the restart, late reports the exit it made meanwhile"
 is "$(K get pod late -o jsonpath='{.status.containerStatuses[0].state.terminated.exitCode}')" 3 "…exit code 3"
 is "$(phase web)" Running "web is still Running"
