@@ -26,6 +26,25 @@ struct srv;
  * startup error, 2 on a usage error). Prints `--help` text. */
 int srv_main(int argc, char **argv);
 
+/* Limits that keep the server serving (flags of `cueue server`; defaults
+ * from srv_limits_defaults, documented in docs/reliability.md "Limits").
+ * Counts are per client IP address and in total; a stream (watch,
+ * `logs -f`) counts as a watch, not as a connection, while it lasts. */
+struct srv_limits {
+    unsigned max_connections;            /* open non-stream connections, all clients */
+    unsigned max_connections_per_client; /* the same, per client IP */
+    unsigned max_watches;                /* open streams, all clients */
+    unsigned max_watches_per_client;     /* the same, per client IP */
+    size_t max_body_bytes;               /* one request body */
+    int64_t request_timeout_ms;          /* receiving one request body */
+    unsigned idle_timeout_s;             /* a connection with no traffic is closed */
+    unsigned threads;                    /* HTTP event-loop threads */
+};
+/* Fill l with the defaults: 4096 connections, 512 per client, 16384
+ * watches, 4096 per client, 3 MiB bodies, 60 s per request body, 120 s
+ * idle, 4 threads. */
+void srv_limits_defaults(struct srv_limits *l);
+
 struct srv_opts {
     const char *listen_addr; /* IPv4 or IPv6 literal; NULL = "127.0.0.1" */
     uint16_t port;           /* 0 = ephemeral (srv_port tells which) */
@@ -35,10 +54,13 @@ struct srv_opts {
                                 visibility API asks (ctrl_explain_workload);
                                 without it that API is not served */
     struct clk *clock;       /* borrowed; NULL = clk_real() */
+    const struct srv_limits *limits; /* copied; NULL = srv_limits_defaults */
 };
 
-/* Bind, listen and start serving the API in background threads (one thread
- * per connection, so watches and `logs -f` never block other requests).
+/* Bind, listen and start serving the API in background threads
+ * (libmicrohttpd's epoll event loop on a small thread pool; watches and
+ * `logs -f` park their connection while they have nothing to send, so
+ * they never hold a thread).
  * Returns 0, or CU_EIO with a message ("cannot listen on 127.0.0.1:6443:
  * Address already in use") in err[0..errlen). Free with srv_stop. */
 int srv_start(const struct srv_opts *opts, struct srv **out, char *err, size_t errlen);

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ struct srv_flags {
     int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
     bool no_default_pool;
     bool stop_pods_on_exit;
+    struct srv_limits limits;
 };
 
 static void usage(FILE *f)
@@ -76,6 +78,22 @@ static void usage(FILE *f)
             "  --no-default-pool   on first start, do not create NodePool default-pool\n"
             "  --stop-pods-on-exit kill every pod when the server stops (default: pods\n"
             "                      keep running and a restarted server re-attaches)\n"
+            "  --max-connections N open connections in all (default 4096); a request\n"
+            "                      over a limit is answered 429 with Retry-After\n"
+            "  --max-connections-per-client N\n"
+            "                      open connections per client IP (default 512)\n"
+            "  --max-watches N     open watches and `logs -f` streams in all (default\n"
+            "                      16384); they do not count as connections\n"
+            "  --max-watches-per-client N\n"
+            "                      the same per client IP (default 4096)\n"
+            "  --max-request-body BYTES\n"
+            "                      largest request body (default 3145728: 3 MiB)\n"
+            "  --request-timeout DUR\n"
+            "                      longest time to receive a request body (default 60s;\n"
+            "                      0 = no limit)\n"
+            "  --idle-timeout DUR  close a connection idle this long (default 120s,\n"
+            "                      0 = never; streams are exempt)\n"
+            "  --http-threads N    HTTP event-loop threads (default 4)\n"
             "  --log-level LEVEL   error, warn, info (default) or debug\n"
             "  -h, --help          show this help\n"
             "\n"
@@ -111,6 +129,69 @@ static int parse_duration_flag(const char *flag, const char *v, int64_t *out)
         return 2;
     }
     return 0;
+}
+
+/* A count flag: an integer in [min, max]. */
+static int parse_count_flag(const char *flag, const char *v, unsigned long long min,
+                            unsigned long long max, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (!*v || *end || errno || *v == '-' || n < min || n > max) {
+        fprintf(stderr, "cueue server: invalid %s \"%s\": want an integer in %llu..%llu\n", flag,
+                v, min, max);
+        return 2;
+    }
+    *out = n;
+    return 0;
+}
+
+/* The limit flags (struct srv_limits). Returns 2 on a bad value, 0 when
+ * parsed, -1 when argv[*i] is not one of them. */
+static int parse_limit_flag(struct srv_limits *l, int argc, char **argv, int *i, bool *bad)
+{
+    static const struct {
+        const char *flag;
+        size_t off;
+    } counts[] = {
+        {"--max-connections", offsetof(struct srv_limits, max_connections)},
+        {"--max-connections-per-client", offsetof(struct srv_limits, max_connections_per_client)},
+        {"--max-watches", offsetof(struct srv_limits, max_watches)},
+        {"--max-watches-per-client", offsetof(struct srv_limits, max_watches_per_client)},
+        {"--http-threads", offsetof(struct srv_limits, threads)},
+    };
+    const char *v;
+    unsigned long long n;
+    for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+        if (!(v = flag_value(counts[k].flag, argc, argv, i, bad)))
+            continue;
+        unsigned long long max = !strcmp(counts[k].flag, "--http-threads") ? 256 : 1000000;
+        if (parse_count_flag(counts[k].flag, v, 1, max, &n))
+            return 2;
+        *(unsigned *)((char *)l + counts[k].off) = (unsigned)n;
+        return 0;
+    }
+    if ((v = flag_value("--max-request-body", argc, argv, i, bad))) {
+        if (parse_count_flag("--max-request-body", v, 1024, (unsigned long long)1 << 30, &n))
+            return 2;
+        l->max_body_bytes = (size_t)n;
+        return 0;
+    }
+    int64_t ms;
+    if ((v = flag_value("--request-timeout", argc, argv, i, bad))) {
+        if (parse_duration_flag("--request-timeout", v, &ms))
+            return 2;
+        l->request_timeout_ms = ms;
+        return 0;
+    }
+    if ((v = flag_value("--idle-timeout", argc, argv, i, bad))) {
+        if (parse_duration_flag("--idle-timeout", v, &ms))
+            return 2;
+        l->idle_timeout_s = (unsigned)((ms + 999) / 1000);
+        return 0;
+    }
+    return -1;
 }
 
 static int parse_log_level(const char *v)
@@ -166,6 +247,8 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
         f->no_default_pool = true;
     } else if (!strcmp(argv[*i], "--stop-pods-on-exit")) {
         f->stop_pods_on_exit = true;
+    } else if (!bad && (rc = parse_limit_flag(&f->limits, argc, argv, i, &bad)) >= 0) {
+        /* parsed (or rc = 2) */
     } else if (!bad) {
         fprintf(stderr, "cueue server: unknown flag \"%s\" (see cueue server --help)\n", argv[*i]);
         rc = 2;
@@ -186,6 +269,7 @@ static int parse_flags(struct srv_flags *f, int argc, char **argv)
     f->scale_down_ms = -1;
     f->provisioning_max_wait_ms = -1;
     f->fallback_node_wait_ms = f->fallback_provreq_timeout_ms = f->fallback_backoff_ms = -1;
+    srv_limits_defaults(&f->limits);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -339,7 +423,7 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     rn->loop_started = true;
     struct srv_opts o = {.listen_addr = f->listen, .port = (uint16_t)f->port,
                          .state_dir = f->state_dir, .store = rn->store, .ctrl = rn->ctrl,
-                         .clock = clk_real()};
+                         .clock = clk_real(), .limits = &f->limits};
     return srv_start(&o, &rn->srv, err, errlen);
 }
 

@@ -32,7 +32,6 @@
 #define SRV_K8S_MAJOR "1"
 #define SRV_K8S_MINOR "32"
 #define SRV_K8S_GIT_VERSION "v1.32.0"
-#define SRV_MAX_BODY_BYTES ((size_t)3 << 20) /* Kubernetes' 3 MiB request cap */
 #define SRV_MAX_WARNINGS 16
 #define SRV_MAX_METRIC_SOURCES 16
 
@@ -48,6 +47,8 @@ struct srv_metric_source {
     void *ctx;
 };
 
+struct stream_reader; /* http.c */
+
 struct srv {
     struct store *store;
     struct ctrl *ctrl;        /* borrowed; NULL = no control plane (no
@@ -60,6 +61,14 @@ struct srv {
     void *mhd;                /* struct MHD_Daemon * */
     atomic_int stopping;      /* set by srv_stop: streams end */
     atomic_int active_watches;
+    struct srv_limits limits;
+    struct srv_conn_table *conns; /* connection accounting (limits.c) */
+    pthread_mutex_t parked_mu;    /* guards the parked streams (http.c) */
+    struct stream_reader *parked; /* streams whose connection is suspended */
+    uint64_t pump_gen;            /* sweeps so far (under parked_mu) */
+    bool pump_closed;             /* no stream parks any more (under parked_mu) */
+    pthread_t pump;               /* resumes parked streams (http.c) */
+    bool pump_started;
     pthread_mutex_t rng_mu;
     struct rng rng;           /* uids and generated names */
     pthread_mutex_t metrics_mu;
@@ -84,11 +93,17 @@ struct srv_req {
 };
 
 /* A streamed body (watch, logs -f). next() appends the next chunk to out,
- * blocking as long as it needs (it runs on the connection's own thread);
- * returns 0 with data appended, or 1 at the end of the stream (out may
- * still hold a last chunk). free() releases ctx. */
+ * blocking as long as it needs; returns 0 with data appended, or 1 at the
+ * end of the stream (out may still hold a last chunk). poll() is the same
+ * without blocking: it may also return SRV_STREAM_IDLE (nothing to send
+ * yet), and the HTTP layer parks the connection until the store changes or
+ * a second passes, then polls again; http.c uses poll() when set, so that
+ * a stream never holds one of the few event-loop threads. free() releases
+ * ctx. */
+#define SRV_STREAM_IDLE 2
 struct srv_stream {
     int (*next)(void *ctx, struct sbuf *out);
+    int (*poll)(void *ctx, struct sbuf *out);
     void (*free)(void *ctx);
     void *ctx;
 };
@@ -322,6 +337,28 @@ json_t *srv_table_new(const struct api_kind *k, const json_t *objs, uint64_t rv,
  * (what `kubectl create job` sends), into JSON (new ref), or NULL with a
  * message in err (also when an undeclared field holds a value). */
 json_t *srv_proto_decode(const void *data, size_t len, char *err, size_t errlen);
+
+/* ---- connection limits (limits.c) ---- */
+struct srv_conn_table;
+/* A table counting connections and streams per client for lim (copied).
+ * Thread-safe. Free with srv_conn_table_free. */
+struct srv_conn_table *srv_conn_table_new(const struct srv_limits *lim);
+void srv_conn_table_free(struct srv_conn_table *t);
+/* A connection from client (an IP address text) opened / closed; closed
+ * says whether it was counted as a stream at the time. */
+void srv_conn_opened(struct srv_conn_table *t, const char *client);
+void srv_conn_closed(struct srv_conn_table *t, const char *client, bool streaming);
+/* May a request on an open connection from client go on? NULL, or the
+ * flag of the limit it is over ("--max-connections-per-client"). */
+const char *srv_conn_check(struct srv_conn_table *t, const char *client);
+/* Take a stream slot for client's connection (it stops counting as a
+ * connection): NULL, or the flag of the limit that is full (nothing is
+ * taken then). srv_watch_end gives it back (the connection counts again). */
+const char *srv_watch_begin(struct srv_conn_table *t, const char *client);
+void srv_watch_end(struct srv_conn_table *t, const char *client);
+/* The connections and streams open for client (NULL: in total). */
+void srv_conn_counts(struct srv_conn_table *t, const char *client, unsigned *conns,
+                     unsigned *watches);
 
 /* ---- misc ---- */
 /* True when the peer of a streamed response hung up (POLLRDHUP/POLLHUP on
