@@ -23,16 +23,16 @@ trap 'kill $FL_PID "$SRV" 2>/dev/null; wait "$SRV" 2>/dev/null; rm -rf "$DIR"' E
 SRV=$!
 for _ in $(seq 300); do [[ -s $DIR/server.url ]] && break; sleep 0.1; done
 URL=$(head -1 "$DIR/server.url")
-TOKEN=$(cat "$DIR/token" 2>/dev/null || true)
+TOKEN=$(awk '$2 == "admin" { print $1; exit }' "$DIR/tokens")
 HP=${URL#*://}
 coproc FL { exec python3 tests/helpers/flood.py "${HP%:*}" "${HP##*:}" --watches "$N" \
-  ${TOKEN:+--token "$TOKEN"}; }
+  ${TOKEN:+--token "$TOKEN"} --cafile "$DIR/ca.crt"; }
 IFS= read -r line <&"${FL[0]}"
 echo "watchers: $line"
-python3 - "${HP%:*}" "${HP##*:}" "$GETS" "$TOKEN" <<'EOF'
-import http.client, sys, time
-host, port, n, token = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-c = http.client.HTTPConnection(host, port)
+python3 - "${HP%:*}" "${HP##*:}" "$GETS" "$TOKEN" "$DIR/ca.crt" <<'EOF'
+import http.client, ssl, sys, time
+host, port, n, token, ca = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+c = http.client.HTTPSConnection(host, port, context=ssl.create_default_context(cafile=ca))
 hdrs = {"Authorization": "Bearer " + token} if token else {}
 ts = []
 for _ in range(n):

@@ -295,6 +295,52 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return v ? v : "";
 }
 
+/* The checks before a request reaches its handler: Host (DNS rebinding,
+ * loopback only), Origin, the bearer token, the media type of a write.
+ * Returns true to go on (*who: the token's principal, or NULL for an
+ * admin token, a public path or no authentication), or false with r
+ * answered. */
+static bool guard(struct srv *s, struct MHD_Connection *conn, const struct srv_req *q,
+                  struct srv_resp *r, struct srv_principal **who)
+{
+    *who = NULL;
+    const char *host = header(conn, "Host");
+    if (!srv__host_allowed(s->loopback, host)) {
+        srv__resp_statusf(r, 403, "Forbidden",
+                          "the Host header \"%s\" is not allowed: this server listens on "
+                          "loopback and answers only to loopback names (localhost, 127.0.0.1, "
+                          "[::1])",
+                          host);
+        return false;
+    }
+    if (!srv__origin_allowed(header(conn, "Origin"), host, s->tls)) {
+        srv__resp_statusf(r, 403, "Forbidden",
+                          "cross-origin requests are not allowed (Origin \"%s\")",
+                          header(conn, "Origin"));
+        return false;
+    }
+    if (s->tokens && !srv__public_path(q->path)) {
+        *who = srv_tokens_check(s->tokens, header(conn, "Authorization"));
+        if (!*who) {
+            srv__resp_status(r, 401, "Unauthorized", "Unauthorized", NULL);
+            return false;
+        }
+        if ((*who)->admin) {
+            srv_principal_free(*who);
+            *who = NULL;
+        }
+    }
+    if (q->body_len && !srv__write_media_type_ok(q->method, q->content_type)) {
+        srv__resp_statusf(r, 415, "UnsupportedMediaType",
+                          "the body of the request was in an unknown format - accepted media "
+                          "types include: application/json, application/yaml, "
+                          "application/vnd.kubernetes.protobuf (a %s with Content-Type \"%s\")",
+                          q->method, q->content_type);
+        return false;
+    }
+    return true;
+}
+
 static enum MHD_Result handle(struct srv *s, struct MHD_Connection *conn, const char *url,
                               const char *method, struct conn_ctx *cc)
 {
@@ -316,13 +362,19 @@ static enum MHD_Result handle(struct srv *s, struct MHD_Connection *conn, const 
     };
     struct srv_resp r;
     srv__resp_init(&r);
-    if (q.body_too_large)
+    struct srv_principal *who = NULL;
+    if (!guard(s, conn, &q, &r, &who)) {
+        /* answered */
+    } else if (q.body_too_large) {
         srv__resp_statusf(&r, 413, "RequestEntityTooLarge",
                           "the request body is too large: the limit is %zu bytes "
                           "(--max-request-body)",
                           s->limits.max_body_bytes);
-    else
+    } else {
+        q.principal = who;
         srv__dispatch(&q, &r);
+    }
+    srv_principal_free(who);
     if (r.stream.next) /* a stream never times out for being quiet */
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     enum MHD_Result ret = answer(s, conn, &r, method, url);
@@ -588,6 +640,8 @@ int srv_start(const struct srv_opts *opts, struct srv **out, char *err, size_t e
     if (s->limits.threads < 1)
         s->limits.threads = 1;
     s->conns = srv_conn_table_new(&s->limits);
+    s->tokens = opts->tokens;
+    s->loopback = srv__is_loopback(addr);
     pthread_mutex_init(&s->rng_mu, NULL);
     pthread_mutex_init(&s->metrics_mu, NULL);
     pthread_mutex_init(&s->parked_mu, NULL);
@@ -598,13 +652,32 @@ int srv_start(const struct srv_opts *opts, struct srv **out, char *err, size_t e
                      MHD_ALLOW_SUSPEND_RESUME;
     if (strchr(addr, ':'))
         flags |= MHD_USE_IPv6;
-    s->mhd = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, fd,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION,
-        on_connection, s, MHD_OPTION_THREAD_POOL_SIZE, s->limits.threads,
-        MHD_OPTION_CONNECTION_LIMIT, cap, MHD_OPTION_CONNECTION_TIMEOUT,
-        s->limits.idle_timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(256 * 1024),
-        MHD_OPTION_END);
+    struct MHD_OptionItem o[12];
+    int n = 0;
+#define OPT(opt, val, ptr) (o[n++] = (struct MHD_OptionItem){(opt), (intptr_t)(val), (ptr)})
+    OPT(MHD_OPTION_LISTEN_SOCKET, fd, NULL);
+    OPT(MHD_OPTION_NOTIFY_COMPLETED, on_completed, s);
+    OPT(MHD_OPTION_NOTIFY_CONNECTION, on_connection, s);
+    OPT(MHD_OPTION_THREAD_POOL_SIZE, s->limits.threads, NULL);
+    OPT(MHD_OPTION_CONNECTION_LIMIT, cap, NULL);
+    OPT(MHD_OPTION_CONNECTION_TIMEOUT, s->limits.idle_timeout_s, NULL);
+    OPT(MHD_OPTION_CONNECTION_MEMORY_LIMIT, 256 * 1024, NULL);
+    if (opts->tls) {
+        if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+            snprintf(err, errlen, "this libmicrohttpd has no TLS support: cannot serve HTTPS");
+            close(fd);
+            srv_stop(s);
+            return CU_EINTERNAL;
+        }
+        flags |= MHD_USE_TLS;
+        OPT(MHD_OPTION_HTTPS_MEM_KEY, 0, opts->tls->key_pem);
+        OPT(MHD_OPTION_HTTPS_MEM_CERT, 0, opts->tls->cert_pem);
+        s->tls = true;
+    }
+    OPT(MHD_OPTION_END, 0, NULL);
+#undef OPT
+    s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, o,
+                              MHD_OPTION_END);
     if (!s->mhd) {
         snprintf(err, errlen, "cannot start the HTTP server on %s:%u", addr, port);
         close(fd);

@@ -40,7 +40,7 @@ void srv_limits_defaults(struct srv_limits *l)
     memset(l, 0, sizeof(*l));
     l->max_connections = 4096;
     l->max_connections_per_client = 512;
-    l->max_watches = 16384;
+    l->max_watches = 10000;
     l->max_watches_per_client = 4096;
     l->max_body_bytes = (size_t)3 << 20; /* Kubernetes' 3 MiB request cap */
     l->request_timeout_ms = 60000;

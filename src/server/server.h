@@ -20,6 +20,7 @@ struct store;
 struct ctrl;
 struct sbuf;
 struct srv;
+struct srv_tokens;
 
 /* Entry point of `cueue server [flags]` (argv[0] is "server"). Returns the
  * process exit status (0 after a clean SIGINT/SIGTERM shutdown, 1 on a
@@ -40,10 +41,26 @@ struct srv_limits {
     unsigned idle_timeout_s;             /* a connection with no traffic is closed */
     unsigned threads;                    /* HTTP event-loop threads */
 };
-/* Fill l with the defaults: 4096 connections, 512 per client, 16384
+/* Fill l with the defaults: 4096 connections, 512 per client, 10000
  * watches, 4096 per client, 3 MiB bodies, 60 s per request body, 120 s
  * idle, 4 threads. */
 void srv_limits_defaults(struct srv_limits *l);
+
+/* The server's TLS material as PEM texts (owned). */
+struct srv_tls {
+    char *ca_pem;   /* the CA that signed cert_pem (goes into the kubeconfig) */
+    char *cert_pem; /* the serving certificate */
+    char *key_pem;  /* its private key */
+};
+/* Load <state_dir>/ca.crt and ca.key (making a CA at first start), then
+ * make a serving certificate signed by it for listen_addr's names
+ * (localhost, 127.0.0.1, ::1, the address; a wildcard address: the
+ * machine's addresses and host name); every file is written 0600
+ * (tls.c, OpenSSL). Returns 0, or CU_EIO / CU_EINTERNAL with a message.
+ * Free with srv_tls_release. */
+int srv_tls_prepare(const char *state_dir, const char *listen_addr, struct srv_tls *out,
+                    char *err, size_t errlen);
+void srv_tls_release(struct srv_tls *t);
 
 struct srv_opts {
     const char *listen_addr; /* IPv4 or IPv6 literal; NULL = "127.0.0.1" */
@@ -55,6 +72,9 @@ struct srv_opts {
                                 without it that API is not served */
     struct clk *clock;       /* borrowed; NULL = clk_real() */
     const struct srv_limits *limits; /* copied; NULL = srv_limits_defaults */
+    struct srv_tokens *tokens; /* borrowed (srv_tokens_open); NULL = no
+                                  authentication: every request is admin */
+    const struct srv_tls *tls; /* borrowed; NULL = plain HTTP */
 };
 
 /* Bind, listen and start serving the API in background threads

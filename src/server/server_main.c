@@ -40,6 +40,8 @@ struct srv_flags {
     int64_t fallback_node_wait_ms, fallback_provreq_timeout_ms, fallback_backoff_ms;
     bool no_default_pool;
     bool stop_pods_on_exit;
+    bool anonymous;
+    bool tls;
     struct srv_limits limits;
 };
 
@@ -83,7 +85,7 @@ static void usage(FILE *f)
             "  --max-connections-per-client N\n"
             "                      open connections per client IP (default 512)\n"
             "  --max-watches N     open watches and `logs -f` streams in all (default\n"
-            "                      16384); they do not count as connections\n"
+            "                      10000); they do not count as connections\n"
             "  --max-watches-per-client N\n"
             "                      the same per client IP (default 4096)\n"
             "  --max-request-body BYTES\n"
@@ -94,12 +96,25 @@ static void usage(FILE *f)
             "  --idle-timeout DUR  close a connection idle this long (default 120s,\n"
             "                      0 = never; streams are exempt)\n"
             "  --http-threads N    HTTP event-loop threads (default 4)\n"
+            "  --anonymous         serve without authentication and over plain HTTP\n"
+            "                      (only with a loopback --listen address); by default\n"
+            "                      every request but /healthz, /livez, /readyz and\n"
+            "                      /version needs a bearer token of <state-dir>/tokens,\n"
+            "                      over HTTPS (certificates made in the state directory)\n"
+            "  --tls               serve HTTPS even with --anonymous\n"
             "  --log-level LEVEL   error, warn, info (default) or debug\n"
             "  -h, --help          show this help\n"
             "\n"
+            "cueue server token create [--namespace NS[,NS...]] [--name NAME]\n"
+            "                    [--state-dir DIR]\n"
+            "                      add a bearer token to <state-dir>/tokens and print it:\n"
+            "                      an admin token, or with --namespace one limited to\n"
+            "                      those namespaces (a running server picks it up)\n"
+            "\n"
             "Durations: a number with a unit: ms, s, m, h, d (\"90s\", \"1h30m\", \"7d\").\n"
             "On startup the server writes <state-dir>/server.url and a kubeconfig at\n"
-            "<state-dir>/kubeconfig (export KUBECONFIG=<state-dir>/kubeconfig).\n"
+            "<state-dir>/kubeconfig with the admin token (first start: generated into\n"
+            "<state-dir>/tokens) (export KUBECONFIG=<state-dir>/kubeconfig).\n"
             "SIGINT or SIGTERM stops it cleanly.\n");
 }
 
@@ -247,6 +262,10 @@ static int parse_flag(struct srv_flags *f, int argc, char **argv, int *i)
         f->no_default_pool = true;
     } else if (!strcmp(argv[*i], "--stop-pods-on-exit")) {
         f->stop_pods_on_exit = true;
+    } else if (!strcmp(argv[*i], "--anonymous")) {
+        f->anonymous = true;
+    } else if (!strcmp(argv[*i], "--tls")) {
+        f->tls = true;
     } else if (!bad && (rc = parse_limit_flag(&f->limits, argc, argv, i, &bad)) >= 0) {
         /* parsed (or rc = 2) */
     } else if (!bad) {
@@ -281,6 +300,15 @@ static int parse_flags(struct srv_flags *f, int argc, char **argv)
     }
     if (!f->state_dir)
         f->state_dir = srv_default_state_dir();
+    if (!f->anonymous)
+        f->tls = true; /* kubectl sends a token only over TLS */
+    if (f->anonymous && !srv__is_loopback(f->listen)) {
+        fprintf(stderr,
+                "cueue server: --anonymous is allowed only with a loopback --listen address "
+                "(127.0.0.1, ::1, localhost), not \"%s\"\n",
+                f->listen);
+        return 2;
+    }
     return -1;
 }
 
@@ -347,7 +375,8 @@ static void *loop_main(void *arg)
     return NULL;
 }
 
-static int write_client_files(const char *dir, const char *url, char *err, size_t errlen)
+static int write_client_files(const char *dir, const char *url, const char *token,
+                              const char *ca_pem, char *err, size_t errlen)
 {
     char *path = xasprintf("%s/server.url", dir);
     char *text = xasprintf("%s\n", url);
@@ -357,7 +386,7 @@ static int write_client_files(const char *dir, const char *url, char *err, size_
     if (rc)
         return rc;
     path = xasprintf("%s/kubeconfig", dir);
-    text = srv__kubeconfig_text(url);
+    text = srv__kubeconfig_text(url, token, ca_pem);
     rc = srv__write_file(path, text, 0600, err, errlen);
     xfree(path);
     xfree(text);
@@ -372,6 +401,8 @@ struct running {
     pthread_t loop_thread;
     bool loop_started;
     struct srv *srv;
+    struct srv_tokens *tokens; /* NULL with --anonymous */
+    struct srv_tls tls;        /* empty without TLS */
     struct rng rng;
 };
 
@@ -421,15 +452,22 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
         return CU_EINTERNAL;
     }
     rn->loop_started = true;
+    if (!f->anonymous && (rc = srv_tokens_open(f->state_dir, &rn->tokens, err, errlen)))
+        return rc;
+    if (f->tls && (rc = srv_tls_prepare(f->state_dir, f->listen, &rn->tls, err, errlen)))
+        return rc;
     struct srv_opts o = {.listen_addr = f->listen, .port = (uint16_t)f->port,
                          .state_dir = f->state_dir, .store = rn->store, .ctrl = rn->ctrl,
-                         .clock = clk_real(), .limits = &f->limits};
+                         .clock = clk_real(), .limits = &f->limits, .tokens = rn->tokens,
+                         .tls = f->tls ? &rn->tls : NULL};
     return srv_start(&o, &rn->srv, err, errlen);
 }
 
 static void close_all(struct running *rn, const char *state_dir, bool wrote_url)
 {
     srv_stop(rn->srv);
+    srv_tokens_free(rn->tokens);
+    srv_tls_release(&rn->tls);
     if (rn->loop_started) {
         atomic_store(&rn->loop.stop, 1);
         store_wakeup(rn->store);
@@ -467,8 +505,51 @@ static void wait_for_signal(void)
     log_info("server", "received %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
+/* `cueue server token create [--namespace NS,...] [--name NAME]
+ * [--state-dir DIR]`. Returns the exit status. */
+static int token_main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "create")) {
+        fprintf(stderr, "usage: cueue server token create [--namespace NS[,NS...]] "
+                        "[--name NAME] [--state-dir DIR]\n");
+        return 2;
+    }
+    const char *ns = NULL, *name = NULL, *dir = NULL, *v;
+    for (int i = 2; i < argc; i++) {
+        bool bad = false;
+        if ((v = flag_value("--namespace", argc, argv, &i, &bad)) ||
+            (v = flag_value("-n", argc, argv, &i, &bad)))
+            ns = v;
+        else if ((v = flag_value("--name", argc, argv, &i, &bad)))
+            name = v;
+        else if ((v = flag_value("--state-dir", argc, argv, &i, &bad)))
+            dir = v;
+        else {
+            fprintf(stderr, bad ? "cueue server token create: flag %s needs a value\n"
+                                : "cueue server token create: unknown flag \"%s\"\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    char *state = dir ? xstrdup(dir) : srv_default_state_dir();
+    char err[512], tok[SRV_TOKEN_TEXT];
+    int rc = srv__mkdirs(state, err, sizeof(err));
+    if (!rc)
+        rc = srv_tokens_create(state, name ? name : ns ? ns : "admin", ns ? ns : "*", tok, err,
+                               sizeof(err));
+    xfree(state);
+    if (rc) {
+        fprintf(stderr, "cueue server token create: %s\n", err);
+        return rc == CU_EINVAL ? 2 : 1;
+    }
+    printf("%s\n", tok);
+    return 0;
+}
+
 int srv_main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "token"))
+        return token_main(argc - 1, argv + 1);
     struct srv_flags f;
     int rc = parse_flags(&f, argc, argv);
     if (rc >= 0) {
@@ -491,18 +572,28 @@ int srv_main(int argc, char **argv)
         open_all(&f, &rn, err, sizeof(err))) {
         fprintf(stderr, "cueue server: %s\n", err);
     } else {
-        char *url = srv__base_url(f.listen, srv_port(rn.srv));
-        if (write_client_files(f.state_dir, url, err, sizeof(err))) {
+        char *url = srv__base_url(f.listen, srv_port(rn.srv), f.tls);
+        char *token = rn.tokens ? srv_tokens_admin(rn.tokens) : NULL;
+        if (!rn.tokens)
+            log_warn("server", "--anonymous: every request is served without authentication");
+        if (write_client_files(f.state_dir, url, token, f.tls ? rn.tls.ca_pem : NULL, err,
+                               sizeof(err))) {
             fprintf(stderr, "cueue server: %s\n", err);
         } else {
             wrote_url = true;
-            printf("cueue server: listening on %s (state directory %s)\n"
+            bool v6 = strchr(f.listen, ':') != NULL;
+            printf("cueue server: listening on %s://%s%s%s:%u (%s; state directory %s)\n"
+                   "Clients on this machine: %s\n"
                    "To use kubectl with it:\n  export KUBECONFIG=%s/kubeconfig\n",
-                   url, f.state_dir, f.state_dir);
+                   f.tls ? "https" : "http", v6 ? "[" : "", f.listen, v6 ? "]" : "",
+                   srv_port(rn.srv),
+                   rn.tokens ? "bearer tokens required" : "no authentication: --anonymous",
+                   f.state_dir, url, f.state_dir);
             fflush(stdout);
             wait_for_signal();
             status = 0;
         }
+        xfree(token);
         xfree(url);
     }
     close_all(&rn, f.state_dir, wrote_url);

@@ -15,11 +15,12 @@ HOSTPORT=${SRV_URL#*://}
 HOST=${HOSTPORT%:*}
 PORT=${HOSTPORT##*:}
 
-like "$(cat "$SRV_LOG")" 'limits: --max-connections=4096 --max-connections-per-client=2000 --max-watches=16384 --max-watches-per-client=1500' \
+like "$(cat "$SRV_LOG")" 'limits: --max-connections=4096 --max-connections-per-client=2000 --max-watches=10000 --max-watches-per-client=1500' \
   "the limits are logged at start-up"
 
 coproc FL { python3 "$FLOOD" "$HOST" "$PORT" --source 127.0.0.2 --watches 2000 --idle 2000 \
-  --extra-until-429 --watch-path '/api/v1/namespaces?watch=true' ${T_TOKEN:+--token "$T_TOKEN"} 2>"$T_DIR/flood.err"; }
+  --extra-until-429 --watch-path '/api/v1/namespaces?watch=true' ${T_TOKEN:+--token "$T_TOKEN"} \
+  $([[ -f $SRV_DIR/ca.crt ]] && echo --cafile "$SRV_DIR/ca.crt") 2>"$T_DIR/flood.err"; }
 read_fl() { local l; IFS= read -r -t 300 l <&"${FL[0]}" && printf '%s' "$l"; }
 
 W=$(read_fl)
@@ -55,9 +56,11 @@ wait "$FL_PID" 2>/dev/null
 stop_server
 start_server --idle-timeout 1s
 HOSTPORT=${SRV_URL#*://}
-closed=$(python3 - "${HOSTPORT%:*}" "${HOSTPORT##*:}" <<'EOF'
-import socket, sys
+closed=$(python3 - "${HOSTPORT%:*}" "${HOSTPORT##*:}" "$SRV_DIR/ca.crt" <<'EOF'
+import os, socket, ssl, sys
 s = socket.create_connection((sys.argv[1], int(sys.argv[2])))
+if os.path.exists(sys.argv[3]):  # complete the TLS handshake, then send nothing
+    s = ssl.create_default_context(cafile=sys.argv[3]).wrap_socket(s, server_hostname=sys.argv[1])
 s.settimeout(60)
 try:
     print("closed" if s.recv(1) == b"" else "data")

@@ -3,7 +3,10 @@
 from one client address, for the connection-flood test (tests/e2e/t1090).
 
   flood.py HOST PORT --source ADDR --watches N --idle N --watch-path PATH
-           [--token TOKEN] [--extra-until-429]
+           [--token TOKEN] [--cafile CA.PEM] [--extra-until-429]
+
+With --cafile every connection speaks TLS, trusting that CA (idle
+connections too: they complete the handshake, then send nothing).
 
 Steps, each reported as one JSON line on stdout:
   1. N watch requests (each on its own connection): {"watch_200": a,
@@ -15,23 +18,27 @@ Steps, each reported as one JSON line on stdout:
      (polling, 0.1 s apart, up to 30 s) until it is refused:
      {"extra_429": bool, "refusal_ok": bool}.
 Then it waits for a line on stdin ("check NAME"): it reads every accepted
-watch until NAME appears in its stream (up to 60 s) and answers
+watch until NAME appears in its stream (up to 60 s in all) and answers
 {"watches_saw": count}. End of stdin closes everything.
 Plain HTTP/1.1 over sockets: no third-party modules.
 """
 import argparse
 import json
 import resource
-import select
 import socket
+import ssl
 import sys
 import time
+
+TLS = None  # an ssl.SSLContext with --cafile
 
 
 def connect(host, port, source):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     s.bind((source, 0))
     s.connect((host, port))
+    if TLS:
+        s = TLS.wrap_socket(s, server_hostname=host)
     return s
 
 
@@ -113,8 +120,12 @@ def main():
     ap.add_argument("--idle", type=int, default=0)
     ap.add_argument("--watch-path", default="/api/v1/namespaces?watch=true")
     ap.add_argument("--token", default="")
+    ap.add_argument("--cafile", default="")
     ap.add_argument("--extra-until-429", action="store_true")
     a = ap.parse_args()
+    global TLS
+    if a.cafile:
+        TLS = ssl.create_default_context(cafile=a.cafile)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
@@ -165,36 +176,23 @@ def main():
         if len(words) != 2 or words[0] != "check":
             continue
         needle = words[1].encode()
-        pending = {s.fileno(): w for w in accepted for s in [w[0]]}
-        for w in accepted:
-            w[0].setblocking(False)
         deadline = time.monotonic() + 60
         saw = 0
-        for fd, w in list(pending.items()):
-            if needle in w[1]:
-                saw += 1
-                del pending[fd]
-        poller = select.poll()
-        for fd in pending:
-            poller.register(fd, select.POLLIN)
-        while pending and time.monotonic() < deadline:
-            for fd, _ in poller.poll(1000):
-                if fd not in pending:
-                    continue
-                w = pending[fd]
+        for w in accepted:  # each stream in turn, until the deadline
+            while needle not in w[1]:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                w[0].settimeout(left)
                 try:
                     chunk = w[0].recv(65536)
-                except BlockingIOError:
-                    continue
+                except (socket.timeout, ssl.SSLError, OSError):
+                    break
                 if not chunk:
-                    del pending[fd]
-                    poller.unregister(fd)
-                    continue
+                    break
                 w[1] = (w[1] + chunk)[-65536:]
-                if needle in w[1]:
-                    saw += 1
-                    del pending[fd]
-                    poller.unregister(fd)
+            if needle in w[1]:
+                saw += 1
         say({"watches_saw": saw})
     for w in accepted:
         w[0].close()

@@ -38,7 +38,7 @@ static void test_defaults_are_documented_values(void **state)
     srv_limits_defaults(&l);
     assert_int_equal(l.max_connections, 4096);
     assert_int_equal(l.max_connections_per_client, 512);
-    assert_int_equal(l.max_watches, 16384);
+    assert_int_equal(l.max_watches, 10000);
     assert_int_equal(l.max_watches_per_client, 4096);
     assert_int_equal(l.max_body_bytes, 3 << 20);
     assert_int_equal(l.request_timeout_ms, 60000);
