@@ -6,7 +6,7 @@
 require_tools curl jq
 
 start_server
-like "$SRV_URL" '^http://127\.0\.0\.1:[0-9]+$' "server.url holds the base URL"
+like "$SRV_URL" '^https://127\.0\.0\.1:[0-9]+$' "server.url holds the base URL (HTTPS: tokens are on)"
 grep -q "export KUBECONFIG=$SRV_DIR/kubeconfig" "$SRV_LOG"; check "startup prints how to use the kubeconfig"
 kc=$(cat "$SRV_DIR/kubeconfig")
 like "$kc" "server: $SRV_URL" "kubeconfig points at the server"
