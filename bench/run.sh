@@ -85,7 +85,8 @@ url=""
 start_server() {
     local dir
     dir=$(mktemp -d "$work/state.XXXXXX")
-    "$build/cueue" server --state-dir "$dir" --port 0 --log-level warn --stop-pods-on-exit \
+    # --anonymous: bench/latency.c speaks plain HTTP without a token
+    "$build/cueue" server --state-dir "$dir" --port 0 --log-level warn --stop-pods-on-exit --anonymous \
         --runtime="${bench_runtime:-process}" >"$dir/log" 2>&1 &
     server_pid=$!
     for _ in $(seq 200); do [[ -s $dir/server.url ]] && break; sleep 0.05; done

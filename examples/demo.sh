@@ -56,7 +56,8 @@ step "Start a fresh control plane"
 server_pid=$!
 for _ in $(seq 100); do [[ -s "$state/server.url" ]] && break; sleep 0.1; done
 [[ -s "$state/server.url" ]] || { echo "server did not start:"; cat "$state/server.log"; exit 1; }
-export CUEUE_SERVER
+# the CLI reads the admin token and the CA from $CUEUE_STATE_DIR/kubeconfig
+export CUEUE_SERVER CUEUE_STATE_DIR=$state
 CUEUE_SERVER=$(cat "$state/server.url")
 say "cueue server listening on $CUEUE_SERVER (state in $state)"
 dashboard=$(cat "$state/dashboard.url" 2>/dev/null || true)

@@ -38,6 +38,7 @@ struct cli_ctx {
     char *server_flag;    /* --server, or NULL */
     char *state_dir_flag; /* --state-dir, or NULL */
     char *server;         /* resolved base URL without trailing '/', set lazily */
+    struct cli_creds *creds; /* bearer token and CA, resolved lazily (config.c) */
     char *ns;             /* -n/--namespace, or "default" */
     bool ns_explicit;     /* -n was given */
     bool all_ns;          /* -A/--all-namespaces */
@@ -140,6 +141,22 @@ char *cli__resolve_server(const char *server_flag, const char *state_dir_flag,
 char *cli__state_dir(const char *state_dir_flag, char *(*getenv_fn)(const char *));
 /* The base URL for c, resolved once (see cli__resolve_server). Borrowed. */
 const char *cli__server(struct cli_ctx *c);
+/* How the CLI proves who it is to the server and checks the server's
+ * certificate: the bearer token ($CUEUE_TOKEN, else the current user's
+ * token in <state-dir>/kubeconfig, the file `cueue server` writes) and the
+ * CA (the current cluster's certificate-authority-data there, PEM). */
+struct cli_creds {
+    char *token;  /* NULL: none */
+    char *ca_pem; /* NULL: none (the system's CAs) */
+};
+/* Fill creds from kubeconfig text (YAML): the current context's user token
+ * and cluster CA (base64-decoded). Missing parts stay NULL; returns 0, or
+ * CU_EBADREQ when the text does not parse. */
+int cli__kubeconfig_creds(const char *text, size_t len, struct cli_creds *creds);
+/* c's credentials, resolved once (getenv, then the state directory's
+ * kubeconfig). Borrowed. */
+const struct cli_creds *cli__creds(struct cli_ctx *c);
+void cli__creds_free(struct cli_creds *creds);
 
 /* ---- HTTP (client.c) ---- */
 

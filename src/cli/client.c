@@ -24,6 +24,8 @@ void cli__ctx_release(struct cli_ctx *c)
     XFREE(c->state_dir_flag);
     XFREE(c->server);
     XFREE(c->ns);
+    cli__creds_free(c->creds);
+    c->creds = NULL;
     if (c->curl) {
         curl_easy_cleanup(c->curl);
         c->curl = NULL;
@@ -66,10 +68,17 @@ static CURL *handle(struct cli_ctx *c)
     return c->curl;
 }
 
-static struct curl_slist *base_headers(const char *accept, const char *content_type)
+static struct curl_slist *base_headers(struct cli_ctx *c, const char *accept,
+                                       const char *content_type)
 {
     struct curl_slist *h = NULL;
     char line[512];
+    const struct cli_creds *cr = cli__creds(c);
+    if (cr->token) {
+        char *auth = xasprintf("Authorization: Bearer %s", cr->token);
+        h = curl_slist_append(h, auth);
+        xfree(auth);
+    }
     snprintf(line, sizeof(line), "Accept: %s", accept ? accept : CLI_JSON);
     h = curl_slist_append(h, line);
     if (content_type) {
@@ -80,8 +89,15 @@ static struct curl_slist *base_headers(const char *accept, const char *content_t
     return h;
 }
 
-static void setup(CURL *h, const char *url, struct curl_slist *hdrs, char *errbuf)
+static void setup(struct cli_ctx *c, CURL *h, const char *url, struct curl_slist *hdrs,
+                  char *errbuf)
 {
+    const struct cli_creds *cr = cli__creds(c);
+    if (cr->ca_pem) { /* the server's own CA (kubeconfig certificate-authority-data) */
+        struct curl_blob blob = {.data = cr->ca_pem, .len = strlen(cr->ca_pem),
+                                 .flags = CURL_BLOB_COPY};
+        curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+    }
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "cueue/" CLI_VERSION);
@@ -121,8 +137,8 @@ int cli__http(struct cli_ctx *c, const char *method, const char *path, const cha
     CURL *h = handle(c);
     char errbuf[CURL_ERROR_SIZE];
     char *url = xasprintf("%s%s", cli__server(c), path);
-    struct curl_slist *hdrs = base_headers(accept, body ? content_type : NULL);
-    setup(h, url, hdrs, errbuf);
+    struct curl_slist *hdrs = base_headers(c, accept, body ? content_type : NULL);
+    setup(c, h, url, hdrs, errbuf);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, CLI_REQUEST_TIMEOUT_MS);
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     if (body) {
@@ -171,9 +187,9 @@ int cli__http_stream(struct cli_ctx *c, const char *path, const char *accept, cl
     CURL *h = handle(c);
     char errbuf[CURL_ERROR_SIZE];
     char *url = xasprintf("%s%s", cli__server(c), path);
-    struct curl_slist *hdrs = base_headers(accept, NULL);
+    struct curl_slist *hdrs = base_headers(c, accept, NULL);
     struct stream_state s = {h, sink, st, &r->body, false};
-    setup(h, url, hdrs, errbuf);
+    setup(c, h, url, hdrs, errbuf);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, stream_cb);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
     CURLcode cc = curl_easy_perform(h);
@@ -198,9 +214,9 @@ void *cli__stream_handle(struct cli_ctx *c, const char *path, cli_sink_fn sink, 
         return NULL;
     struct multi_state *m = xcalloc(1, sizeof(*m));
     m->s = (struct stream_state){h, sink, st, NULL, false};
-    m->hdrs = base_headers("*/*", NULL);
+    m->hdrs = base_headers(c, "*/*", NULL);
     m->url = xasprintf("%s%s", cli__server(c), path);
-    setup(h, m->url, m->hdrs, m->errbuf);
+    setup(c, h, m->url, m->hdrs, m->errbuf);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, stream_cb);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &m->s);
     curl_easy_setopt(h, CURLOPT_PRIVATE, m);

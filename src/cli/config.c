@@ -1,14 +1,21 @@
 /*
- * config: where the CLI finds the server. The server writes its URL to
- * <state-dir>/server.url when it starts; the CLI reads it from the same
- * default state directory, so `cueue server &` then `cueue get cq` works
- * with no flags. Explicit flags and $CUEUE_SERVER win.
+ * config: where the CLI finds the server and how it authenticates. The
+ * server writes its URL to <state-dir>/server.url and a kubeconfig (with
+ * the admin bearer token and, with TLS, its CA) to <state-dir>/kubeconfig
+ * when it starts; the CLI reads both from the same default state
+ * directory, so `cueue server &` then `cueue get cq` works with no flags.
+ * Explicit flags, $CUEUE_SERVER and $CUEUE_TOKEN win.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+
 #include "cli/cli-int.h"
+#include "api/decode.h"
+#include "util/err.h"
+#include "util/jsonx.h"
 #include "util/xalloc.h"
 
 char *cli__state_dir(const char *flag, char *(*getenv_fn)(const char *))
@@ -82,4 +89,102 @@ const char *cli__server(struct cli_ctx *c)
     if (!c->server)
         c->server = cli__resolve_server(c->server_flag, c->state_dir_flag, getenv);
     return c->server;
+}
+
+/* The entry of a kubeconfig list (clusters, users, contexts) named name,
+ * else the first one; its member field (cluster, user, context). */
+static json_t *named(json_t *doc, const char *list, const char *name, const char *field)
+{
+    json_t *arr = json_object_get(doc, list), *e, *first = NULL;
+    size_t i;
+    json_array_foreach(arr, i, e)
+    {
+        if (!first)
+            first = e;
+        const char *n = JX_STR(e, "name");
+        if (name && n && !strcmp(n, name))
+            return json_object_get(e, field);
+    }
+    return first ? json_object_get(first, field) : NULL;
+}
+
+static char *base64_decode(const char *b64)
+{
+    size_t n = strlen(b64);
+    unsigned char *out = xmalloc(n / 4 * 3 + 4);
+    int len = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
+    if (len < 0) {
+        xfree(out);
+        return NULL;
+    }
+    while (len > 0 && n > 0 && b64[n - 1] == '=') { /* padding decoded as zero bytes */
+        len--;
+        n--;
+    }
+    out[len] = '\0';
+    return (char *)out;
+}
+
+int cli__kubeconfig_creds(const char *text, size_t len, struct cli_creds *creds)
+{
+    json_t *docs = NULL;
+    struct diag d;
+    diag_init(&d);
+    int rc = api_parse_documents(text, len, "kubeconfig", &docs, &d);
+    diag_release(&d);
+    if (rc)
+        return CU_EBADREQ;
+    json_t *doc = json_array_get(docs, 0);
+    const char *cur = JX_STR(doc, "current-context");
+    json_t *ctx = named(doc, "contexts", cur, "context");
+    json_t *user = named(doc, "users", JX_STR(ctx, "user"), "user");
+    json_t *cluster = named(doc, "clusters", JX_STR(ctx, "cluster"), "cluster");
+    const char *tok = JX_STR(user, "token");
+    const char *ca = JX_STR(cluster, "certificate-authority-data");
+    if (tok && *tok)
+        creds->token = xstrdup(tok);
+    if (ca && *ca)
+        creds->ca_pem = base64_decode(ca);
+    json_decref(docs);
+    return 0;
+}
+
+void cli__creds_free(struct cli_creds *creds)
+{
+    if (!creds)
+        return;
+    xfree(creds->token);
+    xfree(creds->ca_pem);
+    xfree(creds);
+}
+
+const struct cli_creds *cli__creds(struct cli_ctx *c)
+{
+    if (c->creds)
+        return c->creds;
+    c->creds = xcalloc(1, sizeof(*c->creds));
+    char *dir = cli__state_dir(c->state_dir_flag, getenv);
+    if (dir) {
+        char *path = xasprintf("%s/kubeconfig", dir);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            struct sbuf sb;
+            sbuf_init(&sb, (size_t)1 << 20);
+            char buf[4096];
+            size_t n;
+            while ((n = fread(buf, 1, sizeof(buf), f)) > 0 && !sbuf_add(&sb, buf, n)) {
+            }
+            fclose(f);
+            cli__kubeconfig_creds(sb.buf, sb.len, c->creds);
+            sbuf_release(&sb);
+        }
+        xfree(path);
+        xfree(dir);
+    }
+    const char *env = getenv("CUEUE_TOKEN");
+    if (env && *env) {
+        xfree(c->creds->token);
+        c->creds->token = xstrdup(env);
+    }
+    return c->creds;
 }

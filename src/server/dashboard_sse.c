@@ -99,9 +99,12 @@ static void sse_snapshot(struct sse *s, struct sbuf *out)
     s->need_snapshot = false;
 }
 
-static int sse_next(void *ctx, struct sbuf *out)
+/* The stream: block says whether to wait for changes (srv_stream.next) or
+ * return SRV_STREAM_IDLE when there are none and no ping is due
+ * (srv_stream.poll: the HTTP layer parks the connection, so the stream
+ * holds no event-loop thread). */
+static int sse_run(struct sse *s, struct sbuf *out, bool block)
 {
-    struct sse *s = ctx;
     if (s->need_snapshot) {
         sse_snapshot(s, out);
         s->last_sent_ms = clk_now(s->srv->clock);
@@ -110,10 +113,11 @@ static int sse_next(void *ctx, struct sbuf *out)
     while (!atomic_load(&s->srv->stopping) && !srv__client_gone(s->fd)) {
         uint64_t before = store_rv(s->srv->store);
         struct store_events ev = {0};
-        int n = store_events_since(s->srv->store, s->rv, -1, NULL, SSE_POLL_MS, &ev);
+        int n = store_events_since(s->srv->store, s->rv, -1, NULL, block ? SSE_POLL_MS : 0,
+                                   &ev);
         if (n == CU_EGONE) {
             s->need_snapshot = true;
-            return sse_next(ctx, out);
+            return sse_run(s, out, block);
         }
         for (size_t i = 0; i < ev.n; i++) {
             const struct store_event *e = &ev.items[i];
@@ -137,9 +141,15 @@ static int sse_next(void *ctx, struct sbuf *out)
             s->last_sent_ms = now;
             return 0;
         }
+        if (!block)
+            return SRV_STREAM_IDLE;
     }
     return 1;
 }
+
+static int sse_next(void *ctx, struct sbuf *out) { return sse_run(ctx, out, true); }
+
+static int sse_poll(void *ctx, struct sbuf *out) { return sse_run(ctx, out, false); }
 
 static void sse_free(void *ctx)
 {
@@ -159,6 +169,7 @@ void srv__dashboard_events(struct srv_req *q, struct srv_resp *r)
     r->code = 200;
     r->content_type = xstrdup("text/event-stream");
     r->stream.next = sse_next;
+    r->stream.poll = sse_poll;
     r->stream.free = sse_free;
     r->stream.ctx = s;
 }

@@ -5,11 +5,13 @@
  */
 #include "server/flags.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/srv-int.h"
 #include "server/statefiles.h"
 #include "util/duration.h"
 #include "util/log.h"
@@ -148,6 +150,54 @@ static int set_log_level(const struct flag_def *d, char *field, const char *v, F
     return invalid(d, v, "error, warn, info or debug", err);
 }
 
+/* A count: an integer in [min, max] into an unsigned (or, for
+ * --max-request-body, a size_t) field. */
+static int set_count_in(const struct flag_def *d, char *field, const char *v, FILE *err,
+                        unsigned long long min, unsigned long long max, bool is_size)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (!*v || *end || errno || *v == '-' || n < min || n > max) {
+        fprintf(err, "cueue server: invalid --%s \"%s\": want an integer in %llu..%llu\n",
+                d->name, v, min, max);
+        return 2;
+    }
+    if (is_size)
+        *(size_t *)field = (size_t)n;
+    else
+        *(unsigned *)field = (unsigned)n;
+    return 0;
+}
+
+/* --max-connections, --max-watches and their per-client forms: 1..1000000. */
+static int set_limit(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    return set_count_in(d, field, v, err, 1, 1000000, false);
+}
+
+/* --http-threads: 1..256. */
+static int set_threads(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    return set_count_in(d, field, v, err, 1, 256, false);
+}
+
+/* --max-request-body: 1 KiB..1 GiB. */
+static int set_body_bytes(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    return set_count_in(d, field, v, err, 1024, (unsigned long long)1 << 30, true);
+}
+
+/* --idle-timeout: a duration, kept in whole seconds (rounded up). */
+static int set_idle_timeout(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    int64_t ms;
+    int rc = set_duration(d, (char *)&ms, v, err);
+    if (!rc)
+        *(unsigned *)field = (unsigned)((ms + 999) / 1000);
+    return rc;
+}
+
 #define FLAG(name, arg, set, field, help) {name, arg, set, offsetof(struct srv_flags, field), help}
 
 /* The flags, in --help order. One line per flag. */
@@ -197,6 +247,31 @@ static const struct flag_def flags[] = {
          "allows it, else process, said once)"),
     FLAG("oci-runtime", "NAME", set_string, oci_runtime,
          "the OCI runtime, a name in PATH or a path (default runc,\nelse crun)"),
+    FLAG("max-connections", "N", set_limit, limits.max_connections,
+         "open connections in all (default 4096); a request\n"
+         "over a limit is answered 429 with Retry-After"),
+    FLAG("max-connections-per-client", "N", set_limit, limits.max_connections_per_client,
+         "open connections per client IP (default 512)"),
+    FLAG("max-watches", "N", set_limit, limits.max_watches,
+         "open watches and `logs -f` streams in all (default\n"
+         "10000); they do not count as connections"),
+    FLAG("max-watches-per-client", "N", set_limit, limits.max_watches_per_client,
+         "the same per client IP (default 4096)"),
+    FLAG("max-request-body", "BYTES", set_body_bytes, limits.max_body_bytes,
+         "largest request body (default 3145728: 3 MiB)"),
+    FLAG("request-timeout", "DUR", set_duration, limits.request_timeout_ms,
+         "longest time to receive a request body (default 60s;\n0 = no limit)"),
+    FLAG("idle-timeout", "DUR", set_idle_timeout, limits.idle_timeout_s,
+         "close a connection idle this long (default 120s,\n0 = never; streams are exempt)"),
+    FLAG("http-threads", "N", set_threads, limits.threads,
+         "HTTP event-loop threads (default 4)"),
+    FLAG("anonymous", NULL, set_true, anonymous,
+         "serve without authentication and over plain HTTP\n"
+         "(only with a loopback --listen address); by default\n"
+         "every request but /healthz, /livez, /readyz and\n"
+         "/version needs a bearer token of <state-dir>/tokens,\n"
+         "over HTTPS (certificates made in the state directory)"),
+    FLAG("tls", NULL, set_true, tls, "serve HTTPS even with --anonymous"),
     FLAG("log-level", "LEVEL", set_log_level, log_level,
          "error, warn, info (default) or debug"),
 };
@@ -239,10 +314,17 @@ void srv_flags_usage(FILE *out)
     }
     usage_entry(out, "-h, --help", NULL, "show this help");
     fputs("\n"
+          "cueue server token create [--namespace NS[,NS...]] [--name NAME]\n"
+          "                    [--state-dir DIR]\n"
+          "                      add a bearer token to <state-dir>/tokens and print it:\n"
+          "                      an admin token, or with --namespace one limited to\n"
+          "                      those namespaces (a running server picks it up)\n"
+          "\n"
           "Durations: Go's (Kubernetes') form, numbers with units ns, us, ms, s, m, h,\n"
           "plus d (24h), or a bare number of seconds: \"90s\", \"1.5h\", \"1h30m\", \"7d\".\n"
           "On startup the server writes <state-dir>/server.url and a kubeconfig at\n"
-          "<state-dir>/kubeconfig (export KUBECONFIG=<state-dir>/kubeconfig).\n"
+          "<state-dir>/kubeconfig with the admin token (first start: generated into\n"
+          "<state-dir>/tokens) (export KUBECONFIG=<state-dir>/kubeconfig).\n"
           "SIGINT or SIGTERM stops it cleanly.\n",
           out);
 }
@@ -259,6 +341,7 @@ static void defaults(struct srv_flags *f)
     f->log_level = -1;
     f->dash.addr = xstrdup("127.0.0.1");
     f->dash.port = -1;
+    srv_limits_defaults(&f->limits);
 }
 
 int srv_flags_parse(struct srv_flags *f, int argc, char **argv, FILE *out, FILE *err)
@@ -297,6 +380,23 @@ int srv_flags_parse(struct srv_flags *f, int argc, char **argv, FILE *out, FILE 
     }
     if (rc < 0 && !f->state_dir)
         f->state_dir = srv_default_state_dir();
+    if (rc < 0 && !f->anonymous)
+        f->tls = true; /* kubectl sends a token only over TLS */
+    if (rc < 0 && f->anonymous && !srv__is_loopback(f->listen)) {
+        fprintf(err,
+                "cueue server: --anonymous is allowed only with a loopback --listen address "
+                "(127.0.0.1, ::1, localhost), not \"%s\"\n",
+                f->listen);
+        rc = 2;
+    }
+    if (rc < 0 && f->dash.addr && !srv__is_loopback(f->dash.addr)) {
+        fprintf(err,
+                "cueue server: invalid --dashboard-listen \"%s\": the dashboard has no TLS or "
+                "authentication yet, so it listens only on a loopback address (127.0.0.1, "
+                "::1, localhost)\n",
+                f->dash.addr);
+        rc = 2;
+    }
     if (f->dash.port < 0) /* --port 0 (tests, the demo): no fixed port at all */
         f->dash.port = f->port == 0 ? 0 : 8265;
     return rc;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "api/object.h"
+#include "server/server.h"
 
 struct srv_flags {
     char *state_dir;             /* owned; the default rule when not given */
@@ -38,12 +39,16 @@ struct srv_flags {
     const char *runtime;     /* "process" (default), "oci", "auto" (oci when usable) */
     const char *oci_runtime; /* runc/crun name or path, NULL = runc, else crun */
     int log_level;               /* enum log_level, or -1: not given */
+    bool anonymous;              /* --anonymous: no tokens (loopback --listen only) */
+    bool tls;                    /* HTTPS; always true without --anonymous */
+    struct srv_limits limits;    /* srv_limits_defaults, then the --max-* flags */
 };
 
 /* Parse argv (argv[0] is the verb, "server") into *f, which it initialises
  * first. Returns -1 to go on and run; 0 after printing --help to out; 2
  * after printing a one-line error naming the flag and the rule to err
- * (unknown flag, missing value, a value that does not parse). Free with
+ * (unknown flag, missing value, a value that does not parse, --anonymous
+ * with a non-loopback --listen). Without --anonymous, tls is set. Free with
  * srv_flags_release whatever it returns. Uses getopt_long's globals. */
 int srv_flags_parse(struct srv_flags *f, int argc, char **argv, FILE *out, FILE *err);
 

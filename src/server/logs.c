@@ -183,9 +183,10 @@ static ssize_t read_piece(struct log_stream *f, struct sbuf *out)
     return n;
 }
 
-static int log_next(void *ctx, struct sbuf *out)
+/* block: wait for the file to grow (srv_stream.next), or return
+ * SRV_STREAM_IDLE when it has not (srv_stream.poll). */
+static int log_run(struct log_stream *f, struct sbuf *out, bool block)
 {
-    struct log_stream *f = ctx;
     for (;;) {
         if (atomic_load(&f->srv->stopping) || srv__client_gone(f->client_fd) || !f->limit)
             return 1;
@@ -202,9 +203,15 @@ static int log_next(void *ctx, struct sbuf *out)
         json_decref(pod);
         if (over)
             return read_piece(f, out) > 0 ? 0 : 1;
+        if (!block)
+            return SRV_STREAM_IDLE;
         store_wait(f->srv->store, store_rv(f->srv->store), LOG_POLL_MS);
     }
 }
+
+static int log_next(void *ctx, struct sbuf *out) { return log_run(ctx, out, true); }
+
+static int log_poll(void *ctx, struct sbuf *out) { return log_run(ctx, out, false); }
 
 static void log_free(void *ctx)
 {
@@ -244,6 +251,7 @@ static void stream_log(struct srv_req *q, struct srv_resp *r, const json_t *pod,
     r->code = 200;
     r->content_type = xstrdup("text/plain; charset=utf-8");
     r->stream.next = log_next;
+    r->stream.poll = log_poll;
     r->stream.free = log_free;
     r->stream.ctx = f;
 }

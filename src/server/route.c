@@ -237,7 +237,7 @@ static void dispatch_resource(struct srv_req *q, struct srv_resp *r, const char 
         return;
     }
     const char *m = q->method;
-    if (!write_options_valid(q, r)) {
+    if (!srv__authorize(q, r, &rt) || !write_options_valid(q, r)) {
         srv__route_release(&rt);
         return;
     }
@@ -353,6 +353,8 @@ void srv__dispatch(struct srv_req *q, struct srv_resp *r)
     r->verb = SRV_VERB_OTHER;
     if (n < 0) {
         not_found(r);
+    } else if (!srv__authorize_path(q, r, segs, n)) {
+        /* answered 403 */
     } else if (core_res) {
         dispatch_resource(q, r, "", segs[1], segs + 2, all - 2);
     } else if (group_res && srv__visibility_path(segs[1])) {

@@ -23,11 +23,47 @@ struct exec;
 struct sbuf;
 struct srv;
 struct api_pod_policy;
+struct srv_tokens;
 
 /* Entry point of `cueue server [flags]` (argv[0] is "server"). Returns the
  * process exit status (0 after a clean SIGINT/SIGTERM shutdown, 1 on a
  * startup error, 2 on a usage error). Prints `--help` text. */
 int srv_main(int argc, char **argv);
+
+/* Limits that keep the server serving (flags of `cueue server`; defaults
+ * from srv_limits_defaults, documented in docs/reliability.md "Limits").
+ * Counts are per client IP address and in total; a stream (watch,
+ * `logs -f`) counts as a watch, not as a connection, while it lasts. */
+struct srv_limits {
+    unsigned max_connections;            /* open non-stream connections, all clients */
+    unsigned max_connections_per_client; /* the same, per client IP */
+    unsigned max_watches;                /* open streams, all clients */
+    unsigned max_watches_per_client;     /* the same, per client IP */
+    size_t max_body_bytes;               /* one request body */
+    int64_t request_timeout_ms;          /* receiving one request body */
+    unsigned idle_timeout_s;             /* a connection with no traffic is closed */
+    unsigned threads;                    /* HTTP event-loop threads */
+};
+/* Fill l with the defaults: 4096 connections, 512 per client, 10000
+ * watches, 4096 per client, 3 MiB bodies, 60 s per request body, 120 s
+ * idle, 4 threads. */
+void srv_limits_defaults(struct srv_limits *l);
+
+/* The server's TLS material as PEM texts (owned). */
+struct srv_tls {
+    char *ca_pem;   /* the CA that signed cert_pem (goes into the kubeconfig) */
+    char *cert_pem; /* the serving certificate */
+    char *key_pem;  /* its private key */
+};
+/* Load <state_dir>/ca.crt and ca.key (making a CA at first start), then
+ * make a serving certificate signed by it for listen_addr's names
+ * (localhost, 127.0.0.1, ::1, the address; a wildcard address: the
+ * machine's addresses and host name); every file is written 0600
+ * (tls.c, OpenSSL). Returns 0, or CU_EIO / CU_EINTERNAL with a message.
+ * Free with srv_tls_release. */
+int srv_tls_prepare(const char *state_dir, const char *listen_addr, struct srv_tls *out,
+                    char *err, size_t errlen);
+void srv_tls_release(struct srv_tls *t);
 
 struct srv_opts {
     const char *listen_addr; /* IPv4 or IPv6 literal; NULL = "127.0.0.1" */
@@ -52,10 +88,16 @@ struct srv_opts {
     /* borrowed, must outlive the server; NULL = no privileged pods, no
      * hostPath volumes (api/object.h) */
     const struct api_pod_policy *pod_policy;
+    const struct srv_limits *limits; /* copied; NULL = srv_limits_defaults */
+    struct srv_tokens *tokens; /* borrowed (srv_tokens_open); NULL = no
+                                  authentication: every request is admin */
+    const struct srv_tls *tls; /* borrowed; NULL = plain HTTP */
 };
 
-/* Bind, listen and start serving the API in background threads (one thread
- * per connection, so watches and `logs -f` never block other requests).
+/* Bind, listen and start serving the API in background threads
+ * (libmicrohttpd's epoll event loop on a small thread pool; watches and
+ * `logs -f` park their connection while they have nothing to send, so
+ * they never hold a thread).
  * Returns 0, or CU_EIO with a message ("cannot listen on 127.0.0.1:6443:
  * Address already in use") in err[0..errlen). Free with srv_stop. */
 int srv_start(const struct srv_opts *opts, struct srv **out, char *err, size_t errlen);

@@ -9,6 +9,7 @@
  * handler runs in the middle of a library call.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -104,10 +105,10 @@ static int write_state_file(const char *dir, const char *name, char *text, char 
     return rc;
 }
 
-/* server.url, kubeconfig, and dashboard.url (the dashboard's page) when
- * dash_url is set. */
-static int write_client_files(const char *dir, const char *url, const char *dash_url, char *err,
-                              size_t errlen)
+/* server.url, kubeconfig (with token and the CA's ca_pem when not NULL),
+ * and dashboard.url (the dashboard's page) when dash_url is set. */
+static int write_client_files(const char *dir, const char *url, const char *token,
+                              const char *ca_pem, const char *dash_url, char *err, size_t errlen)
 {
     int rc = 0;
     if (dash_url)
@@ -115,7 +116,7 @@ static int write_client_files(const char *dir, const char *url, const char *dash
     if (!rc)
         rc = write_state_file(dir, "server.url", xasprintf("%s\n", url), err, errlen);
     if (!rc)
-        rc = write_state_file(dir, "kubeconfig", srv__kubeconfig_text(url), err, errlen);
+        rc = write_state_file(dir, "kubeconfig", srv__kubeconfig_text(url, token, ca_pem), err, errlen);
     return rc;
 }
 
@@ -128,6 +129,8 @@ struct running {
     bool loop_started;
     struct srv *srv;
     struct srv *dash; /* the dashboard's listener, or NULL */
+    struct srv_tokens *tokens; /* NULL with --anonymous */
+    struct srv_tls tls;        /* empty without TLS */
     struct rng rng;
 };
 
@@ -196,9 +199,15 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
         return CU_EINTERNAL;
     }
     rn->loop_started = true;
+    if (!f->anonymous && (rc = srv_tokens_open(f->state_dir, &rn->tokens, err, errlen)))
+        return rc;
+    if (f->tls && (rc = srv_tls_prepare(f->state_dir, f->listen, &rn->tls, err, errlen)))
+        return rc;
     struct srv_opts o = {.listen_addr = f->listen, .port = (uint16_t)f->port,
                          .state_dir = f->state_dir, .store = rn->store, .ctrl = rn->ctrl,
-                         .clock = clk_real(), .pod_policy = &f->pods, .exec = rn->exec};
+                         .clock = clk_real(), .pod_policy = &f->pods, .exec = rn->exec,
+                         .limits = &f->limits, .tokens = rn->tokens,
+                         .tls = f->tls ? &rn->tls : NULL};
     rc = srv_start(&o, &rn->srv, err, errlen);
     if (rc || !f->dash.addr)
         return rc;
@@ -206,6 +215,11 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
     d.listen_addr = f->dash.addr;
     d.port = (uint16_t)f->dash.port;
     d.dashboard = true;
+    /* plain HTTP, no API tokens: the dashboard is read-only and listens
+     * only on loopback (srv_flags_parse refuses other addresses) until it
+     * gets TLS and its own token (docs/dashboard.md) */
+    d.tokens = NULL;
+    d.tls = NULL;
     rc = srv_start(&d, &rn->dash, err, errlen);
     if (rc) {
         char why[768];
@@ -222,6 +236,8 @@ static int close_all(struct running *rn, const char *state_dir, bool wrote_url)
 {
     srv_stop(rn->dash);
     srv_stop(rn->srv);
+    srv_tokens_free(rn->tokens);
+    srv_tls_release(&rn->tls);
     if (rn->loop_started) {
         atomic_store(&rn->loop.stop, 1);
         store_wakeup(rn->store);
@@ -267,8 +283,61 @@ static void wait_for_signal(void)
     log_info("server", "received %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
+/* `cueue server token create [--namespace NS,...] [--name NAME]
+ * [--state-dir DIR]`: argv[0] is "token". Returns the exit status. */
+static int token_main(int argc, char **argv)
+{
+    if (argc < 2 || strcmp(argv[1], "create")) {
+        fprintf(stderr, "usage: cueue server token create [--namespace NS[,NS...]] "
+                        "[--name NAME] [--state-dir DIR]\n");
+        return 2;
+    }
+    static const struct option opts[] = {{"namespace", required_argument, NULL, 'n'},
+                                         {"name", required_argument, NULL, 'N'},
+                                         {"state-dir", required_argument, NULL, 'd'},
+                                         {NULL, 0, NULL, 0}};
+    const char *ns = NULL, *name = NULL, *dir = NULL;
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc - 1, argv + 1, "+:n:", opts, NULL)) != -1) {
+        if (c == 'n')
+            ns = optarg;
+        else if (c == 'N')
+            name = optarg;
+        else if (c == 'd')
+            dir = optarg;
+        else {
+            fprintf(stderr, c == ':' ? "cueue server token create: flag %s needs a value\n"
+                                     : "cueue server token create: unknown flag \"%s\"\n",
+                    argv[optind]);
+            return 2;
+        }
+    }
+    if (optind < argc - 1) {
+        fprintf(stderr, "cueue server token create: unexpected argument \"%s\"\n",
+                argv[optind + 1]);
+        return 2;
+    }
+    char *state = dir ? xstrdup(dir) : srv_default_state_dir();
+    char err[512], tok[SRV_TOKEN_TEXT];
+    int rc = srv__mkdirs(state, err, sizeof(err));
+    if (!rc)
+        rc = srv_tokens_create(state, name ? name : ns ? ns : "admin", ns ? ns : "*", tok, err,
+                               sizeof(err));
+    xfree(state);
+    if (rc) {
+        fprintf(stderr, "cueue server token create: %s\n", err);
+        return rc == CU_EINVAL ? 2 : 1;
+    }
+    printf("%s\n", tok);
+    return 0;
+}
+
 int srv_main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "token"))
+        return token_main(argc - 1, argv + 1);
     struct srv_flags f;
     int rc = srv_flags_parse(&f, argc, argv, stdout, stderr);
     if (rc >= 0) {
@@ -294,26 +363,36 @@ int srv_main(int argc, char **argv)
         open_all(&f, &rn, err, sizeof(err))) {
         fprintf(stderr, "cueue server: %s\n", err);
     } else {
-        char *url = srv__base_url(f.listen, srv_port(rn.srv));
+        char *url = srv__base_url(f.listen, srv_port(rn.srv), f.tls);
+        char *token = rn.tokens ? srv_tokens_admin(rn.tokens) : NULL;
+        if (!rn.tokens)
+            log_warn("server", "--anonymous: every request is served without authentication");
         char *dash = NULL;
         if (rn.dash) {
-            char *base = srv__base_url(f.dash.addr, srv_port(rn.dash));
+            char *base = srv__base_url(f.dash.addr, srv_port(rn.dash), false);
             dash = xasprintf("%s/ui/", base);
             xfree(base);
         }
-        if (write_client_files(f.state_dir, url, dash, err, sizeof(err))) {
+        if (write_client_files(f.state_dir, url, token, f.tls ? rn.tls.ca_pem : NULL, dash, err,
+                               sizeof(err))) {
             fprintf(stderr, "cueue server: %s\n", err);
         } else {
             wrote_url = true;
-            printf("cueue server: listening on %s (state directory %s)\n"
+            bool v6 = strchr(f.listen, ':') != NULL;
+            printf("cueue server: listening on %s://%s%s%s:%u (%s; state directory %s)\n"
+                   "Clients on this machine: %s\n"
                    "To use kubectl with it:\n  export KUBECONFIG=%s/kubeconfig\n",
-                   url, f.state_dir, f.state_dir);
+                   f.tls ? "https" : "http", v6 ? "[" : "", f.listen, v6 ? "]" : "",
+                   srv_port(rn.srv),
+                   rn.tokens ? "bearer tokens required" : "no authentication: --anonymous",
+                   f.state_dir, url, f.state_dir);
             if (dash)
                 printf("Dashboard: %s\n", dash);
             fflush(stdout);
             wait_for_signal();
             status = 0;
         }
+        xfree(token);
         xfree(url);
         xfree(dash);
     }

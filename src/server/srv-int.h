@@ -32,7 +32,6 @@
 #define SRV_K8S_MAJOR "1"
 #define SRV_K8S_MINOR "32"
 #define SRV_K8S_GIT_VERSION "v1.32.0"
-#define SRV_MAX_BODY_BYTES ((size_t)3 << 20) /* Kubernetes' 3 MiB request cap */
 #define SRV_MAX_WARNINGS 16
 #define SRV_MAX_METRIC_SOURCES 16
 #define SRV_MAX_HEADERS 6
@@ -49,6 +48,8 @@ struct srv_metric_source {
     void *ctx;
 };
 
+struct stream_reader; /* http.c */
+
 struct srv {
     struct store *store;
     struct ctrl *ctrl;        /* borrowed; NULL = no control plane (no
@@ -63,6 +64,17 @@ struct srv {
     void *mhd;                /* struct MHD_Daemon * */
     atomic_int stopping;      /* set by srv_stop: streams end */
     atomic_int active_watches;
+    struct srv_limits limits;
+    struct srv_conn_table *conns; /* connection accounting (limits.c) */
+    struct srv_tokens *tokens;    /* borrowed; NULL = no authentication */
+    bool loopback;                /* listening on a loopback address only */
+    bool tls;                     /* serving HTTPS */
+    pthread_mutex_t parked_mu;    /* guards the parked streams (http.c) */
+    struct stream_reader *parked; /* streams whose connection is suspended */
+    uint64_t pump_gen;            /* sweeps so far (under parked_mu) */
+    bool pump_closed;             /* no stream parks any more (under parked_mu) */
+    pthread_t pump;               /* resumes parked streams (http.c) */
+    bool pump_started;
     pthread_mutex_t rng_mu;
     struct rng rng;           /* uids and generated names */
     pthread_mutex_t metrics_mu;
@@ -88,14 +100,23 @@ struct srv_req {
     const char *authorization;/* Authorization header; "" when absent */
     int client_fd;            /* the connection's socket (streams poll it for
                                  a hang-up); -1 when unknown */
+    const struct srv_principal *principal; /* the token's holder; NULL = no
+                                 restriction (admin token, --anonymous,
+                                 embedded servers) */
 };
 
 /* A streamed body (watch, logs -f). next() appends the next chunk to out,
- * blocking as long as it needs (it runs on the connection's own thread);
- * returns 0 with data appended, or 1 at the end of the stream (out may
- * still hold a last chunk). free() releases ctx. */
+ * blocking as long as it needs; returns 0 with data appended, or 1 at the
+ * end of the stream (out may still hold a last chunk). poll() is the same
+ * without blocking: it may also return SRV_STREAM_IDLE (nothing to send
+ * yet), and the HTTP layer parks the connection until the store changes or
+ * a second passes, then polls again; http.c uses poll() when set, so that
+ * a stream never holds one of the few event-loop threads. free() releases
+ * ctx. */
+#define SRV_STREAM_IDLE 2
 struct srv_stream {
     int (*next)(void *ctx, struct sbuf *out);
+    int (*poll)(void *ctx, struct sbuf *out);
     void (*free)(void *ctx);
     void *ctx;
 };
@@ -356,6 +377,84 @@ struct srv_asset {
 };
 extern const struct srv_asset srv__assets[];
 extern const size_t srv__n_assets;
+/* ---- connection limits (limits.c) ---- */
+struct srv_conn_table;
+/* A table counting connections and streams per client for lim (copied).
+ * Thread-safe. Free with srv_conn_table_free. */
+struct srv_conn_table *srv_conn_table_new(const struct srv_limits *lim);
+void srv_conn_table_free(struct srv_conn_table *t);
+/* A connection from client (an IP address text) opened / closed; closed
+ * says whether it was counted as a stream at the time. */
+void srv_conn_opened(struct srv_conn_table *t, const char *client);
+void srv_conn_closed(struct srv_conn_table *t, const char *client, bool streaming);
+/* May a request on an open connection from client go on? NULL, or the
+ * flag of the limit it is over ("--max-connections-per-client"). */
+const char *srv_conn_check(struct srv_conn_table *t, const char *client);
+/* Take a stream slot for client's connection (it stops counting as a
+ * connection): NULL, or the flag of the limit that is full (nothing is
+ * taken then). srv_watch_end gives it back (the connection counts again). */
+const char *srv_watch_begin(struct srv_conn_table *t, const char *client);
+void srv_watch_end(struct srv_conn_table *t, const char *client);
+/* The connections and streams open for client (NULL: in total). */
+void srv_conn_counts(struct srv_conn_table *t, const char *client, unsigned *conns,
+                     unsigned *watches);
+
+/* ---- bearer tokens (auth.c) and their use (authz.c) ---- */
+#define SRV_TOKEN_TEXT 65 /* 64 hex digits and the NUL */
+/* Who made a request: a token's name and scope. */
+struct srv_principal {
+    char *name;         /* owned */
+    bool admin;         /* every namespace, cluster-scoped writes */
+    char **namespaces;  /* owned; the namespaces of a scoped token */
+    size_t n_namespaces;
+};
+struct srv_tokens;
+/* Open <state_dir>/tokens, writing one admin token ("admin", scope "*")
+ * when the file does not exist (first start). Returns 0, or CU_EIO with a
+ * message. Thread-safe; free with srv_tokens_free. */
+int srv_tokens_open(const char *state_dir, struct srv_tokens **out, char *err, size_t errlen);
+void srv_tokens_free(struct srv_tokens *t);
+/* The first admin token (owned by the caller), or NULL. */
+char *srv_tokens_admin(struct srv_tokens *t);
+/* The principal of an Authorization header value ("Bearer TOKEN"), or
+ * NULL when it names no known token (the file is re-read when it changed).
+ * Free with srv_principal_free. */
+struct srv_principal *srv_tokens_check(struct srv_tokens *t, const char *authorization);
+void srv_principal_free(struct srv_principal *p);
+/* Append a new token for name with scope ("*" or "ns1,ns2") to
+ * <state_dir>/tokens (created 0600) and return its text in out. Returns 0
+ * or CU_EINVAL (bad name or scope, with the rule) or CU_EIO. */
+int srv_tokens_create(const char *state_dir, const char *name, const char *scope,
+                      char out[SRV_TOKEN_TEXT], char *err, size_t errlen);
+/* Parse a scope ("*", "a,b") into p's admin/namespaces (p zeroed by the
+ * caller). Returns 0 or CU_EINVAL naming the bad namespace. */
+int srv_tokens_parse_scope(const char *scope, struct srv_principal *p, char *err,
+                           size_t errlen);
+/* True when p may act in namespace ns (NULL p or admin: always). */
+bool srv_principal_has_namespace(const struct srv_principal *p, const char *ns);
+
+/* Checks of authz.c (pure). Paths served without a token: /healthz,
+ * /livez, /readyz, /version. */
+bool srv__public_path(const char *path);
+/* False for a POST, PUT or PATCH whose Content-Type is not JSON, YAML or
+ * protobuf (any of the media types the API decodes; absent = false). */
+bool srv__write_media_type_ok(const char *method, const char *content_type);
+/* True for "localhost", 127.0.0.0/8 and ::1. */
+bool srv__is_loopback(const char *addr);
+/* The Host header check against DNS rebinding: with loopback_only, host
+ * (an optional ":port" after it) must be a loopback name or address; a
+ * missing Host passes. */
+bool srv__host_allowed(bool loopback_only, const char *host);
+/* An Origin header (NULL/"" passes) must be this server's own origin:
+ * http(s)://HOST as the request's Host header says. */
+bool srv__origin_allowed(const char *origin, const char *host, bool tls);
+/* Authorization of a resource request for q->principal (NULL = anyone
+ * authenticated as admin, or --anonymous). False after answering r with a
+ * 403 Forbidden Status. */
+bool srv__authorize(const struct srv_req *q, struct srv_resp *r, const struct srv_route *rt);
+/* The same for the other paths (segs of the path): the visibility API
+ * outside the token's namespaces and /metrics are admin-only. */
+bool srv__authorize_path(const struct srv_req *q, struct srv_resp *r, char **segs, int n);
 
 /* ---- misc ---- */
 /* True when the peer of a streamed response hung up (POLLRDHUP/POLLHUP on

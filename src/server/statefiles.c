@@ -2,11 +2,12 @@
  * statefiles: the files `cueue server` keeps in its state directory besides
  * the database: the lock (one server per directory), server.url (the base
  * URL, read by the CLI) and kubeconfig (cluster/user/context `cueue`, the
- * way k3s writes one). Files are written to a temporary name and renamed,
+ * way k3s writes one, with the admin bearer token and, with TLS, the CA). Files are written to a temporary name and renamed,
  * so a reader never sees half a file.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,24 +131,35 @@ int srv__write_file(const char *path, const char *text, int mode, char *err, siz
     return rc;
 }
 
-char *srv__base_url(const char *listen_addr, uint16_t port)
+char *srv__base_url(const char *listen_addr, uint16_t port, bool tls)
 {
+    const char *scheme = tls ? "https" : "http";
     const char *host = listen_addr;
     if (!strcmp(host, "0.0.0.0") || !strcmp(host, "localhost"))
         host = "127.0.0.1";
     else if (!strcmp(host, "::"))
         host = "::1";
     if (strchr(host, ':'))
-        return xasprintf("http://[%s]:%u", host, port);
-    return xasprintf("http://%s:%u", host, port);
+        return xasprintf("%s://[%s]:%u", scheme, host, port);
+    return xasprintf("%s://%s:%u", scheme, host, port);
 }
 
-char *srv__kubeconfig_text(const char *url)
+char *srv__kubeconfig_text(const char *url, const char *token, const char *ca_pem)
 {
-    return xasprintf("apiVersion: v1\n"
+    char *ca = NULL;
+    if (ca_pem) {
+        size_t n = strlen(ca_pem);
+        unsigned char *b64 = xmalloc(4 * ((n + 2) / 3) + 1);
+        EVP_EncodeBlock(b64, (const unsigned char *)ca_pem, (int)n);
+        ca = xasprintf("    certificate-authority-data: %s\n", b64);
+        xfree(b64);
+    }
+    char *user = token ? xasprintf("  user:\n    token: \"%s\"\n", token) : xstrdup("  user: {}\n");
+    char *text = xasprintf("apiVersion: v1\n"
                      "kind: Config\n"
                      "clusters:\n"
                      "- cluster:\n"
+                     "%s"
                      "    server: %s\n"
                      "  name: cueue\n"
                      "contexts:\n"
@@ -160,8 +172,11 @@ char *srv__kubeconfig_text(const char *url)
                      "preferences: {}\n"
                      "users:\n"
                      "- name: cueue\n"
-                     "  user: {}\n",
-                     url);
+                     "%s",
+                     ca ? ca : "", url, user);
+    xfree(ca);
+    xfree(user);
+    return text;
 }
 
 char *srv_default_state_dir(void)

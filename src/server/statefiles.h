@@ -6,6 +6,7 @@
 #ifndef CUEUE_SERVER_STATEFILES_H
 #define CUEUE_SERVER_STATEFILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -28,11 +29,14 @@ int srv__secure_state(const char *dir, char *err, size_t errlen);
 int srv__lock_state(const char *dir, int *fd_out, char *err, size_t errlen);
 /* Write text to path atomically (temp file + fsync + rename). */
 int srv__write_file(const char *path, const char *text, int mode, char *err, size_t errlen);
-/* "http://127.0.0.1:6443" for the listen address (0.0.0.0 -> 127.0.0.1,
+/* "http://127.0.0.1:6443" (https:// with tls) for the listen address: the
+ * URL a client on this machine uses (0.0.0.0 -> 127.0.0.1, :: -> ::1,
  * IPv6 bracketed). Caller frees. */
-char *srv__base_url(const char *listen_addr, uint16_t port);
+char *srv__base_url(const char *listen_addr, uint16_t port, bool tls);
 /* A kubeconfig with cluster, user and context `cueue` pointing at url,
- * current-context set. Caller frees. */
-char *srv__kubeconfig_text(const char *url);
+ * current-context set; the user's bearer token when token is not NULL,
+ * the cluster's certificate-authority-data (base64 of ca_pem) when ca_pem
+ * is not NULL. Caller frees. */
+char *srv__kubeconfig_text(const char *url, const char *token, const char *ca_pem);
 
 #endif

@@ -181,9 +181,10 @@ static bool should_end(struct watch *w)
     return w->deadline_ms && clk_now(w->srv->clock) >= w->deadline_ms;
 }
 
-static int watch_next(void *ctx, struct sbuf *out)
+/* The stream: block says whether to wait for events (srv_stream.next) or
+ * return SRV_STREAM_IDLE when there are none (srv_stream.poll). */
+static int watch_run(struct watch *w, struct sbuf *out, bool block)
 {
-    struct watch *w = ctx;
     if (w->initial) {
         size_t i;
         json_t *o;
@@ -201,8 +202,8 @@ static int watch_next(void *ctx, struct sbuf *out)
         return 1;
     }
     while (!should_end(w)) {
-        int timeout = WATCH_POLL_MS;
-        if (w->deadline_ms) {
+        int timeout = block ? WATCH_POLL_MS : 0;
+        if (block && w->deadline_ms) {
             int64_t left = w->deadline_ms - clk_now(w->srv->clock);
             if (left < timeout)
                 timeout = left > 0 ? (int)left : 0;
@@ -230,9 +231,15 @@ static int watch_next(void *ctx, struct sbuf *out)
             emit_bookmark(w, out);
             return 0;
         }
+        if (!block)
+            return SRV_STREAM_IDLE;
     }
     return 1;
 }
+
+static int watch_next(void *ctx, struct sbuf *out) { return watch_run(ctx, out, true); }
+
+static int watch_poll(void *ctx, struct sbuf *out) { return watch_run(ctx, out, false); }
 
 static void watch_free(void *ctx)
 {
@@ -353,6 +360,7 @@ void srv__handle_watch(struct srv_req *q, struct srv_resp *r, struct srv_route *
     r->content_type = xstrdup(w->table ? "application/json;as=Table;v=v1;g=meta.k8s.io"
                                        : "application/json");
     r->stream.next = watch_next;
+    r->stream.poll = watch_poll;
     r->stream.free = watch_free;
     r->stream.ctx = w;
 }

@@ -15,6 +15,9 @@ import path from "node:path";
 
 const DASH = process.env.DASH_URL;
 const API = process.env.API_URL;
+// the API's port needs the admin token (its CA comes through NODE_EXTRA_CA_CERTS);
+// the dashboard's own port needs none (read-only, loopback, docs/dashboard.md)
+const AUTH = process.env.API_TOKEN ? { Authorization: `Bearer ${process.env.API_TOKEN}` } : {};
 const ART = process.env.ARTIFACTS;
 const TIMEOUT_MS = 1000 * Number(process.env.T_TIMEOUT || 30);
 let failed = 0;
@@ -26,7 +29,7 @@ const diag = (t) => console.log(`DIAG\t${t}`);
 const check = (cond, n, d) => (cond ? pass(n) : fail(n, d || "false"));
 
 async function api(p) {
-  const r = await fetch(API + p, { headers: { Accept: "application/json" } });
+  const r = await fetch(API + p, { headers: { Accept: "application/json", ...AUTH } });
   if (!r.ok) throw new Error(`${p}: HTTP ${r.status}`);
   return r.json();
 }
@@ -204,7 +207,7 @@ async function main() {
       command: ["bash", "-c", `until [ -e ${process.env.HOLD_MARK}.hold-3 ]; do sleep 0.2; done`],
       resources: {requests: {cpu: "1"}}}]}}}};
   const created = await fetch(API + "/apis/batch/v1/namespaces/default/jobs", {method: "POST",
-    headers: {"Content-Type": "application/json"}, body: JSON.stringify(hold3)});
+    headers: {"Content-Type": "application/json", ...AUTH}, body: JSON.stringify(hold3)});
   check(created.status === 201, "hold-3 (priority class high) submitted to small-queue", `HTTP ${created.status}`);
   await until("Queues: hold-3 takes the quota and hold-2 is pending again, without a reload", async () => {
     const r = await page.evaluate(() => [

@@ -30,6 +30,7 @@ new port). Subcommands:
       print SQLite's PRAGMA integrity_check.
 """
 import base64
+import http.client
 import json
 import os
 import random
@@ -77,7 +78,8 @@ def request(state, method, path, body=None, timeout=10):
             return e.code, json.loads(e.read() or b"{}")
         except ValueError:
             return e.code, {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, http.client.HTTPException):
+        # a server killed mid-answer (over TLS: mid-handshake or mid-body)
         return None, None
 
 

@@ -9,6 +9,11 @@
 #     $SRV_URL, $SRV_PID, $SRV_LOG and exports KUBECONFIG and CUEUE_SERVER;
 #     stop_server (SIGTERM, waits, checks the exit status); both may be
 #     called again (restart with the same state dir: start_server --keep);
+#   - authentication: the server's admin token is in $T_TOKEN (from
+#     $SRV_DIR/tokens), in the kubeconfig (kubectl, the cueue CLI), and in
+#     $T_DIR/.curlrc with CURL_HOME=$T_DIR exported, so every plain `curl`
+#     of a test sends it (and trusts the server's CA when it serves TLS);
+#     `curl -q ...` (-q first) reads no .curlrc: no token, no CA;
 #   - wait_until TIMEOUT_S CMD...: poll (every 0.1 s) until CMD succeeds;
 #   - TAP: ok/fail/is/like/unlike/cmd_ok/cmd_fails, diag, done_testing;
 #   - api VERB PATH [BODY|@FILE] [CONTENT-TYPE] [ACCEPT]: curl against the
@@ -37,6 +42,7 @@ T_DIR=$(mktemp -d "${TMPDIR:-/tmp}/cueue-e2e.XXXXXX")
 T_N=0
 T_FAILED=0
 T_LOGS=()
+T_TOKEN=
 SRV_PID=
 SRV_DIR=
 SRV_URL=
@@ -132,6 +138,11 @@ start_server() { # start_server [--keep] [server flags...]
   fi
   SRV_URL=$(head -1 "$SRV_DIR/server.url")
   export KUBECONFIG=$SRV_DIR/kubeconfig CUEUE_SERVER=$SRV_URL CUEUE_STATE_DIR=$SRV_DIR
+  T_TOKEN=$(awk '$2 == "admin" { print $1; exit }' "$SRV_DIR/tokens" 2>/dev/null)
+  : >"$T_DIR/.curlrc"
+  [[ -n $T_TOKEN ]] && printf 'header = "Authorization: Bearer %s"\n' "$T_TOKEN" >>"$T_DIR/.curlrc"
+  [[ -f $SRV_DIR/ca.crt ]] && printf 'cacert = "%s"\n' "$SRV_DIR/ca.crt" >>"$T_DIR/.curlrc"
+  export CURL_HOME=$T_DIR
   wait_until "$T_TIMEOUT" curl -sf "$SRV_URL/readyz" || bail "cueue server at $SRV_URL is not ready"
 }
 

@@ -52,7 +52,7 @@ cmd_ok "the server is found through --state-dir" env -u CUEUE_SERVER -u CUEUE_ST
 is "$T_OUT" "namespace/default" "…reading its server.url"
 cmd_ok "…and through \$CUEUE_STATE_DIR" env -u CUEUE_SERVER CUEUE_STATE_DIR="$SRV_DIR" \
   "$CUEUE_BIN" get ns default -o name
-cmd_ok "…and through \$XDG_STATE_HOME/cueue" bash -c "mkdir -p '$T_DIR/xdg/cueue' && cp '$SRV_DIR/server.url' '$T_DIR/xdg/cueue/' && env -u CUEUE_SERVER -u CUEUE_STATE_DIR XDG_STATE_HOME='$T_DIR/xdg' '$CUEUE_BIN' get ns default -o name"
+cmd_ok "…and through \$XDG_STATE_HOME/cueue" bash -c "mkdir -p '$T_DIR/xdg/cueue' && cp '$SRV_DIR/server.url' '$SRV_DIR/kubeconfig' '$T_DIR/xdg/cueue/' && env -u CUEUE_SERVER -u CUEUE_STATE_DIR XDG_STATE_HOME='$T_DIR/xdg' '$CUEUE_BIN' get ns default -o name"
 : >"$T_DIR/empty.yaml"
 cmd_fails "create -f of an empty file is an error" C create -f "$T_DIR/empty.yaml"
 is "$T_OUT" "error: no objects passed to create" "…with kubectl's words"

@@ -22,7 +22,7 @@ is "$(jq -r .object.kind <<<"$out" | sort -u)" ConfigMap "watch objects carry ki
 # from an RV: only later changes, in order
 api GET $CM
 rv=$(jq_body .metadata.resourceVersion)
-curl -s -N --max-time 20 "$SRV_URL$CM?watch=true&resourceVersion=$rv&timeoutSeconds=3" >"$T_DIR/w.out" &
+curl -s -N --max-time 20 "$SRV_URL$CM?watch=true&resourceVersion=$rv&timeoutSeconds=8" >"$T_DIR/w.out" &
 wpid=$!
 # the watch must not block other requests
 wait_until 10 curl -sf "$SRV_URL/readyz"; check "other requests are served while a watch is open"
@@ -39,7 +39,7 @@ is "$rvs" "$sorted" "event resourceVersions increase"
 # fieldSelector on watch; an object leaving the selection is DELETED
 api GET $CM
 rv=$(jq_body .metadata.resourceVersion)
-curl -s -N --max-time 20 "$SRV_URL$CM?watch=true&resourceVersion=$rv&labelSelector=app%3Dx&timeoutSeconds=3" >"$T_DIR/sel.out" &
+curl -s -N --max-time 20 "$SRV_URL$CM?watch=true&resourceVersion=$rv&labelSelector=app%3Dx&timeoutSeconds=8" >"$T_DIR/sel.out" &
 wpid=$!
 wait_until 10 bash -c "curl -s '$SRV_URL/metrics' | grep -q '^cueue_apiserver_watches 1'"
 api PATCH $CM/w3 '{"metadata":{"labels":{"app":"z"}}}' application/merge-patch+json
@@ -54,7 +54,7 @@ is "$(jq -r '.type + " " + .object.metadata.name' <<<"$out" | tr '\n' ,)" "ADDED
 api GET $CM '' application/json 'application/json;as=Table;v=v1;g=meta.k8s.io,application/json'
 trv=$(jq_body .metadata.resourceVersion)
 curl -s -N --max-time 20 -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io,application/json' \
-  "$SRV_URL$CM?watch=true&resourceVersion=$trv&timeoutSeconds=3" >"$T_DIR/t.out" &
+  "$SRV_URL$CM?watch=true&resourceVersion=$trv&timeoutSeconds=8" >"$T_DIR/t.out" &
 wpid=$!
 wait_until 10 bash -c "curl -s '$SRV_URL/metrics' | grep -q '^cueue_apiserver_watches 1'"
 mk w6 x

@@ -44,7 +44,7 @@ like "$(cat "$T_DIR/index.html")" '<script src="vendor/uPlot.iife.min.js">' "…
 cmp -s <(curl -s "${DASH_URL}vendor/uPlot.iife.min.js") "$T_SRC/web/vendor/uPlot.iife.min.js"; check "the embedded uPlot is the vendored file, byte for byte"
 is "$(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' -d '{}' "${DASH_URL%ui/}api/v1/namespaces/default/configmaps")" 405 \
   "the dashboard's port refuses writes (405)"
-is "$(curl -s "${DASH_URL%ui/}api/v1/namespaces/default" | jq -r .metadata.name)" default "…and answers the API's reads"
+is "$(curl -q -s "${DASH_URL%ui/}api/v1/namespaces/default" | jq -r .metadata.name)" default "…and answers the API's reads (plain HTTP, no token: read-only, loopback)"
 
 # ---- the scenario ----
 create_seed_pools delay:3s
@@ -111,7 +111,8 @@ while IFS=$'\t' read -r what name detail; do
     EXIT) is "$name" 0 "the browser test (node dashboard-test.mjs) ran to its end and exited 0" ;;
     *) diag "$what $name $detail" ;;
   esac
-done < <(cd "$BROWSER_DIR" && DASH_URL=$DASH_URL API_URL=$SRV_URL HOLD_MARK=$MARK ARTIFACTS=$ART \
+done < <(cd "$BROWSER_DIR" && DASH_URL=$DASH_URL API_URL=$SRV_URL API_TOKEN=$T_TOKEN \
+  NODE_EXTRA_CA_CERTS=$SRV_DIR/ca.crt HOLD_MARK=$MARK ARTIFACTS=$ART \
   T_TIMEOUT=$T_TIMEOUT node dashboard-test.mjs 2>&1; echo "EXIT	$?")
 is "$(ls "$ART" | tr '\n' ' ')" "capacity.png jobs.png queues.png timeline.png " "the screenshots are kept as test artifacts in $ART"
 

@@ -11,6 +11,13 @@ for bad in 8265 "127.0.0.1:" "127.0.0.1:70000" "127.0.0.1:x" ""; do
   is "$st" 2 "--dashboard-listen='$bad' is a usage error (exit 2)"
   like "$out" "invalid --dashboard-listen \"$bad\": want ADDR:PORT .* or off" "…naming the flag and the form it wants"
 done
+# no TLS nor token checks on the dashboard yet: loopback addresses only
+for addr in 0.0.0.0:0 "[::]:0" 192.0.2.1:0; do
+  out=$("$CUEUE_BIN" server --state-dir "$T_DIR/never" --port 0 --dashboard-listen="$addr" 2>&1); st=$?
+  is "$st" 2 "--dashboard-listen=$addr (not loopback) is refused (exit 2)"
+  like "$out" "invalid --dashboard-listen .*no TLS or authentication yet, so it listens only on a loopback address" \
+    "…saying it listens only on loopback"
+done
 like "$("$CUEUE_BIN" server --help)" "--dashboard-listen ADDR:PORT" "--help documents --dashboard-listen"
 
 start_server --dashboard-listen=off
@@ -33,6 +40,6 @@ stop_server; check "the first server stops cleanly"
 
 start_server --dashboard-listen=":$port"
 is "$(cat "$SRV_DIR/dashboard.url")" "http://127.0.0.1:$port/ui/" "--dashboard-listen=:PORT listens on 127.0.0.1:PORT"
-is "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/ui/")" 200 "…and serves the page there"
+is "$(curl -q -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/ui/")" 200 "…and serves the page there, plain HTTP, without a token"
 stop_server; check "the server stops cleanly"
 done_testing

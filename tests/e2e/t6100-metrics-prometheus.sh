@@ -20,12 +20,11 @@ export PATH=/usr/bin:/bin:$PATH
 EX=$T_SRC/examples
 start_server --scale-down-unneeded-time=2s
 
-# the bearer token the server may require (none today): one place to adapt
-AUTH_HDR=() PROM_AUTH=""
-if [[ -n ${CUEUE_TOKEN:-} ]]; then
-  AUTH_HDR=(-H "Authorization: Bearer $CUEUE_TOKEN")
-  PROM_AUTH=$'    authorization:\n      credentials: '"$CUEUE_TOKEN"
-fi
+# /metrics is admin-only: the server's admin token (lib.sh reads it from
+# $SRV_DIR/tokens into $T_TOKEN) over HTTPS with the state directory's CA
+[[ -n $T_TOKEN && -f $SRV_DIR/ca.crt && $SRV_URL == https://* ]] ||
+  bail "the server did not start with a token and TLS (token '${T_TOKEN:0:4}...', $SRV_URL)"
+AUTH_HDR=(-H "Authorization: Bearer $T_TOKEN" --cacert "$SRV_DIR/ca.crt")
 scrape() { curl -sf "${AUTH_HDR[@]}" "$SRV_URL/metrics"; }
 metric() { # metric 'name{labels}' as the scrape writes it: its value
   awk -v k="$1" '$1 == k {print $2}' "$T_DIR/scrape.txt"
@@ -180,7 +179,7 @@ is "$(metric 'cueue_pods{phase="Running"}')" "$(C get pods -o json | jq '[.items
 
 # ---- a real Prometheus scraping the server ----
 PROM_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-SRV_HOSTPORT=${SRV_URL#http://}
+SRV_HOSTPORT=${SRV_URL#https://}
 mkdir -p "$T_DIR/prom-data"
 cat >"$T_DIR/prometheus.yml" <<YAML
 global:
@@ -189,9 +188,13 @@ global:
 scrape_configs:
   - job_name: cueue
     metrics_path: /metrics
+    scheme: https
+    tls_config:
+      ca_file: $SRV_DIR/ca.crt
+    authorization:
+      credentials: $T_TOKEN
     static_configs:
       - targets: ["$SRV_HOSTPORT"]
-$PROM_AUTH
 YAML
 promtool check config "$T_DIR/prometheus.yml" >/dev/null 2>&1; check "promtool check config accepts the scrape config"
 prometheus --config.file="$T_DIR/prometheus.yml" --storage.tsdb.path="$T_DIR/prom-data" \

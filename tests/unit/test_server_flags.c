@@ -94,6 +94,15 @@ static void test_bad_flags_exit_2_naming_them(void **state)
         {{"--bogus"}, "cueue server: unknown flag \"--bogus\" (see cueue server --help)\n"},
         {{"--port"}, "cueue server: flag --port needs a value\n"},
         {{"extra"}, "unexpected argument \"extra\""},
+        {{"--max-connections=0"}, "invalid --max-connections \"0\": want an integer in 1..1000000"},
+        {{"--max-watches-per-client", "-3"}, "invalid --max-watches-per-client \"-3\""},
+        {{"--http-threads=257"}, "invalid --http-threads \"257\": want an integer in 1..256"},
+        {{"--max-request-body=10"}, "invalid --max-request-body \"10\": want an integer in 1024.."},
+        {{"--idle-timeout=soon"}, "invalid --idle-timeout \"soon\""},
+        {{"--anonymous", "--listen=0.0.0.0"},
+         "--anonymous is allowed only with a loopback --listen address"},
+        {{"--dashboard-listen=0.0.0.0:8265"},
+         "invalid --dashboard-listen \"0.0.0.0\": the dashboard has no TLS"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         struct srv_flags f;
@@ -105,6 +114,58 @@ static void test_bad_flags_exit_2_naming_them(void **state)
         free(o);
         free(e);
     }
+}
+
+/* The limit flags (limits-auth) fill struct srv_limits; defaults are
+ * srv_limits_defaults'; without --anonymous the server serves TLS. */
+static void test_limit_and_auth_flags(void **state)
+{
+    (void)state;
+    static const char *const words[] = {
+        "--max-connections=10", "--max-connections-per-client", "2", "--max-watches=30",
+        "--max-watches-per-client=4", "--max-request-body=2048", "--request-timeout=5s",
+        "--idle-timeout=1500ms", "--http-threads=8", NULL};
+    struct srv_flags f;
+    char *o, *e;
+    assert_int_equal(parse(&f, words, &o, &e), -1);
+    assert_string_equal(e, "");
+    assert_int_equal(f.limits.max_connections, 10);
+    assert_int_equal(f.limits.max_connections_per_client, 2);
+    assert_int_equal(f.limits.max_watches, 30);
+    assert_int_equal(f.limits.max_watches_per_client, 4);
+    assert_int_equal(f.limits.max_body_bytes, 2048);
+    assert_int_equal(f.limits.request_timeout_ms, 5000);
+    assert_int_equal(f.limits.idle_timeout_s, 2); /* rounded up */
+    assert_int_equal(f.limits.threads, 8);
+    assert_false(f.anonymous);
+    assert_true(f.tls);
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+
+    static const char *const none[] = {NULL};
+    struct srv_limits def;
+    srv_limits_defaults(&def);
+    assert_int_equal(parse(&f, none, &o, &e), -1);
+    assert_memory_equal(&f.limits, &def, sizeof(def));
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+
+    static const char *const anon[] = {"--anonymous", "--listen=::1", NULL};
+    assert_int_equal(parse(&f, anon, &o, &e), -1);
+    assert_true(f.anonymous);
+    assert_false(f.tls);
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+
+    static const char *const anon_tls[] = {"--anonymous", "--tls", NULL};
+    assert_int_equal(parse(&f, anon_tls, &o, &e), -1);
+    assert_true(f.tls);
+    srv_flags_release(&f);
+    free(o);
+    free(e);
 }
 
 /* --help lists every flag of the table with its value placeholder. */
@@ -123,6 +184,10 @@ static void test_help_is_generated_from_the_table(void **state)
         "\n  --flavor-fallback   beyond Kueue",
         "\n  --stop-pods-on-exit kill every pod",
         "\n  --log-level LEVEL   error, warn",
+        "\n  --max-connections-per-client N\n                      open connections per client",
+        "\n  --anonymous         serve without authentication",
+        "\n  --tls               serve HTTPS",
+        "cueue server token create",
         "\n  -h, --help          show this help\n",
     };
     for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
@@ -138,6 +203,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_flag_sets_its_field),
         cmocka_unit_test(test_defaults_when_no_flag_is_given),
+        cmocka_unit_test(test_limit_and_auth_flags),
         cmocka_unit_test(test_bad_flags_exit_2_naming_them),
         cmocka_unit_test(test_help_is_generated_from_the_table),
     };
