@@ -32,10 +32,13 @@
 #    (queued) with pods as host processes (--runtime=process) beside the same
 #    with every pod in its own namespaces, cgroup and network through runc
 #    (--runtime=oci); goal: oci under 2x process.
+# 6. GET latency with many watchers open (part "watchers", bench/watchers.sh):
+#    WATCHERS (10000) watches, GET p99 beside the same GETs with none open;
+#    goal: p99 <= 10 ms with the watchers.
 #
 # Environment: LATENCY_JOBS (100), THROUGHPUT_JOBS (1000), THROUGHPUT_RUNS (3),
-# ISOLATION_JOBS (1000), SUBMITTERS (4), BENCH_PARTS (which of
-# "e2e exec engine sim oci" to run; all).
+# ISOLATION_JOBS (1000), WATCHERS (10000), SUBMITTERS (4), BENCH_PARTS (which
+# of "e2e exec engine sim oci watchers" to run; all).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,7 +46,7 @@ build=$(realpath "${1:-build}")
 n_lat=${LATENCY_JOBS:-100}
 n_tput=${THROUGHPUT_JOBS:-1000}
 runs=${THROUGHPUT_RUNS:-3}
-parts=" ${BENCH_PARTS:-e2e exec engine sim oci} "
+parts=" ${BENCH_PARTS:-e2e exec engine sim oci watchers} "
 n_iso=${ISOLATION_JOBS:-1000}
 submitters=${SUBMITTERS:-4}
 
@@ -277,6 +280,11 @@ if [[ $parts == *" engine "* && -x $build/engine_bench ]]; then
     "$build/engine_bench"
 fi
 [[ $parts == *" oci "* ]] && isolation
+if [[ $parts == *" watchers "* ]]; then
+    echo
+    echo "== GET latency with ${WATCHERS:-10000} watchers open (bench/watchers.sh) =="
+    CUEUE_BIN=$build/cueue "$here/watchers.sh" "${WATCHERS:-10000}"
+fi
 if [[ $parts == *" sim "* ]]; then
     echo
     echo "== Kueue's scheduler-performance scenarios in cueue sim (bench/kueue_perf.sh) =="
