@@ -50,6 +50,32 @@ static void events_expire_after_their_last_write(void **state)
     fx_free(f);
 }
 
+/* An Event written again and again holds one timer: once the first
+ * deadline passes, the next wakeup is the latest write's deadline, not
+ * one per earlier write. */
+static void repeats_hold_one_timer(void **state)
+{
+    (void)state;
+    struct fx *f = fx_new(ttl_10m);
+    json_t *a = subject("a");
+    int64_t t0 = f->clock.now_ms;
+    for (int i = 0; i < 5; i++) { /* writes at t0, t0 + 1 min, ... t0 + 4 min */
+        if (i)
+            fx_advance(f, 1 * MIN);
+        ctrl_event(f->ctrl, a, "Normal", "Test", "%s", "hello a");
+        fx_run(f);
+    }
+    assert_int_equal(ctrl_next_deadline(f->ctrl), t0 + 10 * MIN);
+    fx_advance(f, 6 * MIN); /* t0 + 10 min: the first deadline */
+    assert_int_equal(events(f), 1);
+    assert_int_equal(ctrl_next_deadline(f->ctrl), t0 + 14 * MIN);
+    fx_advance(f, 4 * MIN);
+    assert_int_equal(events(f), 0);
+    assert_int_equal(ctrl_next_deadline(f->ctrl), INT64_MAX);
+    json_decref(a);
+    fx_free(f);
+}
+
 static void ttl_zero_keeps_events(void **state)
 {
     (void)state;
@@ -75,6 +101,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(events_expire_after_their_last_write),
+        cmocka_unit_test(repeats_hold_one_timer),
         cmocka_unit_test(ttl_zero_keeps_events),
         cmocka_unit_test(default_ttl_is_one_hour),
     };
