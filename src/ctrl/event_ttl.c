@@ -2,17 +2,21 @@
  * event_ttl: v1 Events expire (Kubernetes' kube-apiserver --event-ttl,
  * default 1 hour, which it implements with etcd leases). An Event is
  * deleted ttl after the last write of it this control plane saw: every
- * ADDED or MODIFIED event of an Event object moves its deadline, a timer
- * on the control plane's clock fires at the deadline, and the object goes
- * unless a later write moved the deadline on. After a restart every stored
+ * ADDED or MODIFIED event of an Event object moves its deadline, and the
+ * object goes when its timer, on the control plane's clock, fires at or
+ * after the deadline. One timer per Event is pending at a time: a repeat
+ * (an aggregated Event is written again at every occurrence) only moves
+ * the deadline, and the timer that fires before it is set again for the
+ * new deadline, so an Event written thousands of times within its ttl
+ * holds one timer, not thousands. After a restart every stored
  * Event gets a whole ttl from the start (the resync sees it as new), as an
  * etcd lease does after a leader change. The deadlines are on the clock
  * interface (virtual in `cueue sim` and the tests), never read from the
  * Events' own timestamps, which are text for users.
  *
  * Invariants: deadlines holds one entry per Event object seen and not yet
- * deleted; its expires_ms is the latest deadline set for it, and a timer
- * at that time is queued.
+ * deleted; its expires_ms is the latest deadline set for it; a timer for
+ * it is queued at armed_ms <= expires_ms.
  */
 #include <string.h>
 #include <uthash.h>
@@ -26,6 +30,7 @@
 struct ttl_entry {
     UT_hash_handle hh;
     int64_t expires_ms;
+    int64_t armed_ms; /* when its pending timer fires */
     char key[]; /* ns, '\x1f', name */
 };
 
@@ -63,12 +68,15 @@ static void ttl_on_event(struct ctrl *c, void *self, const struct store_event *e
     } else {
         if (!e) {
             size_t n = strlen(key);
-            e = xmalloc(sizeof(*e) + n + 1);
+            e = xcalloc(1, sizeof(*e) + n + 1); /* armed_ms 0: no timer yet */
             memcpy(e->key, key, n + 1);
             HASH_ADD(hh, t->deadlines, key, n, e);
         }
         e->expires_ms = ctrl_now(c) + ttl;
-        ctrl_enqueue_at(c, t->rid, ns, name, e->expires_ms);
+        if (!e->armed_ms) { /* new: else the pending timer re-arms (ttl_reconcile) */
+            e->armed_ms = e->expires_ms;
+            ctrl_enqueue_at(c, t->rid, ns, name, e->armed_ms);
+        }
     }
     xfree(key);
 }
@@ -80,8 +88,14 @@ static void ttl_reconcile(struct ctrl *c, void *self, const char *ns, const char
     struct ttl_entry *e;
     HASH_FIND_STR(t->deadlines, key, e);
     xfree(key);
-    if (!e || ctrl_now(c) < e->expires_ms)
-        return; /* gone, or written again since: its own timer comes */
+    int64_t now = ctrl_now(c);
+    if (!e || now < e->armed_ms)
+        return; /* gone, or a timer of an earlier entry of the same name */
+    if (now < e->expires_ms) { /* written again since the timer was set */
+        e->armed_ms = e->expires_ms;
+        ctrl_enqueue_at(c, t->rid, ns, name, e->armed_ms);
+        return;
+    }
     json_t *cur = store_get(ctrl_store(c), KIND_EVENT, ns, name);
     if (cur)
         store_delete(ctrl_store(c), KIND_EVENT, ns, name, api_uid(cur), NULL);

@@ -119,9 +119,10 @@ static inline void store__unlock(struct store *s)
         pthread_mutex_unlock(&s->mu);
 }
 
-/* Record, inside an open durable write on a persistent store, the state
- * of a key a mutation is about to change (prev: its current document,
- * borrowed; NULL = absent). mu held. No-op otherwise. */
+/* Record, inside an open durable write (persistent or memory store: both
+ * roll back), the state of a key a mutation is about to change (prev: its
+ * current document, borrowed, a reference kept until the write ends;
+ * NULL = absent). mu held. No-op outside a durable write. */
 void store__undo_note(struct store *s, enum api_kind_id kind, const char *ns, const char *name,
                       const json_t *prev);
 

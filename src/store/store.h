@@ -201,7 +201,9 @@ bool store_writable(struct store *s, char *why, size_t whylen);
  * returns CU_EIO with the cause in why, and the store keeps retrying the
  * save at later flushes (store_writable false until one succeeds).
  * store_txn_rollback undoes the write's mutations and ends it (a request
- * that failed half-way). */
+ * that failed half-way). Durable writes do not nest: a second
+ * store_txn_begin on the same thread, before commit or rollback, waits
+ * for its own lock for ever. */
 int store_txn_begin(struct store *s, char *why, size_t whylen);
 int store_txn_commit(struct store *s, char *why, size_t whylen);
 void store_txn_rollback(struct store *s);

@@ -43,14 +43,20 @@ static void drop(struct diag *d, enum diag_type type)
         d->dropped_decode = true;
 }
 
+/* Whether d keeps no more causes; if so the cause of this type is counted
+ * (dropped), before its value is rendered or copied for nothing. */
+static bool full(struct diag *d, enum diag_type type)
+{
+    if (d->n < DIAG_MAX_CAUSES)
+        return false;
+    drop(d, type);
+    return true;
+}
+
+/* Keep a cause (d is not full: the callers checked). */
 static void vadd(struct diag *d, enum diag_type type, const char *field,
                  char *value_owned, const char *fmt, va_list ap)
 {
-    if (d->n >= DIAG_MAX_CAUSES) {
-        xfree(value_owned);
-        drop(d, type);
-        return;
-    }
     XGROW(d->items, d->cap, d->n + 1);
     struct diag_cause *c = &d->items[d->n++];
     c->type = type;
@@ -70,6 +76,8 @@ static void vadd(struct diag *d, enum diag_type type, const char *field,
 void diag_add(struct diag *d, enum diag_type type, const char *field,
               const char *value, const char *fmt, ...)
 {
+    if (full(d, type))
+        return;
     va_list ap;
     va_start(ap, fmt);
     vadd(d, type, field, xstrdup(value), fmt, ap);
@@ -91,6 +99,8 @@ static char *render_json(const json_t *v)
 void diag_addj(struct diag *d, enum diag_type type, const char *field,
                const json_t *value, const char *fmt, ...)
 {
+    if (full(d, type))
+        return;
     va_list ap;
     va_start(ap, fmt);
     vadd(d, type, field, render_json(value), fmt, ap);
@@ -101,8 +111,7 @@ void diag_merge(struct diag *dst, struct diag *src)
 {
     for (size_t i = 0; i < src->n; i++) {
         struct diag_cause *c = &src->items[i];
-        if (dst->n >= DIAG_MAX_CAUSES) {
-            drop(dst, c->type);
+        if (full(dst, c->type)) {
             xfree(c->field);
             xfree(c->value);
             xfree(c->detail);

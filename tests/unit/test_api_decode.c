@@ -347,6 +347,20 @@ static void test_many_anchors_decode(void **state)
     sbuf_release(&sb);
 }
 
+/* An alias names the latest anchor of that name before it (YAML 1.2
+ * 3.2.2.2): a redefined anchor replaces the earlier one from there on. */
+static void test_redefined_anchor_takes_the_latest(void **state)
+{
+    (void)state;
+    json_t *docs = t_parse_ok("a: &x 1\nb: *x\nc: &x [2]\nd: *x\n");
+    json_t *doc = json_array_get(docs, 0);
+    assert_int_equal(json_integer_value(json_object_get(doc, "b")), 1);
+    json_t *d = json_object_get(doc, "d");
+    assert_true(json_is_array(d));
+    assert_int_equal(json_integer_value(json_array_get(d, 0)), 2);
+    json_decref(docs);
+}
+
 static void test_limits_size_depth_aliases(void **state)
 {
     (void)state;
@@ -427,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_non_mapping_documents_are_errors),
         cmocka_unit_test(test_limits_size_depth_aliases),
         cmocka_unit_test(test_many_anchors_decode),
+        cmocka_unit_test(test_redefined_anchor_takes_the_latest),
         cmocka_unit_test(test_other_decoder_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

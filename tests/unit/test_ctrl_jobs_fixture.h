@@ -60,12 +60,14 @@ static inline int fx_run(struct fx *f)
     return total;
 }
 
-static inline struct fx *fx_new(void (*tweak)(struct ctrl_config *))
+/* The fixture over a store saved in the SQLite database db_path (NULL:
+ * a memory store). */
+static inline struct fx *fx_new_at(void (*tweak)(struct ctrl_config *), const char *db_path)
 {
     struct fx *f = calloc(1, sizeof(*f));
     clk_virtual_init(&f->clock, FX_START_MS);
     rng_seed(&f->rng, 7);
-    struct store_opts so = {NULL, &f->clock.clk, &f->rng, 0};
+    struct store_opts so = {db_path, &f->clock.clk, &f->rng, 0};
     char err[256];
     if (store_open(&so, &f->store, err, sizeof(err)) != 0)
         fail_msg("store_open: %s", err);
@@ -82,6 +84,11 @@ static inline struct fx *fx_new(void (*tweak)(struct ctrl_config *))
     f->trace = json_array();
     ctrl_set_trace(f->ctrl, fx_trace_sink, f);
     return f;
+}
+
+static inline struct fx *fx_new(void (*tweak)(struct ctrl_config *))
+{
+    return fx_new_at(tweak, NULL);
 }
 
 static inline void fx_free(struct fx *f)

@@ -185,6 +185,33 @@ static void rollback_undoes_deletion_marks(void **state)
     json_decref(fin0);
 }
 
+/* A status write over a version only the store holds would take the new
+ * resourceVersion in the stored metadata map itself; inside a durable
+ * write the noted version keeps its map, so a failed commit brings it
+ * back with its own resourceVersion. */
+static void failed_status_write_keeps_the_old_metadata(void **state)
+{
+    struct dfx *p = *state;
+    struct store *s = p->f.s;
+    json_t *q0 = fx_create(s, KIND_LOCALQUEUE, "ns", fx_lq("ns", "q", "cq"));
+    json_t *want = json_deep_copy(q0);
+    json_decref(q0);
+    store_events_trim(s, store_rv(s)); /* no event holds the version either */
+    assert_int_equal(store_flush(s), 0);
+    fullvfs_full = true;
+    assert_int_equal(store_txn_begin(s, NULL, 0), 0);
+    json_t *cp = store_get_status_copy(s, KIND_LOCALQUEUE, "ns", "q", NULL);
+    JX_SET_NEW(cp, json_integer(3), "status", "pendingWorkloads");
+    assert_int_equal(store_update_take(s, KIND_LOCALQUEUE, "ns", cp, STORE_UPDATE_STATUS, NULL),
+                     0);
+    assert_int_equal(store_txn_commit(s, NULL, 0), CU_EIO);
+    json_t *q = store_get(s, KIND_LOCALQUEUE, "ns", "q");
+    assert_true(json_equal(q, want));
+    assert_string_equal(fx_meta(q, "resourceVersion"), fx_meta(want, "resourceVersion"));
+    json_decref(q);
+    json_decref(want);
+}
+
 static void memory_store_rollback(void **state)
 {
     struct fx f;
@@ -339,6 +366,7 @@ int main(void)
         T(committed_write_is_on_disk),
         T(failed_commit_leaves_memory_as_before),
         T(rollback_undoes_deletion_marks),
+        T(failed_status_write_keeps_the_old_metadata),
         cmocka_unit_test(memory_store_rollback),
         cmocka_unit_test(rollback_with_short_history),
         T(control_loop_changes_are_retried_and_block_durable_writes),
