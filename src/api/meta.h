@@ -74,9 +74,10 @@ struct api_wl_state {
     bool deactivation_target; /* DeactivationTarget True */
 };
 /* The state of wl (a Workload document; NULL or one without status:
- * pending, every flag false). The one place that reads these condition
- * types for a yes/no answer: everything that asks "is it admitted,
- * finished, reserved, evicted" asks this (or kq_wl_view's copy of it). */
+ * pending, every flag false). The one definition of these flags: whatever
+ * asks "is it admitted, finished, reserved, evicted" asks this, kq_wl_view's
+ * copy of it, or a one-flag question (ctrl/kueue/wl.c) that reads only
+ * its condition by the same rule. */
 struct api_wl_state api_wl_state_of(const json_t *wl);
 /* The state from conditions already found: cond[i] is the first condition
  * of type API_WL_STATE_TYPES[i] (NULL: absent), has_admission whether

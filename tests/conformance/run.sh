@@ -60,7 +60,11 @@ for f in "${files[@]}"; do
         mkdir -p "$golden"
         cp "$tmp/trace" "$golden/$name.trace"
     fi
-    if [ "$rc" -eq 0 ] && ! cmp -s "$golden/$name.trace" "$tmp/trace"; then
+    if [ "$rc" -eq 0 ] && [ ! -e "$golden/$name.trace" ]; then
+        failed=$((failed + 1))
+        echo "not ok $n - $name: no golden trace tests/conformance/golden/$name.trace"
+        echo "#   (a new scenario: \`make golden-update\` and commit the golden file with it)"
+    elif [ "$rc" -eq 0 ] && ! cmp -s "$golden/$name.trace" "$tmp/trace"; then
         failed=$((failed + 1))
         echo "not ok $n - $name: the trace differs from tests/conformance/golden/$name.trace"
         echo "#   (intended? \`make golden-update\` and commit the golden file with the change)"

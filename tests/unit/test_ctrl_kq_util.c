@@ -255,6 +255,17 @@ static void view_state_is_the_documents_state(void **state)
         assert_int_equal(v.state.finished, st.finished);
         assert_int_equal(v.state.evicted, st.evicted);
         assert_int_equal(v.state.deactivation_target, st.deactivation_target);
+        /* the one-flag questions (kueue/wl.c read only their condition)
+         * answer as the state does, with status.admission and without */
+        for (int adm = 1; adm >= 0; adm--) {
+            if (!adm)
+                json_object_del(json_object_get(wl, "status"), "admission");
+            st = api_wl_state_of(wl);
+            assert_int_equal(kq_wl_has_reservation(wl), api_wl_holds_reservation(&st));
+            assert_int_equal(kq_wl_is_admitted(wl), st.admitted);
+            assert_int_equal(kq_wl_is_finished(wl), st.finished);
+            assert_int_equal(kq_wl_is_evicted(wl), st.evicted);
+        }
         json_decref(wl);
     }
 }

@@ -12,7 +12,7 @@
 
 static int n_enomem;
 
-/* An upsert as the control plane does it: again on the next event when it
+/* An upsert as a caller that handles CU_ENOMEM makes it: once more when it
  * failed (the hook fails one allocation only). */
 #define UPSERT(call)                                                                     \
     do {                                                                                 \

@@ -187,6 +187,33 @@ static void test_errors_name_the_file_and_every_field(void **state)
     expect_error(bad, needles);
 }
 
+/* The conditions action (what an external controller writes through the
+ * status subresource) is decoded as strictly as the others: set is
+ * required and not empty, each condition an object with a type and a
+ * status True, False or Unknown. */
+static void test_conditions_action_errors_name_the_field(void **state)
+{
+    (void)state;
+    static const char bad[] =
+        "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n"
+        "spec:\n"
+        "  actions:\n"
+        "    - {at: 1s, conditions: {kind: Workload, namespace: ns, name: w}}\n"
+        "    - {at: 1s, conditions: {kind: Workload, namespace: ns, name: w, set: []}}\n"
+        "    - {at: 1s, conditions: {kind: Workload, namespace: ns, name: w, set: [\n"
+        "        {type: Provisioned, status: Maybe}, {status: \"True\", why: x}, 3]}}\n";
+    static const char *const needles[] = {
+        "spec.actions[0].conditions.set: Required value",
+        "spec.actions[1].conditions.set: Required value: at least one condition",
+        "spec.actions[2].conditions.set[0].status: Unsupported value: \"Maybe\"",
+        "spec.actions[2].conditions.set[1].type: Required value",
+        "unknown field \"spec.actions[2].conditions.set[1].why\"",
+        "spec.actions[2].conditions.set[2]: Invalid type: 3: expected object",
+        NULL,
+    };
+    expect_error(bad, needles);
+}
+
 static void test_unknown_kinds_and_syntax_errors(void **state)
 {
     (void)state;
@@ -408,6 +435,7 @@ int main(void)
         cmocka_unit_test(test_manifests_only_get_every_default),
         cmocka_unit_test(test_every_field_is_decoded),
         cmocka_unit_test(test_errors_name_the_file_and_every_field),
+        cmocka_unit_test(test_conditions_action_errors_name_the_field),
         cmocka_unit_test(test_unknown_kinds_and_syntax_errors),
         cmocka_unit_test(test_missing_file_is_reported),
         cmocka_unit_test(test_a_file_without_documents_is_an_error),

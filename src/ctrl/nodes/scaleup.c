@@ -59,8 +59,10 @@ int nodes_snap_count_pool(const struct nodes_snap *snap, const char *pool)
 static bool wants_scale_up(const json_t *pod)
 {
     const char *nn = JX_STR(pod, "spec", "nodeName");
+    if (nn && nn[0]) /* bound: most pods, so before the condition scan */
+        return false;
     json_t *c = api_cond_get(pod, "PodScheduled");
-    return (!nn || !nn[0]) && !api_is_deleting(pod) && nodes_pod_is_active(pod) &&
+    return !api_is_deleting(pod) && nodes_pod_is_active(pod) &&
            json_array_size(JX_GET(pod, "spec", "schedulingGates")) == 0 && c &&
            !strcmp(jx_or_empty(JX_STR(c, "status")), "False") &&
            !strcmp(jx_or_empty(JX_STR(c, "reason")), "Unschedulable") && !nodes_pod_provreq(pod);
