@@ -171,9 +171,5 @@ bool jobs_collect_metrics(json_t *obj, const json_t *pods)
 
 int jobs_master_port(const char *uid)
 {
-    char hex[41];
-    sha1_hex(uid ? uid : "", uid ? strlen(uid) : 0, hex);
-    hex[8] = '\0';
-    unsigned long v = strtoul(hex, NULL, 16);
-    return 30000 + (int)(v % 20000);
+    return 30000 + (int)(sha1_u32(uid ? uid : "", uid ? strlen(uid) : 0) % 20000);
 }

@@ -120,11 +120,7 @@ static const struct {
 /* The first port of key's host-port block. */
 static int port_block(const char *key)
 {
-    char hex[41];
-    sha1_hex(key, strlen(key), hex);
-    hex[8] = '\0';
-    unsigned long v = strtoul(hex, NULL, 16);
-    return RAY_PORT_BASE + (int)(v % RAY_PORT_BLOCKS) * RAY_PORT_BLOCK;
+    return RAY_PORT_BASE + (int)(sha1_u32(key, strlen(key)) % RAY_PORT_BLOCKS) * RAY_PORT_BLOCK;
 }
 
 /* containerPort named name in any container of pod spec, or 0. */
