@@ -53,15 +53,7 @@ static int resolve_target(const json_t *pod, const json_t *sp)
     if (json_is_integer(tp))
         return (int)json_integer_value(tp);
     const char *want = json_string_value(tp);
-    size_t i, j;
-    json_t *ctr, *p;
-    json_array_foreach(JX_GET(pod, "spec", "containers"), i, ctr) {
-        json_array_foreach(JX_GET(ctr, "ports"), j, p) {
-            if (want && !strcmp(jx_or_empty(JX_STR(p, "name")), want))
-                return (int)JX_INT(p, 0, "containerPort");
-        }
-    }
-    return 0;
+    return want && want[0] ? jobs_pod_named_port(JX_GET(pod, "spec"), want) : 0;
 }
 
 /* The endpoint ports of one pod for the Service (new array). */

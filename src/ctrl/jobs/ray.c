@@ -123,20 +123,6 @@ static int port_block(const char *key)
     return RAY_PORT_BASE + (int)(sha1_u32(key, strlen(key)) % RAY_PORT_BLOCKS) * RAY_PORT_BLOCK;
 }
 
-/* containerPort named name in any container of pod spec, or 0. */
-static int named_port(const json_t *pod_spec, const char *name)
-{
-    size_t i, j;
-    json_t *ctr, *p;
-    json_array_foreach(JX_GET(pod_spec, "containers"), i, ctr) {
-        json_array_foreach(JX_GET(ctr, "ports"), j, p) {
-            if (!strcmp(jx_or_empty(JX_STR(p, "name")), name))
-                return (int)JX_INT(p, 0, "containerPort");
-        }
-    }
-    return 0;
-}
-
 /* The ports of one Ray pod of group: with host_net, key's block; else the
  * group template's named containerPort, the group's rayStartParams, or
  * Ray's default, in that order. */
@@ -149,7 +135,7 @@ static void ray_ports(const json_t *group, bool host_net, const char *key, int o
             out[i] = base + i;
             continue;
         }
-        out[i] = named_port(spec, ray_known_ports[i].name);
+        out[i] = jobs_pod_named_port(spec, ray_known_ports[i].name);
         const char *v = JX_STR(group, "rayStartParams", ray_known_ports[i].param);
         char *end = NULL;
         long n = v ? strtol(v, &end, 10) : 0;
@@ -186,7 +172,7 @@ static void set_container_ports(json_t *spec, bool head, bool host_net, const in
     if (!ctr0)
         return;
     for (int i = head ? 0 : RP_METRICS; i <= RP_METRICS; i++) {
-        if (named_port(spec, ray_known_ports[i].name))
+        if (jobs_pod_named_port(spec, ray_known_ports[i].name))
             continue;
         json_t *arr = json_object_get(ctr0, "ports");
         if (!json_is_array(arr)) {
@@ -742,8 +728,8 @@ static void initialize(struct ctrl *c, const json_t *rj, json_t *st)
     const char *user_id = JX_STR(rj, "spec", "jobId");
     rng_suffix(ctrl_rng(c), sfx, 5);
     char *job_id = user_id && user_id[0] ? xstrdup(user_id) : xasprintf("%s-%s", api_name(rj), sfx);
-    int dash = named_port(JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec", "template", "spec"),
-                          "dashboard");
+    int dash = jobs_pod_named_port(
+        JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec", "template", "spec"), "dashboard");
     char *url = xasprintf("%s-head-svc.%s.svc.cluster.local:%d", cluster,
                           jx_or_empty(api_namespace(rj)),
                           dash ? dash : ray_known_ports[RP_DASHBOARD].def);
