@@ -31,6 +31,7 @@
 
 #include "api/decode.h"
 #include "api/meta.h"
+#include "api/schema.h"
 #include "ctrl/jobs/jobs.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -633,15 +634,9 @@ static void create_submitter(struct ctrl *c, const json_t *rj)
     add_env(env, "RAY_JOB_SUBMISSION_ID", jx_or_empty(JX_STR(rj, "status", "jobId")));
     jobs_pod_add_env(tspec, env);
     json_decref(env);
-    json_t *tl = JX_OBJ(tmpl, "metadata", "labels");
-    json_object_set_new(tl, "batch.kubernetes.io/controller-uid", json_string(uid));
-    json_object_set_new(tl, "batch.kubernetes.io/job-name", json_string(api_name(rj)));
-    json_object_set_new(tl, "controller-uid", json_string(uid));
-    json_object_set_new(tl, "job-name", json_string(api_name(rj)));
     json_t *spec = JX_OBJ(job, "spec");
-    JX_SET_NEW(spec, json_string(uid), "selector", "matchLabels",
-               "batch.kubernetes.io/controller-uid");
     json_object_set_new(spec, "template", tmpl);
+    api_job_generate_selector(job);
     json_object_set_new(spec, "backoffLimit",
                         json_integer(JX_INT(rj, RAY_SUBMITTER_BACKOFF_LIMIT, "spec",
                                             "submitterConfig", "backoffLimit")));
