@@ -173,6 +173,15 @@ struct api_machine_catalog {
  * Call once at start-up, before any request is served; NULL unregisters. */
 void api_set_machine_catalog(const struct api_machine_catalog *cat);
 
+/* The API server's generateSelector for a new batch/v1 Job (job: the
+ * whole object, changed in place): the template gets the labels job-name,
+ * batch.kubernetes.io/job-name (metadata.name), controller-uid and
+ * batch.kubernetes.io/controller-uid (metadata.uid) unless it has them,
+ * and spec.selector.matchLabels the controller-uid one. Nothing without a
+ * name or uid. For admission, and for controllers that create Jobs in the
+ * store directly (the KubeRay operator's submitter). */
+void api_job_generate_selector(json_t *job);
+
 /* ---- used by api_admit (object.h) ---- */
 
 enum api_schema_phase {

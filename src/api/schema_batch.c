@@ -54,8 +54,8 @@ static void set_if_absent(json_t *o, const char *key, json_t *v)
         json_decref(v);
 }
 
-/* PrepareForCreate's generateSelector: labels tying pods to this job. */
-static void generate_selector(json_t *job)
+/* PrepareForCreate's generateSelector (schema.h). */
+void api_job_generate_selector(json_t *job)
 {
     const char *uid = JX_STR(job, "metadata", "uid");
     const char *name = JX_STR(job, "metadata", "name");
@@ -90,7 +90,7 @@ static void job_defaults(struct api_vctx *c)
                                                                         : "TerminatingOrFailed"));
     api__default_pod_spec(JX_GET(spec, "template", "spec"));
     if (!c->old && !JX_BOOL(spec, false, "manualSelector"))
-        generate_selector(c->obj);
+        api_job_generate_selector(c->obj);
     api__kueue_job_defaults(c, spec);
 }
 

@@ -47,12 +47,8 @@ static char *cluster_ip_new(const json_t *svc)
 {
     char *key = xasprintf("%s/%s", jx_or_empty(JX_STR(svc, "metadata", "namespace")),
                           jx_or_empty(JX_STR(svc, "metadata", "name")));
-    char hex[41];
-    sha1_hex(key, strlen(key), hex);
+    unsigned v = sha1_u32(key, strlen(key)) >> 16;
     xfree(key);
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++)
-        v = v * 16 + (unsigned)(isdigit((unsigned char)hex[i]) ? hex[i] - '0' : hex[i] - 'a' + 10);
     return xasprintf("10.96.%u.%u", (v >> 8) & 0xff, (v & 0xff) ? (v & 0xff) : 1);
 }
 

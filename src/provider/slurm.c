@@ -128,15 +128,6 @@ static const partition_info_t *find_partition(const partition_info_msg_t *parts,
     return NULL;
 }
 
-static bool in_hostlist(const char *hosts, const char *name)
-{
-    hostlist_t hl = slurm_hostlist_create(hosts);
-    bool found = hl && slurm_hostlist_find(hl, name) >= 0;
-    if (hl)
-        slurm_hostlist_destroy(hl);
-    return found;
-}
-
 int prov_slurm_partition_nodes(const char *partition, struct prov_slurm_node **out, size_t *n,
                                char *err, size_t errlen)
 {
@@ -162,13 +153,17 @@ int prov_slurm_partition_nodes(const char *partition, struct prov_slurm_node **o
     }
     const partition_info_t *p = find_partition(parts, partition, err, errlen);
     int rc = p ? 0 : CU_ENOTFOUND;
-    for (uint32_t i = 0; p && i < nodes->record_count; i++) {
+    /* the partition's node list ("od[1-4]"), expanded once */
+    hostlist_t hl = p && p->nodes ? slurm_hostlist_create(p->nodes) : NULL;
+    for (uint32_t i = 0; hl && i < nodes->record_count; i++) {
         const node_info_t *ni = &nodes->node_array[i];
-        if (!ni->name || !p->nodes || !in_hostlist(p->nodes, ni->name))
+        if (!ni->name || slurm_hostlist_find(hl, ni->name) < 0)
             continue;
         *out = xreallocarray(*out, *n + 1, sizeof(**out));
         prov_slurm_node_from_info(ni, &(*out)[(*n)++]);
     }
+    if (hl)
+        slurm_hostlist_destroy(hl);
     slurm_free_node_info_msg(nodes);
     slurm_free_partition_info_msg(parts);
     return rc;

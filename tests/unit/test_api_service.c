@@ -72,24 +72,29 @@ static void expect_err(const char *yaml, const char *want)
 static void test_service_errors_name_the_field(void **state)
 {
     (void)state;
-    const char *h = "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n";
-    char y[512];
-    snprintf(y, sizeof(y), "%s  selector: {app: x}\n", h);
-    expect_err(y, "spec.ports: Required value");
-    snprintf(y, sizeof(y), "%s  ports: [{port: 80}, {port: 81}]\n", h);
-    expect_err(y, "spec.ports[1].name: Required value");
-    snprintf(y, sizeof(y), "%s  ports: [{name: a, port: 80}, {name: a, port: 81}]\n", h);
-    expect_err(y, "spec.ports[1].name: Duplicate value: \"a\"");
-    snprintf(y, sizeof(y), "%s  ports: [{name: a, port: 80, targetPort: Bad_Name}]\n", h);
-    expect_err(y, "spec.ports[0].targetPort: Invalid value: \"Bad_Name\"");
-    snprintf(y, sizeof(y), "%s  ports: [{name: a, port: 80, targetPort: 0}]\n", h);
-    expect_err(y, "spec.ports[0].targetPort: Invalid value: 0");
-    snprintf(y, sizeof(y), "%s  ports: [{name: a, port: 70000}]\n", h);
-    expect_err(y, "spec.ports[0].port");
-    snprintf(y, sizeof(y), "%s  type: NodePort\n  ports: [{port: 80}]\n", h);
-    expect_err(y, "spec.type: Unsupported value: \"NodePort\"");
-    snprintf(y, sizeof(y), "%s  selector: {'bad key!': x}\n  ports: [{port: 80}]\n", h);
-    expect_err(y, "spec.selector[bad key!]");
+    /* the spec's fields after "spec:\n", and what the error must say */
+    static const struct {
+        const char *spec, *want;
+    } cases[] = {
+        {"  selector: {app: x}\n", "spec.ports: Required value"},
+        {"  ports: [{port: 80}, {port: 81}]\n", "spec.ports[1].name: Required value"},
+        {"  ports: [{name: a, port: 80}, {name: a, port: 81}]\n",
+         "spec.ports[1].name: Duplicate value: \"a\""},
+        {"  ports: [{name: a, port: 80, targetPort: Bad_Name}]\n",
+         "spec.ports[0].targetPort: Invalid value: \"Bad_Name\""},
+        {"  ports: [{name: a, port: 80, targetPort: 0}]\n",
+         "spec.ports[0].targetPort: Invalid value: 0"},
+        {"  ports: [{name: a, port: 70000}]\n", "spec.ports[0].port"},
+        {"  type: NodePort\n  ports: [{port: 80}]\n",
+         "spec.type: Unsupported value: \"NodePort\""},
+        {"  selector: {'bad key!': x}\n  ports: [{port: 80}]\n", "spec.selector[bad key!]"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+        char y[512];
+        snprintf(y, sizeof(y), "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n%s",
+                 cases[i].spec);
+        expect_err(y, cases[i].want);
+    }
 }
 
 static void test_endpoints_and_slices(void **state)

@@ -1,7 +1,8 @@
 /* Unit tests for the Slurm node mapping (src/provider/slurm.c): a libslurm
  * node record becomes cpu, memory, google.com/tpu / nvidia.com/gpu counts,
  * features and readiness as docs/slurm.md says; no slurmctld needed. The
- * RPC side (prov_slurm_partition_nodes) has no caller and no test yet. */
+ * RPC side (prov_slurm_partition_nodes) is tested against a real Slurm by
+ * tests/e2e/t7000-slurm-cluster.sh through tests/helpers/slurm_partition.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

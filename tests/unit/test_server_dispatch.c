@@ -268,20 +268,6 @@ static void tail_offset_reads_backwards(void **state)
     unlink(path);
 }
 
-static void put_pod(struct sfx *s, const char *uid)
-{
-    char *y = xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
-                        "\"namespace\":\"default\",\"uid\":\"%s\"},\"spec\":{\"containers\":"
-                        "[{\"name\":\"main\",\"image\":\"x\"}]},\"status\":{\"phase\":"
-                        "\"Running\"}}",
-                        uid);
-    json_error_t e;
-    json_t *pod = json_loads(y, 0, &e);
-    assert_int_equal(store_create(s->fx->store, KIND_POD, "default", pod, NULL), 0);
-    json_decref(pod);
-    xfree(y);
-}
-
 /* GET the log with query q; the whole text (caller frees) and its length. */
 static char *get_log(struct sfx *s, const char *q, size_t *len, size_t *max_chunk)
 {
@@ -297,7 +283,7 @@ static void logs_stream_bounded_chunks(void **state)
 {
     (void)state;
     struct sfx *s = sfx_new(false);
-    put_pod(s, "u-1");
+    sfx_put_pod(s, "u-1", "Running");
     char *path = exec_log_path(s->state_dir, "u-1", "main");
     char *dir = xstrdup(path);
     *strrchr(dir, '/') = '\0';

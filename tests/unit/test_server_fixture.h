@@ -112,6 +112,18 @@ static inline int sfx_call(struct sfx *s, const char *method, const char *path,
     return code;
 }
 
+/* Store Pod default/p (uid, one container "main", status.phase phase), as
+ * the log endpoint's tests need it. */
+static inline void sfx_put_pod(struct sfx *s, const char *uid, const char *phase)
+{
+    json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:[{s:s, s:s}]}, s:{s:s}}",
+                            "apiVersion", "v1", "kind", "Pod", "metadata", "name", "p",
+                            "namespace", "default", "uid", uid, "spec", "containers", "name",
+                            "main", "image", "x", "status", "phase", phase);
+    assert_int_equal(store_create(s->fx->store, KIND_POD, "default", pod, NULL), 0);
+    json_decref(pod);
+}
+
 /* Read a streamed answer to its end; *max_chunk gets the largest piece
  * one next() call produced. Caller frees the text. */
 static inline char *sfx_drain(struct srv_resp *r, size_t *len, size_t *max_chunk)

@@ -29,19 +29,6 @@ static char *fake_log_path(struct exec *x, const char *uid, const char *containe
 
 static const struct exec_ops fake_ops = {.log_path = fake_log_path};
 
-static void put_pod(struct sfx *s, const char *phase)
-{
-    char *y = xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
-                        "\"namespace\":\"default\",\"uid\":\"u-7\"},\"spec\":{\"containers\":"
-                        "[{\"name\":\"main\",\"image\":\"x\"}]},\"status\":{\"phase\":\"%s\"}}",
-                        phase);
-    json_error_t e;
-    json_t *pod = json_loads(y, 0, &e);
-    assert_int_equal(store_create(s->fx->store, KIND_POD, "default", pod, NULL), 0);
-    json_decref(pod);
-    xfree(y);
-}
-
 static void the_log_is_the_file_the_executor_names(void **state)
 {
     (void)state;
@@ -50,7 +37,7 @@ static void the_log_is_the_file_the_executor_names(void **state)
     snprintf(f.dir, sizeof(f.dir), "/tmp/cueue-test-logexec.XXXXXX");
     assert_non_null(mkdtemp(f.dir));
     s->srv.exec = &f.base;
-    put_pod(s, "Running");
+    sfx_put_pod(s, "u-7", "Running");
     char *path = xasprintf("%s/job-u-7.out", f.dir);
     FILE *out = fopen(path, "w");
     assert_non_null(out);
@@ -76,7 +63,7 @@ static void an_executor_naming_no_file_answers_as_not_started(void **state)
     struct sfx *s = sfx_new(false);
     struct fake f = {.base.ops = &fake_ops, .none = true};
     s->srv.exec = &f.base;
-    put_pod(s, "Pending");
+    sfx_put_pod(s, "u-7", "Pending");
     char msg[256];
     assert_int_equal(sfx_call(s, "GET", "/api/v1/namespaces/default/pods/p/log", NULL, NULL,
                               NULL, msg, sizeof(msg)),

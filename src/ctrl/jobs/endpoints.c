@@ -13,7 +13,9 @@
  * without a selector is left alone (its Endpoints are the user's). Both
  * objects are owned by the Service, so garbage collection removes them
  * with it. Keys: Service namespace/name; a Pod event requeues the
- * Services of its namespace.
+ * Services of its namespace whose selector matches the pod or whose last
+ * reconcile selected it (a relabelled pod leaves them), as Kubernetes'
+ * controller does with the pod's old and new labels.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,6 +31,8 @@
 
 struct ep_rec {
     int rid;
+    /* "namespace/service" -> names of the pods its last reconcile selected */
+    struct kq_index *members;
 };
 
 static bool selector_matches(const json_t *sel, const json_t *pod)
@@ -53,15 +57,7 @@ static int resolve_target(const json_t *pod, const json_t *sp)
     if (json_is_integer(tp))
         return (int)json_integer_value(tp);
     const char *want = json_string_value(tp);
-    size_t i, j;
-    json_t *ctr, *p;
-    json_array_foreach(JX_GET(pod, "spec", "containers"), i, ctr) {
-        json_array_foreach(JX_GET(ctr, "ports"), j, p) {
-            if (want && !strcmp(jx_or_empty(JX_STR(p, "name")), want))
-                return (int)JX_INT(p, 0, "containerPort");
-        }
-    }
-    return 0;
+    return want && want[0] ? jobs_pod_named_port(JX_GET(pod, "spec"), want) : 0;
 }
 
 /* The endpoint ports of one pod for the Service (new array). */
@@ -248,11 +244,28 @@ static void write_slices(struct ctrl *c, const json_t *svc, const json_t *groups
     json_decref(keep);
 }
 
+/* Record the pods in groups (by their endpoints' targetRef) as key's. */
+static void remember_members(struct ep_rec *r, const char *key, const json_t *groups)
+{
+    kq_index_drop(r->members, key);
+    const char *k;
+    json_t *g, *ep;
+    size_t i;
+    json_object_foreach((json_t *)groups, k, g) {
+        json_array_foreach(json_object_get(g, "eps"), i, ep) {
+            kq_index_add(r->members, key, JX_STR(ep, "targetRef", "name"));
+        }
+    }
+}
+
 static void ep_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
 {
-    (void)self;
+    struct ep_rec *r = self;
+    char *key = xasprintf("%s/%s", ns, name);
     json_t *svc = store_get(ctrl_store(c), KIND_SERVICE, ns, name);
     if (!svc || api_is_deleting(svc) || !json_is_object(JX_GET(svc, "spec", "selector"))) {
+        kq_index_drop(r->members, key);
+        xfree(key);
         json_decref(svc);
         return; /* gone: gc removes what it owned; no selector: the user's */
     }
@@ -260,6 +273,8 @@ static void ep_reconcile(struct ctrl *c, void *self, const char *ns, const char 
     json_t *groups = collect(svc, pods);
     write_endpoints(c, svc, groups);
     write_slices(c, svc, groups);
+    remember_members(r, key, groups);
+    xfree(key);
     json_decref(groups);
     json_decref(pods);
     json_decref(svc);
@@ -276,10 +291,27 @@ static void ep_on_event(struct ctrl *c, void *self, const struct store_event *ev
         size_t i;
         json_t *s;
         json_array_foreach(svcs, i, s) {
-            ctrl_enqueue(c, r->rid, ns, api_name(s));
+            const json_t *sel = JX_GET(s, "spec", "selector");
+            if (!json_is_object(sel))
+                continue; /* its Endpoints are the user's */
+            bool in = selector_matches(sel, ev->obj);
+            if (!in) { /* relabelled away from it? */
+                char *key = xasprintf("%s/%s", ns, api_name(s));
+                in = kq_index_has(r->members, key, api_name(ev->obj));
+                xfree(key);
+            }
+            if (in)
+                ctrl_enqueue(c, r->rid, ns, api_name(s));
         }
         json_decref(svcs);
     }
+}
+
+static void ep_free(void *self)
+{
+    struct ep_rec *r = self;
+    kq_index_free(r->members);
+    xfree(r);
 }
 
 static const struct ctrl_reconciler_ops ep_ops = {
@@ -287,11 +319,12 @@ static const struct ctrl_reconciler_ops ep_ops = {
     .on_event = ep_on_event,
     .reconcile = ep_reconcile,
     .after_round = NULL,
-    .free = xfree,
+    .free = ep_free,
 };
 
 void ctrl__endpoints_register(struct ctrl *c)
 {
     struct ep_rec *r = xcalloc(1, sizeof(*r));
+    r->members = kq_index_new();
     r->rid = ctrl_register(c, &ep_ops, r);
 }

@@ -171,6 +171,10 @@ void jobs_pod_add_env(json_t *pod_spec, const json_t *env);
  * annotation cueue.dev/metrics as {pod-name: dict} (keeping workers seen
  * before). True when the annotation changed. */
 bool jobs_collect_metrics(json_t *obj, const json_t *pods);
+/* The containerPort of the port named name in any container of pod_spec
+ * (a Pod's spec; borrowed), the first found in container order, or 0 when
+ * none has that name. */
+int jobs_pod_named_port(const json_t *pod_spec, const char *name);
 /* Deterministic coordinator port for a job uid: 30000 + (sha1(uid) % 20000). */
 int jobs_master_port(const char *uid);
 

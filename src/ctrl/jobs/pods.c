@@ -169,11 +169,20 @@ bool jobs_collect_metrics(json_t *obj, const json_t *pods)
     return changed;
 }
 
+int jobs_pod_named_port(const json_t *pod_spec, const char *name)
+{
+    size_t i, j;
+    json_t *ctr, *p;
+    json_array_foreach(JX_GET(pod_spec, "containers"), i, ctr) {
+        json_array_foreach(JX_GET(ctr, "ports"), j, p) {
+            if (!strcmp(jx_or_empty(JX_STR(p, "name")), name))
+                return (int)JX_INT(p, 0, "containerPort");
+        }
+    }
+    return 0;
+}
+
 int jobs_master_port(const char *uid)
 {
-    char hex[41];
-    sha1_hex(uid ? uid : "", uid ? strlen(uid) : 0, hex);
-    hex[8] = '\0';
-    unsigned long v = strtoul(hex, NULL, 16);
-    return 30000 + (int)(v % 20000);
+    return 30000 + (int)(sha1_u32(uid ? uid : "", uid ? strlen(uid) : 0) % 20000);
 }

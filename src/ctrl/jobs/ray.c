@@ -31,6 +31,7 @@
 
 #include "api/decode.h"
 #include "api/meta.h"
+#include "api/schema.h"
 #include "ctrl/jobs/jobs.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -120,25 +121,7 @@ static const struct {
 /* The first port of key's host-port block. */
 static int port_block(const char *key)
 {
-    char hex[41];
-    sha1_hex(key, strlen(key), hex);
-    hex[8] = '\0';
-    unsigned long v = strtoul(hex, NULL, 16);
-    return RAY_PORT_BASE + (int)(v % RAY_PORT_BLOCKS) * RAY_PORT_BLOCK;
-}
-
-/* containerPort named name in any container of pod spec, or 0. */
-static int named_port(const json_t *pod_spec, const char *name)
-{
-    size_t i, j;
-    json_t *ctr, *p;
-    json_array_foreach(JX_GET(pod_spec, "containers"), i, ctr) {
-        json_array_foreach(JX_GET(ctr, "ports"), j, p) {
-            if (!strcmp(jx_or_empty(JX_STR(p, "name")), name))
-                return (int)JX_INT(p, 0, "containerPort");
-        }
-    }
-    return 0;
+    return RAY_PORT_BASE + (int)(sha1_u32(key, strlen(key)) % RAY_PORT_BLOCKS) * RAY_PORT_BLOCK;
 }
 
 /* The ports of one Ray pod of group: with host_net, key's block; else the
@@ -153,7 +136,7 @@ static void ray_ports(const json_t *group, bool host_net, const char *key, int o
             out[i] = base + i;
             continue;
         }
-        out[i] = named_port(spec, ray_known_ports[i].name);
+        out[i] = jobs_pod_named_port(spec, ray_known_ports[i].name);
         const char *v = JX_STR(group, "rayStartParams", ray_known_ports[i].param);
         char *end = NULL;
         long n = v ? strtol(v, &end, 10) : 0;
@@ -190,7 +173,7 @@ static void set_container_ports(json_t *spec, bool head, bool host_net, const in
     if (!ctr0)
         return;
     for (int i = head ? 0 : RP_METRICS; i <= RP_METRICS; i++) {
-        if (named_port(spec, ray_known_ports[i].name))
+        if (jobs_pod_named_port(spec, ray_known_ports[i].name))
             continue;
         json_t *arr = json_object_get(ctr0, "ports");
         if (!json_is_array(arr)) {
@@ -651,15 +634,9 @@ static void create_submitter(struct ctrl *c, const json_t *rj)
     add_env(env, "RAY_JOB_SUBMISSION_ID", jx_or_empty(JX_STR(rj, "status", "jobId")));
     jobs_pod_add_env(tspec, env);
     json_decref(env);
-    json_t *tl = JX_OBJ(tmpl, "metadata", "labels");
-    json_object_set_new(tl, "batch.kubernetes.io/controller-uid", json_string(uid));
-    json_object_set_new(tl, "batch.kubernetes.io/job-name", json_string(api_name(rj)));
-    json_object_set_new(tl, "controller-uid", json_string(uid));
-    json_object_set_new(tl, "job-name", json_string(api_name(rj)));
     json_t *spec = JX_OBJ(job, "spec");
-    JX_SET_NEW(spec, json_string(uid), "selector", "matchLabels",
-               "batch.kubernetes.io/controller-uid");
     json_object_set_new(spec, "template", tmpl);
+    api_job_generate_selector(job);
     json_object_set_new(spec, "backoffLimit",
                         json_integer(JX_INT(rj, RAY_SUBMITTER_BACKOFF_LIMIT, "spec",
                                             "submitterConfig", "backoffLimit")));
@@ -746,8 +723,8 @@ static void initialize(struct ctrl *c, const json_t *rj, json_t *st)
     const char *user_id = JX_STR(rj, "spec", "jobId");
     rng_suffix(ctrl_rng(c), sfx, 5);
     char *job_id = user_id && user_id[0] ? xstrdup(user_id) : xasprintf("%s-%s", api_name(rj), sfx);
-    int dash = named_port(JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec", "template", "spec"),
-                          "dashboard");
+    int dash = jobs_pod_named_port(
+        JX_GET(rj, "spec", "rayClusterSpec", "headGroupSpec", "template", "spec"), "dashboard");
     char *url = xasprintf("%s-head-svc.%s.svc.cluster.local:%d", cluster,
                           jx_or_empty(api_namespace(rj)),
                           dash ? dash : ray_known_ports[RP_DASHBOARD].def);

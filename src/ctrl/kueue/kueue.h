@@ -175,6 +175,8 @@ void kq_index_add(struct kq_index *ix, const char *owner, const char *name);
 void kq_index_remove(struct kq_index *ix, const char *owner, const char *name);
 /* Forget owner and everything it owned. */
 void kq_index_drop(struct kq_index *ix, const char *owner);
+/* True when owner owns name (a binary search of its names). */
+bool kq_index_has(struct kq_index *ix, const char *owner, const char *name);
 /* The names owned by owner, sorted; *n receives their count. The array is
  * borrowed and valid until the next change of the index. */
 char *const *kq_index_get(struct kq_index *ix, const char *owner, size_t *n);

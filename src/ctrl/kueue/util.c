@@ -356,6 +356,16 @@ void kq_index_drop(struct kq_index *ix, const char *owner)
     }
 }
 
+bool kq_index_has(struct kq_index *ix, const char *owner, const char *name)
+{
+    struct kq_owner *o;
+    HASH_FIND_STR(ix->owners, owner ? owner : "", o);
+    bool found = false;
+    if (o && name)
+        owner_find(o, name, &found);
+    return found;
+}
+
 char *const *kq_index_get(struct kq_index *ix, const char *owner, size_t *n)
 {
     struct kq_owner *o;
