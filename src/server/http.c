@@ -30,10 +30,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "server/srv-int.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -66,13 +66,6 @@ struct stream_reader {
     bool parked; /* in srv->parked, its connection suspended */
     struct stream_reader *prev, *next;
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool srv__client_gone(int fd)
 {
@@ -462,13 +455,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!cc) {
         cc = xcalloc(1, sizeof(*cc));
         sbuf_init(&cc->body, s->limits.max_body_bytes);
-        cc->start_ms = mono_ms();
+        cc->start_ms = clk_mono_ms();
         *con_cls = cc;
         return on_request_start(s, conn, url, method, cc);
     }
     if (*upload_data_size) {
         if (s->limits.request_timeout_ms > 0 &&
-            mono_ms() - cc->start_ms > s->limits.request_timeout_ms) {
+            clk_mono_ms() - cc->start_ms > s->limits.request_timeout_ms) {
             const struct sock_ctx *sk = sock_of(conn);
             log_warn("http", "%s %s from %s: the body took longer than %lld ms "
                      "(--request-timeout); connection closed",
