@@ -54,6 +54,8 @@ struct conn_ctx {
     bool answered;
     bool stream_slot; /* holds a stream slot of the limits table */
     int64_t start_ms; /* monotonic, when the request arrived */
+    struct srv_principal *who; /* owned; the token's holder, NULL: no
+                                  restriction (admin, public path, no auth) */
 };
 
 struct stream_reader {
@@ -290,13 +292,14 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return v ? v : "";
 }
 
-/* The checks before a request reaches its handler: Host (DNS rebinding,
- * loopback only), Origin, the bearer token, the media type of a write.
- * Returns true to go on (*who: the token's principal, or NULL for an
- * admin token, a public path or no authentication), or false with r
- * answered. */
-static bool guard(struct srv *s, struct MHD_Connection *conn, const struct srv_req *q,
-                  struct srv_resp *r, struct srv_principal **who)
+/* The checks of a request's headers, made when they arrive, before its
+ * body is read (so nobody without a token makes the server read and keep
+ * a body): Host (DNS rebinding, loopback only), Origin, the bearer token.
+ * Returns true to go on (*who: the token's principal, owned by the caller,
+ * or NULL for an admin token, a public path or no authentication), or
+ * false with r filled in. */
+static bool check_headers(struct srv *s, struct MHD_Connection *conn, const char *path,
+                          struct srv_resp *r, struct srv_principal **who)
 {
     *who = NULL;
     const char *host = header(conn, "Host");
@@ -314,7 +317,7 @@ static bool guard(struct srv *s, struct MHD_Connection *conn, const struct srv_r
                           header(conn, "Origin"));
         return false;
     }
-    if (s->tokens && !srv__public_path(q->path)) {
+    if (s->tokens && !srv__public_path(path)) {
         *who = srv_tokens_check(s->tokens, header(conn, "Authorization"));
         if (!*who) {
             srv__resp_status(r, 401, "Unauthorized", "Unauthorized", NULL);
@@ -324,14 +327,6 @@ static bool guard(struct srv *s, struct MHD_Connection *conn, const struct srv_r
             srv_principal_free(*who);
             *who = NULL;
         }
-    }
-    if (q->body_len && !srv__write_media_type_ok(q->method, q->content_type)) {
-        srv__resp_statusf(r, 415, "UnsupportedMediaType",
-                          "the body of the request was in an unknown format - accepted media "
-                          "types include: application/json, application/yaml, "
-                          "application/vnd.kubernetes.protobuf (a %s with Content-Type \"%s\")",
-                          q->method, q->content_type);
-        return false;
     }
     return true;
 }
@@ -359,19 +354,21 @@ static enum MHD_Result handle(struct srv *s, struct MHD_Connection *conn, const 
     };
     struct srv_resp r;
     srv__resp_init(&r);
-    struct srv_principal *who = NULL;
-    if (!guard(s, conn, &q, &r, &who)) {
-        /* answered */
+    if (q.body_len && !srv__write_media_type_ok(q.method, q.content_type)) {
+        srv__resp_statusf(&r, 415, "UnsupportedMediaType",
+                          "the body of the request was in an unknown format - accepted media "
+                          "types include: application/json, application/yaml, "
+                          "application/vnd.kubernetes.protobuf (a %s with Content-Type \"%s\")",
+                          q.method, q.content_type);
     } else if (q.body_too_large) {
         srv__resp_statusf(&r, 413, "RequestEntityTooLarge",
                           "the request body is too large: the limit is %zu bytes "
                           "(--max-request-body)",
                           s->limits.max_body_bytes);
     } else if (!s->dashboard || !srv__dashboard_route(&q, &r)) {
-        q.principal = who;
+        q.principal = cc->who;
         srv__dispatch(&q, &r);
     }
-    srv_principal_free(who);
     if (r.stream.next) /* a stream never times out for being quiet */
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     enum MHD_Result ret = answer(s, conn, &r, method, url);
@@ -418,7 +415,8 @@ static enum MHD_Result over_limit(struct srv *s, struct MHD_Connection *conn,
     return ret;
 }
 
-/* The first call for a request: limits by client, then the body size. */
+/* The first call for a request (its headers, no body yet): limits by
+ * client, the header checks (check_headers), then the body size. */
 static enum MHD_Result on_request_start(struct srv *s, struct MHD_Connection *conn,
                                         const char *url, const char *method,
                                         struct conn_ctx *cc)
@@ -436,6 +434,15 @@ static enum MHD_Result on_request_start(struct srv *s, struct MHD_Connection *co
             return over_limit(s, conn, method, url, sk->client, over);
         }
     }
+    struct srv_resp r;
+    srv__resp_init(&r);
+    if (!check_headers(s, conn, url, &r, &cc->who)) {
+        cc->answered = true;
+        enum MHD_Result ret = answer(s, conn, &r, method, url);
+        srv__resp_release(&r);
+        return ret;
+    }
+    srv__resp_release(&r);
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > s->limits.max_body_bytes) {
         cc->answered = true;
@@ -469,7 +476,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                      (long long)s->limits.request_timeout_ms);
             return MHD_NO;
         }
-        if (!cc->too_large && sbuf_add(&cc->body, upload_data, *upload_data_size))
+        /* a request answered before its body (401, 413, ...) keeps none */
+        if (!cc->answered && !cc->too_large &&
+            sbuf_add(&cc->body, upload_data, *upload_data_size))
             cc->too_large = true;
         *upload_data_size = 0;
         return MHD_YES;
@@ -493,6 +502,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             sk->streaming = false;
         }
         sbuf_release(&cc->body);
+        srv_principal_free(cc->who);
         xfree(cc);
         *con_cls = NULL;
     }
