@@ -10,10 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <openssl/evp.h>
-
 #include "cli/cli-int.h"
 #include "api/decode.h"
+#include "util/base64.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -108,23 +107,6 @@ static json_t *named(json_t *doc, const char *list, const char *name, const char
     return first ? json_object_get(first, field) : NULL;
 }
 
-static char *base64_decode(const char *b64)
-{
-    size_t n = strlen(b64);
-    unsigned char *out = xmalloc(n / 4 * 3 + 4);
-    int len = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
-    if (len < 0) {
-        xfree(out);
-        return NULL;
-    }
-    while (len > 0 && n > 0 && b64[n - 1] == '=') { /* padding decoded as zero bytes */
-        len--;
-        n--;
-    }
-    out[len] = '\0';
-    return (char *)out;
-}
-
 int cli__kubeconfig_creds(const char *text, size_t len, struct cli_creds *creds)
 {
     json_t *docs = NULL;
@@ -144,7 +126,7 @@ int cli__kubeconfig_creds(const char *text, size_t len, struct cli_creds *creds)
     if (tok && *tok)
         creds->token = xstrdup(tok);
     if (ca && *ca)
-        creds->ca_pem = base64_decode(ca);
+        creds->ca_pem = (char *)cu_base64_decode(ca, strlen(ca), NULL);
     json_decref(docs);
     return 0;
 }

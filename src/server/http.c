@@ -30,10 +30,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "server/srv-int.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -54,6 +54,8 @@ struct conn_ctx {
     bool answered;
     bool stream_slot; /* holds a stream slot of the limits table */
     int64_t start_ms; /* monotonic, when the request arrived */
+    struct srv_principal *who; /* owned; the token's holder, NULL: no
+                                  restriction (admin, public path, no auth) */
 };
 
 struct stream_reader {
@@ -66,13 +68,6 @@ struct stream_reader {
     bool parked; /* in srv->parked, its connection suspended */
     struct stream_reader *prev, *next;
 };
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 bool srv__client_gone(int fd)
 {
@@ -297,13 +292,14 @@ static const char *header(struct MHD_Connection *conn, const char *name)
     return v ? v : "";
 }
 
-/* The checks before a request reaches its handler: Host (DNS rebinding,
- * loopback only), Origin, the bearer token, the media type of a write.
- * Returns true to go on (*who: the token's principal, or NULL for an
- * admin token, a public path or no authentication), or false with r
- * answered. */
-static bool guard(struct srv *s, struct MHD_Connection *conn, const struct srv_req *q,
-                  struct srv_resp *r, struct srv_principal **who)
+/* The checks of a request's headers, made when they arrive, before its
+ * body is read (so nobody without a token makes the server read and keep
+ * a body): Host (DNS rebinding, loopback only), Origin, the bearer token.
+ * Returns true to go on (*who: the token's principal, owned by the caller,
+ * or NULL for an admin token, a public path or no authentication), or
+ * false with r filled in. */
+static bool check_headers(struct srv *s, struct MHD_Connection *conn, const char *path,
+                          struct srv_resp *r, struct srv_principal **who)
 {
     *who = NULL;
     const char *host = header(conn, "Host");
@@ -321,7 +317,7 @@ static bool guard(struct srv *s, struct MHD_Connection *conn, const struct srv_r
                           header(conn, "Origin"));
         return false;
     }
-    if (s->tokens && !srv__public_path(q->path)) {
+    if (s->tokens && !srv__public_path(path)) {
         *who = srv_tokens_check(s->tokens, header(conn, "Authorization"));
         if (!*who) {
             srv__resp_status(r, 401, "Unauthorized", "Unauthorized", NULL);
@@ -331,14 +327,6 @@ static bool guard(struct srv *s, struct MHD_Connection *conn, const struct srv_r
             srv_principal_free(*who);
             *who = NULL;
         }
-    }
-    if (q->body_len && !srv__write_media_type_ok(q->method, q->content_type)) {
-        srv__resp_statusf(r, 415, "UnsupportedMediaType",
-                          "the body of the request was in an unknown format - accepted media "
-                          "types include: application/json, application/yaml, "
-                          "application/vnd.kubernetes.protobuf (a %s with Content-Type \"%s\")",
-                          q->method, q->content_type);
-        return false;
     }
     return true;
 }
@@ -366,19 +354,21 @@ static enum MHD_Result handle(struct srv *s, struct MHD_Connection *conn, const 
     };
     struct srv_resp r;
     srv__resp_init(&r);
-    struct srv_principal *who = NULL;
-    if (!guard(s, conn, &q, &r, &who)) {
-        /* answered */
+    if (q.body_len && !srv__write_media_type_ok(q.method, q.content_type)) {
+        srv__resp_statusf(&r, 415, "UnsupportedMediaType",
+                          "the body of the request was in an unknown format - accepted media "
+                          "types include: application/json, application/yaml, "
+                          "application/vnd.kubernetes.protobuf (a %s with Content-Type \"%s\")",
+                          q.method, q.content_type);
     } else if (q.body_too_large) {
         srv__resp_statusf(&r, 413, "RequestEntityTooLarge",
                           "the request body is too large: the limit is %zu bytes "
                           "(--max-request-body)",
                           s->limits.max_body_bytes);
     } else if (!s->dashboard || !srv__dashboard_route(&q, &r)) {
-        q.principal = who;
+        q.principal = cc->who;
         srv__dispatch(&q, &r);
     }
-    srv_principal_free(who);
     if (r.stream.next) /* a stream never times out for being quiet */
         MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
     enum MHD_Result ret = answer(s, conn, &r, method, url);
@@ -425,7 +415,8 @@ static enum MHD_Result over_limit(struct srv *s, struct MHD_Connection *conn,
     return ret;
 }
 
-/* The first call for a request: limits by client, then the body size. */
+/* The first call for a request (its headers, no body yet): limits by
+ * client, the header checks (check_headers), then the body size. */
 static enum MHD_Result on_request_start(struct srv *s, struct MHD_Connection *conn,
                                         const char *url, const char *method,
                                         struct conn_ctx *cc)
@@ -443,6 +434,15 @@ static enum MHD_Result on_request_start(struct srv *s, struct MHD_Connection *co
             return over_limit(s, conn, method, url, sk->client, over);
         }
     }
+    struct srv_resp r;
+    srv__resp_init(&r);
+    if (!check_headers(s, conn, url, &r, &cc->who)) {
+        cc->answered = true;
+        enum MHD_Result ret = answer(s, conn, &r, method, url);
+        srv__resp_release(&r);
+        return ret;
+    }
+    srv__resp_release(&r);
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoull(cl, NULL, 10) > s->limits.max_body_bytes) {
         cc->answered = true;
@@ -462,13 +462,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!cc) {
         cc = xcalloc(1, sizeof(*cc));
         sbuf_init(&cc->body, s->limits.max_body_bytes);
-        cc->start_ms = mono_ms();
+        cc->start_ms = clk_mono_ms();
         *con_cls = cc;
         return on_request_start(s, conn, url, method, cc);
     }
     if (*upload_data_size) {
         if (s->limits.request_timeout_ms > 0 &&
-            mono_ms() - cc->start_ms > s->limits.request_timeout_ms) {
+            clk_mono_ms() - cc->start_ms > s->limits.request_timeout_ms) {
             const struct sock_ctx *sk = sock_of(conn);
             log_warn("http", "%s %s from %s: the body took longer than %lld ms "
                      "(--request-timeout); connection closed",
@@ -476,7 +476,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                      (long long)s->limits.request_timeout_ms);
             return MHD_NO;
         }
-        if (!cc->too_large && sbuf_add(&cc->body, upload_data, *upload_data_size))
+        /* a request answered before its body (401, 413, ...) keeps none */
+        if (!cc->answered && !cc->too_large &&
+            sbuf_add(&cc->body, upload_data, *upload_data_size))
             cc->too_large = true;
         *upload_data_size = 0;
         return MHD_YES;
@@ -500,6 +502,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             sk->streaming = false;
         }
         sbuf_release(&cc->body);
+        srv_principal_free(cc->who);
         xfree(cc);
         *con_cls = NULL;
     }

@@ -2,12 +2,12 @@
  * statefiles: the files `cueue server` keeps in its state directory besides
  * the database: the lock (one server per directory), server.url (the base
  * URL, read by the CLI) and kubeconfig (cluster/user/context `cueue`, the
- * way k3s writes one, with the admin bearer token and, with TLS, the CA). Files are written to a temporary name and renamed,
- * so a reader never sees half a file.
+ * way k3s writes one, with the admin bearer token and, with TLS, the CA).
+ * Files are written to a temporary name and renamed, so a reader never
+ * sees half a file.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,7 @@
 
 #include "server/srv-int.h"
 #include "server/statefiles.h"
+#include "util/base64.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
@@ -148,9 +149,7 @@ char *srv__kubeconfig_text(const char *url, const char *token, const char *ca_pe
 {
     char *ca = NULL;
     if (ca_pem) {
-        size_t n = strlen(ca_pem);
-        unsigned char *b64 = xmalloc(4 * ((n + 2) / 3) + 1);
-        EVP_EncodeBlock(b64, (const unsigned char *)ca_pem, (int)n);
+        char *b64 = cu_base64_encode(ca_pem, strlen(ca_pem));
         ca = xasprintf("    certificate-authority-data: %s\n", b64);
         xfree(b64);
     }

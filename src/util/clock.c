@@ -15,6 +15,13 @@ static struct clk real_clock = {real_now, NULL};
 
 struct clk *clk_real(void) { return &real_clock; }
 
+int64_t clk_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int64_t virt_now(struct clk *c)
 {
     return ((struct clk_virtual *)c)->now_ms;

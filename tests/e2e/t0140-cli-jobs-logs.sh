@@ -75,6 +75,19 @@ check "…then the pod runs"
 cmd_ok "logs of the pod" C logs mountpod
 is "$T_OUT" "mounted" "…and read the mounted file"
 
+# binaryData keys are mounted as their decoded bytes
+printf '\000\377bin' >"$T_DIR/b.bin"
+cmd_ok "create a ConfigMap with a binary key" C create configmap bin-cm --from-file=b="$T_DIR/b.bin"
+sed -e 's/mountpod/binpod/' -e 's/late-cm/bin-cm/' -e 's|cat /cfg/k|wc -c < /cfg/b; tail -c 3 /cfg/b|' \
+  "$T_DIR/mountpod.yaml" >"$T_DIR/binpod.yaml"
+cmd_ok "apply a pod that mounts it" C apply -f "$T_DIR/binpod.yaml"
+binran() { [[ $(C get pod binpod -o jsonpath='{.status.phase}' 2>/dev/null) == Succeeded ]]; }
+wait_until 60 binran
+check "…the pod runs"
+cmd_ok "logs of the pod" C logs binpod
+is "$T_OUT" "5
+bin" "…and read the 5 decoded bytes"
+
 # HOSTNAME, as the container runtime sets it: an Indexed Job's pod is <job>-<index>
 job hn 2 100m 'echo host=$HOSTNAME' >"$T_DIR/hn.yaml"
 cmd_ok "apply a job that prints its HOSTNAME" C apply -f "$T_DIR/hn.yaml"

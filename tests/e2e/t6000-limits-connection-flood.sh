@@ -52,9 +52,9 @@ exec {FL[1]}>&-
 wait "$FL_PID" 2>/dev/null
 [[ -s $T_DIR/flood.err ]] && diag "$(cat "$T_DIR/flood.err")"
 
-# idle connections time out
+# idle connections time out; a body that trickles in is cut off
 stop_server
-start_server --idle-timeout 1s
+start_server --idle-timeout 1s --request-timeout 1s
 HOSTPORT=${SRV_URL#*://}
 closed=$(python3 - "${HOSTPORT%:*}" "${HOSTPORT##*:}" "$SRV_DIR/ca.crt" <<'EOF'
 import os, socket, ssl, sys
@@ -69,6 +69,36 @@ except OSError as e:
 EOF
 )
 is "$closed" closed "an idle connection is closed after --idle-timeout"
+# one byte of a 1000-byte body every 0.2 s (the whole body would take 200 s):
+# the server closes the connection once --request-timeout has passed
+slow=$(python3 - "${HOSTPORT%:*}" "${HOSTPORT##*:}" "$SRV_DIR/ca.crt" "$T_TOKEN" <<'EOF'
+import os, socket, ssl, sys, time
+host, port, ca, token = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+s = socket.create_connection((host, port))
+if os.path.exists(ca):
+    s = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname=host)
+auth = b"Authorization: Bearer %s\r\n" % token.encode() if token else b""
+s.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: %s:%d\r\n%s"
+          b"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n"
+          % (host.encode(), port, auth))
+s.settimeout(0.2)
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    try:
+        s.sendall(b" ")
+        if s.recv(1) == b"":
+            print("closed"); break
+    except socket.timeout:
+        continue
+    except OSError:
+        print("closed"); break
+else:
+    print("still open after 30 s")
+EOF
+)
+is "$slow" closed "a request body slower than --request-timeout is cut off"
+like "$(cat "$SRV_LOG")" 'the body took longer than 1000 ms \(--request-timeout\); connection closed' \
+  "...and the log says why"
 api GET /version
 is "$API_CODE" 200 "the server answers after closing idle connections"
 

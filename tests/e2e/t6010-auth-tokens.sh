@@ -5,7 +5,7 @@
 # cross-site request checks (Content-Type 415, Origin 403, Host 403 on
 # loopback), --anonymous only on loopback. kubectl's view: t8200.
 . "$(dirname "$0")/lib.sh"
-require_tools curl jq
+require_tools curl jq python3
 
 start_server
 is "$(stat -c %a "$SRV_DIR/tokens")" 600 "the tokens file is private (0600)"
@@ -28,6 +28,25 @@ noauth -X POST -H 'Content-Type: application/json' -d '{"apiVersion":"v1","kind"
 is "$code" 401 "a write without a token is refused"
 api GET /api/v1/namespaces/default/configmaps/x
 is "$API_CODE" 404 "...and changed nothing"
+# the token is checked on the headers: no body is read (nor kept) for a
+# request without one
+hp=${SRV_URL#*://}
+first=$(python3 - "${hp%:*}" "${hp##*:}" "$SRV_DIR/ca.crt" <<'EOF'
+import os, socket, ssl, sys
+host, port, ca = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+s = socket.create_connection((host, port), timeout=30)
+if os.path.exists(ca):
+    s = ssl.create_default_context(cafile=ca).wrap_socket(s, server_hostname=host)
+s.sendall(b"POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: %s:%d\r\n"
+          b"Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n"
+          % (host.encode(), port))
+try:
+    print(s.recv(64).split(b"\r\n")[0].decode())
+except OSError as e:
+    print("error", e)
+EOF
+)
+like "$first" '^HTTP/1.1 401' "a write without a token is refused on its headers, before its body is sent"
 noauth "$SRV_URL/healthz"; is "$code" 200 "/healthz needs no token"
 noauth "$SRV_URL/readyz"; is "$code" 200 "/readyz needs no token"
 noauth "$SRV_URL/version"; is "$code" 200 "/version needs no token"

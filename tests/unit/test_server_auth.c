@@ -124,6 +124,60 @@ static void test_scoped_token_created_later_is_seen(void **state)
     remove_dir(dir);
 }
 
+/* Replace dir's tokens file with text (a new file renamed over it, as an
+ * editor or a provisioning tool would). */
+static void write_tokens(const char *dir, const char *text)
+{
+    char *tmp = xasprintf("%s/tokens.new", dir), *path = xasprintf("%s/tokens", dir);
+    FILE *f = fopen(tmp, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(rename(tmp, path), 0);
+    xfree(tmp);
+    xfree(path);
+}
+
+static void test_file_edits_take_effect_and_bad_lines_are_skipped(void **state)
+{
+    (void)state;
+    char *dir = temp_dir(), err[256];
+    const char *a = "1111111111111111111111111111111111111111111111111111111111111111";
+    const char *b = "2222222222222222222222222222222222222222222222222222222222222222";
+    char *text = xasprintf("# who may come in\n"
+                           "\n"
+                           "%s bob team-a\n"
+                           "%.63s short team-a\n" /* 63 hex digits */
+                           "%s carol Bad_NS\n"       /* not a namespace name */
+                           "%s dave\n"               /* no scope */
+                           "%s erin * extra\n",      /* a fourth word */
+                           a, b, b, b, b);
+    write_tokens(dir, text);
+    xfree(text);
+    struct srv_tokens *t;
+    assert_int_equal(srv_tokens_open(dir, &t, err, sizeof(err)), 0);
+    char *ha = bearer(a), *hb = bearer(b);
+    struct srv_principal *p = srv_tokens_check(t, ha);
+    assert_non_null(p);
+    assert_string_equal(p->name, "bob");
+    srv_principal_free(p);
+    assert_null(srv_tokens_check(t, hb)); /* every line with b is malformed */
+    assert_null(srv_tokens_admin(t));     /* and none is an admin */
+    /* removed while the server runs: refused from the next request on */
+    text = xasprintf("%s erin *\n", b);
+    write_tokens(dir, text);
+    xfree(text);
+    assert_null(srv_tokens_check(t, ha));
+    p = srv_tokens_check(t, hb);
+    assert_non_null(p);
+    assert_true(p->admin);
+    srv_principal_free(p);
+    xfree(ha);
+    xfree(hb);
+    srv_tokens_free(t);
+    remove_dir(dir);
+}
+
 static void test_request_checks(void **state)
 {
     (void)state;
@@ -204,6 +258,7 @@ int main(void)
         cmocka_unit_test(test_first_start_writes_a_private_admin_token),
         cmocka_unit_test(test_wrong_or_malformed_tokens_are_refused),
         cmocka_unit_test(test_scoped_token_created_later_is_seen),
+        cmocka_unit_test(test_file_edits_take_effect_and_bad_lines_are_skipped),
         cmocka_unit_test(test_request_checks),
         cmocka_unit_test(test_scoped_authorization),
     };

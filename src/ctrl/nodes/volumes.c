@@ -11,13 +11,13 @@
  * The node agent does no file I/O itself; in `cueue sim` (no sandbox)
  * nothing is staged and no rewrites are made.
  */
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "api/meta.h"
 #include "exec/exec.h"
 #include "ctrl/nodes/nodes.h"
+#include "util/base64.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -33,16 +33,7 @@ static unsigned char *cm_value(const json_t *cm, const char *key, size_t *len)
     const char *b64 = JX_STR(cm, "binaryData", key);
     if (!b64)
         return NULL;
-    size_t n = strlen(b64);
-    unsigned char *out = xmalloc(n / 4 * 3 + 4);
-    int got = EVP_DecodeBlock(out, (const unsigned char *)b64, (int)n);
-    if (got < 0) {
-        xfree(out);
-        return NULL;
-    }
-    size_t pad = (n >= 1 && b64[n - 1] == '=') + (n >= 2 && b64[n - 2] == '=');
-    *len = (size_t)got - pad;
-    return out;
+    return cu_base64_decode(b64, strlen(b64), len);
 }
 
 /* The files of one volume being built (owned). */
