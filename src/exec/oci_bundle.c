@@ -4,7 +4,6 @@
  * pod's limits and devices. Pure: no I/O, unit-tested
  * (tests/unit/test_exec_oci.c).
  */
-#include <stdio.h>
 #include <string.h>
 
 #include "api/quantity.h"
@@ -148,17 +147,13 @@ json_t *oci_config_new(const struct oci_ctr_cfg *c)
                      "mounts", mounts_new(c), "linux", linux_new(c));
 }
 
+/* resources.<kind>.<resource> of ctr in its unit (cpu: milli), 0 when
+ * absent, not a quantity or negative. */
 static int64_t quantity_at(const json_t *ctr, const char *kind, const char *resource)
 {
-    const char *text = JX_STR(ctr, "resources", kind, resource);
     const json_t *v = JX_GET(ctr, "resources", kind, resource);
-    char buf[64];
-    if (!text && json_is_number(v)) {
-        snprintf(buf, sizeof(buf), "%.17g", json_number_value(v));
-        text = buf;
-    }
     int64_t out = 0;
-    if (!text || api_quantity_parse(text, resource, &out, NULL, 0) != 0 || out < 0)
+    if (!v || api_quantity_from_json(v, resource, NULL, &out, NULL) != 0 || out < 0)
         return 0;
     return out;
 }

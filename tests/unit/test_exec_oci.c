@@ -145,6 +145,13 @@ static void test_limits_from_container_resources(void **state)
     assert_int_equal(lim, 2000);
     assert_int_equal(req, 2000);
     json_decref(ctr);
+    /* a JSON number is read from its shortest text: 0.1 cpu is 100m, not
+     * 101m (what 0.10000000000000001 rounded up would give) */
+    ctr = json_loads("{\"resources\": {\"limits\": {\"cpu\": 0.1}}}", 0, NULL);
+    oci_limits_of(ctr, &mem, &lim, &req);
+    assert_int_equal(lim, 100);
+    assert_int_equal(req, 100);
+    json_decref(ctr);
     oci_limits_of(NULL, &mem, &lim, &req);
     assert_int_equal(mem + lim + req, 0);
 }
