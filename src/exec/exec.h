@@ -228,7 +228,8 @@ int exec_stage(struct exec *x, const char *uid, const char *sandbox,
  * system's reason). */
 int exec_stage_fs(const char *sandbox, const struct exec_volume *vols, size_t n, char *err,
                   size_t errlen);
-/* mkdir -p path (0755). 0 or CU_EIO (errno set). */
+/* mkdir -p path (0755); an existing path (of any type) counts as made.
+ * 0 or CU_EIO (errno set). */
 int exec_mkdir_p(const char *path);
 /* True when p is a non-empty relative path without a ".." component. */
 bool exec_is_safe_relpath(const char *p);

@@ -103,23 +103,9 @@ static void unclaim(const char *dir, const char *name, const char *owner)
     xfree(path);
 }
 
-static void mkdirs(const char *path)
-{
-    char *p = xstrdup(path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        mkdir(p, 0755);
-        *s = '/';
-    }
-    mkdir(p, 0755);
-    xfree(p);
-}
-
 int oci_ip_take(const char *dir, uint32_t net, int prefix, const char *owner, uint32_t *ip)
 {
-    mkdirs(dir);
+    exec_mkdir_p(dir);
     uint32_t size = prefix >= 32 ? 1 : 1u << (32 - prefix);
     /* .0 the network, .1 the bridge, the last the broadcast */
     for (uint32_t i = 2; i + 1 < size; i++) {
@@ -179,7 +165,7 @@ int *oci_gpu_discover(const char *dev_dir, size_t *n)
 int oci_gpu_take(const char *dir, const int *have, size_t n_have, int count, const char *owner,
                  int *out, char *err, size_t errlen)
 {
-    mkdirs(dir);
+    exec_mkdir_p(dir);
     int got = 0;
     for (size_t i = 0; i < n_have && got < count; i++) {
         char name[16];
@@ -342,7 +328,7 @@ static int veth_add(struct nl_sock *sk, const char *host_if, int ns_fd)
 
 int oci_net_pod_up(const char *path, const char *host_if, uint32_t ip, char *err, size_t errlen)
 {
-    mkdirs(OCI_RUN_DIR "/netns");
+    exec_mkdir_p(OCI_RUN_DIR "/netns");
     int ns_fd = -1;
     struct nl_sock *in = NULL, *host = NULL;
     int rc = netns_new(path, &ns_fd, &in, err, errlen);

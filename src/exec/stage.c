@@ -19,6 +19,11 @@
 
 int exec_mkdir_p(const char *path)
 {
+    /* the leaf first: its parents usually exist (one call) */
+    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+        return 0;
+    if (errno != ENOENT)
+        return CU_EIO;
     char *p = xstrdup(path);
     int rc = 0;
     for (char *s = p + 1; *s && rc == 0; s++) {
