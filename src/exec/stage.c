@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/names.h"
 #include "exec/exec.h"
 #include "util/err.h"
 #include "util/xalloc.h"
@@ -42,12 +43,7 @@ int exec_mkdir_p(const char *path)
 
 bool exec_is_safe_relpath(const char *p)
 {
-    if (!p || !p[0] || p[0] == '/')
-        return false;
-    for (const char *s = p; *s; s = strchr(s, '/') ? strchr(s, '/') + 1 : s + strlen(s))
-        if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
-            return false;
-    return true;
+    return p && p[0] && p[0] != '/' && !api_path_has_dotdot(p);
 }
 
 static int write_file(const char *dir, const struct exec_file *f, char *err, size_t errlen)
