@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "api/object.h"
 #include "api/quantity.h"
 #include "exec/oci-int.h"
 #include "util/jsonx.h"
@@ -166,4 +167,14 @@ void oci_limits_of(const json_t *container, int64_t *memory_limit_bytes,
     *cpu_request_milli = quantity_at(container, "requests", "cpu");
     if (!*cpu_request_milli) /* Kubernetes: requests default to limits */
         *cpu_request_milli = *cpu_limit_milli;
+}
+
+int64_t oci_gpus_of(const json_t *pod)
+{
+    struct api_podset ps;
+    if (!pod || api_podset_from_template(pod, NULL, 1, &ps) != 0)
+        return 0;
+    int64_t n = api_reslist_get(&ps.requests, OCI_GPU_RESOURCE);
+    api_podset_release(&ps);
+    return n > 0 ? n : 0;
 }
