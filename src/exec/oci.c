@@ -583,15 +583,21 @@ static char *find_runtime(const char *name)
     return NULL;
 }
 
-/* Can this process make the namespaces a pod needs? (a child tries) */
+/* Can this process make the namespaces a pod needs? A child tries; when
+ * it cannot, errno is the child's reason (or fork's, waitpid's). */
 static bool can_unshare(void)
 {
     pid_t pid = fork();
     if (pid == 0)
         _exit(unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC |
-                      CLONE_NEWNET) == 0 ? 0 : 1);
+                      CLONE_NEWNET) == 0 ? 0 : (errno & 0xff ? errno & 0xff : EPERM));
     int wst = 0;
-    return pid > 0 && waitpid(pid, &wst, 0) == pid && WIFEXITED(wst) && WEXITSTATUS(wst) == 0;
+    if (pid < 0 || waitpid(pid, &wst, 0) != pid)
+        return false;
+    if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
+        return true;
+    errno = WIFEXITED(wst) ? WEXITSTATUS(wst) : ECHILD;
+    return false;
 }
 
 /* A cgroup hierarchy cueue may write: v2 at /sys/fs/cgroup, or v1's
