@@ -219,7 +219,10 @@ char *exec_sandbox_dir(struct exec *x, const char *state_dir, const char *uid);
 /* The directory a non-hostPath volume is staged in: <sandbox>/volumes/<name>
  * (the contract between stage and the mountPath rewrites). Caller frees. */
 char *exec_volume_dir(const char *sandbox, const char *name);
-/* Stage vols for pod uid: x->stage_ops->stage when set, else exec_stage_fs. */
+/* Stage vols (n of them, borrowed) for pod uid in sandbox:
+ * x->stage_ops->stage when set, else exec_stage_fs (x may be NULL). Returns
+ * what that returns: 0, CU_EINVAL or CU_EIO with the reason in
+ * err[0..errlen). Blocks on the file system. */
 int exec_stage(struct exec *x, const char *uid, const char *sandbox,
                const struct exec_volume *vols, size_t n, char *err, size_t errlen);
 /* Stage vols on this machine's file system (see exec_stage_ops.stage): mkdir -p

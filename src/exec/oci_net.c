@@ -38,19 +38,13 @@ void oci_ip_format(uint32_t ip, char buf[16])
     snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
 }
 
-/* The content of dir/name into buf (NUL-terminated, trailing newline cut). */
+/* The content of dir/name into buf (lx_read_line). */
 static bool read_small(const char *dir, const char *name, char *buf, size_t len)
 {
     char *path = xasprintf("%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool ok = lx_read_line(path, buf, len);
     xfree(path);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, len - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    return n > 0;
+    return ok;
 }
 
 /* A claim whose pod has no network namespace and that is older than
