@@ -254,11 +254,12 @@ bool exec_is_safe_relpath(const char *p);
  * <state_dir>/pods/<uid>/supervisor.json, and a new executor on the same
  * state_dir adopts it (ops->adopt). A missing supervisor program is logged
  * here and fails every pod with StartError naming it. Each container's
- * command+args runs in its own session/process group with env = the
- * server's environment, the container's env (valueFrom already resolved by
- * the node agent; $(VAR) references expanded as the kubelet does) and
- * exec_pod.env, in the
- * container's workingDir (default: the pod sandbox), stdout+stderr appended
+ * command+args runs in its own session/process group with env = PATH (the
+ * server's, else LX_DEFAULT_PATH) and HOME (the home of the user it runs
+ * as), nothing else of the server's environment, then the container's env
+ * (valueFrom already resolved by the node agent; $(VAR) references
+ * expanded as the kubelet does) and exec_pod.env, in the container's
+ * workingDir (default: the pod sandbox), stdout+stderr appended
  * to exec_log_path(). Init containers run one after another first. A
  * container without command, or whose program is not found, fails the pod
  * with reason StartError (`exec: "ray": executable file not found in
