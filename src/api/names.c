@@ -204,3 +204,11 @@ bool api_validate_name(const char *name, const char *(*fn)(const char *), size_t
     }
     return ok;
 }
+
+bool api_path_has_dotdot(const char *p)
+{
+    for (const char *s = p; s && *s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL)
+        if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
+            return true;
+    return false;
+}

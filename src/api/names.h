@@ -38,6 +38,11 @@ const char *api_check_config_key(const char *s);
  * ephemeral-storage, hugepages-<size>) or a qualified name with a domain
  * ("google.com/tpu"). */
 const char *api_check_container_resource_name(const char *s);
+/* True when path p (NULL = none) has a ".." element ("..", "../x",
+ * "x/..", "x/../y"; "..x" is a name): the rule of subPath, items[].path,
+ * hostPath.path ("must not contain '..'"), and of what the executor
+ * writes under a pod's sandbox (exec_is_safe_relpath). */
+bool api_path_has_dotdot(const char *p);
 
 /* Record every problem of name (as the object name of a kind) at field:
  * the rule fn, and max_len when it is stricter than fn's own limit (0 =

@@ -295,15 +295,6 @@ static void validate_mounts(struct api_vctx *c, const json_t *mounts, const json
     }
 }
 
-/* Does path have a ".." element? */
-static bool has_dotdot(const char *p)
-{
-    for (const char *s = p; s && *s; s = strchr(s, '/') ? strchr(s, '/') + 1 : NULL)
-        if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
-            return true;
-    return false;
-}
-
 /* A path that must stay below its base: relative (when must_be_relative)
  * and without "..". field is the path's own field path. */
 static void validate_subpath(struct api_vctx *c, const json_t *v, const char *field,
@@ -314,7 +305,7 @@ static void validate_subpath(struct api_vctx *c, const json_t *v, const char *fi
         return;
     if (must_be_relative && p[0] == '/')
         api__diag_str(c->d, DIAG_INVALID, field, p, "must be a relative path");
-    else if (has_dotdot(p))
+    else if (api_path_has_dotdot(p))
         api__diag_str(c->d, DIAG_INVALID, field, p, "must not contain '..'");
 }
 
@@ -447,7 +438,7 @@ static void validate_volume_files(struct api_vctx *c, const json_t *v, const cha
     if (!hp)
         return;
     char *f = api__path("%s.hostPath.path", base);
-    if (has_dotdot(hp))
+    if (api_path_has_dotdot(hp))
         api__diag_str(c->d, DIAG_INVALID, f, hp, "must not contain '..'");
     else if (!host_path_allowed(c, hp))
         diag_add(c->d, DIAG_FORBIDDEN, f, NULL,

@@ -219,7 +219,10 @@ char *exec_sandbox_dir(struct exec *x, const char *state_dir, const char *uid);
 /* The directory a non-hostPath volume is staged in: <sandbox>/volumes/<name>
  * (the contract between stage and the mountPath rewrites). Caller frees. */
 char *exec_volume_dir(const char *sandbox, const char *name);
-/* Stage vols for pod uid: x->stage_ops->stage when set, else exec_stage_fs. */
+/* Stage vols (n of them, borrowed) for pod uid in sandbox:
+ * x->stage_ops->stage when set, else exec_stage_fs (x may be NULL). Returns
+ * what that returns: 0, CU_EINVAL or CU_EIO with the reason in
+ * err[0..errlen). Blocks on the file system. */
 int exec_stage(struct exec *x, const char *uid, const char *sandbox,
                const struct exec_volume *vols, size_t n, char *err, size_t errlen);
 /* Stage vols on this machine's file system (see exec_stage_ops.stage): mkdir -p
@@ -228,7 +231,8 @@ int exec_stage(struct exec *x, const char *uid, const char *sandbox,
  * system's reason). */
 int exec_stage_fs(const char *sandbox, const struct exec_volume *vols, size_t n, char *err,
                   size_t errlen);
-/* mkdir -p path (0755). 0 or CU_EIO (errno set). */
+/* mkdir -p path (0755); an existing path (of any type) counts as made.
+ * 0 or CU_EIO (errno set). */
 int exec_mkdir_p(const char *path);
 /* True when p is a non-empty relative path without a ".." component. */
 bool exec_is_safe_relpath(const char *p);
@@ -250,11 +254,12 @@ bool exec_is_safe_relpath(const char *p);
  * <state_dir>/pods/<uid>/supervisor.json, and a new executor on the same
  * state_dir adopts it (ops->adopt). A missing supervisor program is logged
  * here and fails every pod with StartError naming it. Each container's
- * command+args runs in its own session/process group with env = the
- * server's environment, the container's env (valueFrom already resolved by
- * the node agent; $(VAR) references expanded as the kubelet does) and
- * exec_pod.env, in the
- * container's workingDir (default: the pod sandbox), stdout+stderr appended
+ * command+args runs in its own session/process group with env = PATH (the
+ * server's, else LX_DEFAULT_PATH) and HOME (the home of the user it runs
+ * as), nothing else of the server's environment, then the container's env
+ * (valueFrom already resolved by the node agent; $(VAR) references
+ * expanded as the kubelet does) and exec_pod.env, in the container's
+ * workingDir (default: the pod sandbox), stdout+stderr appended
  * to exec_log_path(). Init containers run one after another first. A
  * container without command, or whose program is not found, fails the pod
  * with reason StartError (`exec: "ray": executable file not found in

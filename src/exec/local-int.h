@@ -232,6 +232,10 @@ bool lx_sup_is_locked(const char *dir);
 /* True when pod directory dir has LX_STARTED_FILE (a supervisor began to
  * run the pod there once). */
 bool lx_has_started(const char *dir);
+/* The first line of the small file at path (its first len-1 bytes at
+ * most, the newline cut) into buf, NUL-terminated. True when the file
+ * could be read and was not empty; else buf is "". */
+bool lx_read_line(const char *path, char *buf, size_t len);
 
 /* The supervisor program in dir, NULL = next to the running program
  * (dirname of /proc/self/exe): dir/LX_SUP_PROGRAM (caller frees). NULL

@@ -108,22 +108,6 @@ static void wake(struct exec_local *l)
         log_warn("exec", "wakeup: %s", strerror(errno));
 }
 
-/* mkdir -p: the leaf first (the usual case, one call), its parents only
- * when they are missing. */
-static void mkdir_p(const char *path)
-{
-    if (mkdir(path, 0755) == 0 || errno != ENOENT)
-        return;
-    char *p = xstrdup(path);
-    char *slash = strrchr(p, '/');
-    if (slash && slash != p) {
-        *slash = '\0';
-        mkdir_p(p);
-    }
-    xfree(p);
-    mkdir(path, 0755);
-}
-
 /* ---- supervisors ---- */
 
 static int pidfd_open_(int pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
@@ -631,8 +615,8 @@ static struct lx_pod *pod_new(struct exec_local *l, const char *uid, const char 
     p->status_path = xasprintf("%s/%s", p->dir, LX_STATUS_FILE);
     p->metrics_path = xasprintf("%s/%s", p->sandbox, EXEC_METRICS_FILE);
     p->pidfd = -1;
-    mkdir_p(p->dir);
-    mkdir_p(p->sandbox);
+    exec_mkdir_p(p->dir);
+    exec_mkdir_p(p->sandbox);
     /* the status file is renamed in; the metrics file is written (or
      * renamed in); closes and the temp file's writes need no wakeup */
     uint32_t mask = IN_MODIFY | IN_MOVED_TO;

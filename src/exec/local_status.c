@@ -390,3 +390,14 @@ bool lx_has_started(const char *dir)
     xfree(path);
     return has;
 }
+
+bool lx_read_line(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    return n > 0;
+}

@@ -193,16 +193,9 @@ static void reason_from_file(const char *path, char **reason)
     if (!path)
         return;
     char buf[64];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    unlink(path);
-    buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    if (buf[0])
+    if (lx_read_line(path, buf, sizeof(buf)) && buf[0])
         set_str(reason, buf);
+    unlink(path);
 }
 
 /* A child exited: record it on its container. */

@@ -45,6 +45,7 @@
 #define OCI_ROOTFS_ANNOTATION "cueue.dev/rootfs"
 /* the smallest memory limit a container starts with (Docker's 6 MiB) */
 #define OCI_MIN_MEMORY_BYTES (6 << 20)
+#define OCI_GPU_RESOURCE "nvidia.com/gpu"
 
 /* A read-write bind mount into the container. Borrowed strings. */
 struct oci_bind {
@@ -92,6 +93,13 @@ json_t *oci_config_new(const struct oci_ctr_cfg *cfg);
  * limits.memory), 0 where absent or not parseable. */
 void oci_limits_of(const json_t *container, int64_t *memory_limit_bytes,
                    int64_t *cpu_limit_milli, int64_t *cpu_request_milli);
+
+/* The GPUs (nvidia.com/gpu) pod asks for, counted as the scheduler
+ * counted them when it admitted the pod (api_podset_from_template: the
+ * larger of the biggest init container and the containers' sum, limits
+ * filling absent requests, sidecars with both); 0 when it asks for none or
+ * a quantity does not parse. */
+int64_t oci_gpus_of(const json_t *pod);
 
 /* ---- pod IPs ---- */
 

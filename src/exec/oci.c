@@ -29,7 +29,6 @@
 #include <unistd.h>
 #include <uthash.h>
 
-#include "api/quantity.h"
 #include "exec/oci-int.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -206,33 +205,6 @@ static const json_t *container_at(const json_t *pod, size_t i)
     if (i < json_array_size(inits))
         return json_array_get(inits, i);
     return json_array_get(JX_GET(pod, "spec", "containers"), i - json_array_size(inits));
-}
-
-static int64_t gpus_asked(const json_t *pod)
-{
-    int64_t n = 0;
-    const json_t *ctrs[2] = {JX_GET(pod, "spec", "initContainers"),
-                             JX_GET(pod, "spec", "containers")};
-    for (int k = 0; k < 2; k++) {
-        size_t i;
-        json_t *c;
-        json_array_foreach(ctrs[k], i, c) {
-            const json_t *v = JX_GET(c, "resources", "limits", "nvidia.com/gpu");
-            if (!v)
-                v = JX_GET(c, "resources", "requests", "nvidia.com/gpu");
-            int64_t q = 0;
-            if (json_is_integer(v))
-                q = json_integer_value(v);
-            else if (!json_is_string(v) ||
-                     api_quantity_parse(json_string_value(v), "nvidia.com/gpu", &q, NULL, 0))
-                q = 0;
-            if (k == 1)
-                n += q; /* init containers run before: they reuse the main ones' */
-            else if (q > n)
-                n = q;
-        }
-    }
-    return n;
 }
 
 /* The GPUs' device nodes and env for a container. */
@@ -453,7 +425,7 @@ static void oci_prepare(void *ctx, const char *uid, const char *dir,
     mkdir(odir, 0755);
     xfree(odir);
     const char *rootfs = image_rootfs(pod, err, sizeof(err));
-    int64_t want_gpus = gpus_asked(pod->pod);
+    int64_t want_gpus = oci_gpus_of(pod->pod);
     int gpus[64];
     size_t n_have = 0;
     int *have = want_gpus > 0 ? oci_gpu_discover(o->dev_dir, &n_have) : NULL;
@@ -611,15 +583,21 @@ static char *find_runtime(const char *name)
     return NULL;
 }
 
-/* Can this process make the namespaces a pod needs? (a child tries) */
+/* Can this process make the namespaces a pod needs? A child tries; when
+ * it cannot, errno is the child's reason (or fork's, waitpid's). */
 static bool can_unshare(void)
 {
     pid_t pid = fork();
     if (pid == 0)
         _exit(unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWUTS | CLONE_NEWIPC |
-                      CLONE_NEWNET) == 0 ? 0 : 1);
+                      CLONE_NEWNET) == 0 ? 0 : (errno & 0xff ? errno & 0xff : EPERM));
     int wst = 0;
-    return pid > 0 && waitpid(pid, &wst, 0) == pid && WIFEXITED(wst) && WEXITSTATUS(wst) == 0;
+    if (pid < 0 || waitpid(pid, &wst, 0) != pid)
+        return false;
+    if (WIFEXITED(wst) && WEXITSTATUS(wst) == 0)
+        return true;
+    errno = WIFEXITED(wst) ? WEXITSTATUS(wst) : ECHILD;
+    return false;
 }
 
 /* A cgroup hierarchy cueue may write: v2 at /sys/fs/cgroup, or v1's

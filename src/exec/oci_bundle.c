@@ -4,9 +4,9 @@
  * pod's limits and devices. Pure: no I/O, unit-tested
  * (tests/unit/test_exec_oci.c).
  */
-#include <stdio.h>
 #include <string.h>
 
+#include "api/object.h"
 #include "api/quantity.h"
 #include "exec/oci-int.h"
 #include "util/jsonx.h"
@@ -148,17 +148,13 @@ json_t *oci_config_new(const struct oci_ctr_cfg *c)
                      "mounts", mounts_new(c), "linux", linux_new(c));
 }
 
+/* resources.<kind>.<resource> of ctr in its unit (cpu: milli), 0 when
+ * absent, not a quantity or negative. */
 static int64_t quantity_at(const json_t *ctr, const char *kind, const char *resource)
 {
-    const char *text = JX_STR(ctr, "resources", kind, resource);
     const json_t *v = JX_GET(ctr, "resources", kind, resource);
-    char buf[64];
-    if (!text && json_is_number(v)) {
-        snprintf(buf, sizeof(buf), "%.17g", json_number_value(v));
-        text = buf;
-    }
     int64_t out = 0;
-    if (!text || api_quantity_parse(text, resource, &out, NULL, 0) != 0 || out < 0)
+    if (!v || api_quantity_from_json(v, resource, NULL, &out, NULL) != 0 || out < 0)
         return 0;
     return out;
 }
@@ -171,4 +167,14 @@ void oci_limits_of(const json_t *container, int64_t *memory_limit_bytes,
     *cpu_request_milli = quantity_at(container, "requests", "cpu");
     if (!*cpu_request_milli) /* Kubernetes: requests default to limits */
         *cpu_request_milli = *cpu_limit_milli;
+}
+
+int64_t oci_gpus_of(const json_t *pod)
+{
+    struct api_podset ps;
+    if (!pod || api_podset_from_template(pod, NULL, 1, &ps) != 0)
+        return 0;
+    int64_t n = api_reslist_get(&ps.requests, OCI_GPU_RESOURCE);
+    api_podset_release(&ps);
+    return n > 0 ? n : 0;
 }

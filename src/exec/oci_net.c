@@ -38,19 +38,13 @@ void oci_ip_format(uint32_t ip, char buf[16])
     snprintf(buf, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
 }
 
-/* The content of dir/name into buf (NUL-terminated, trailing newline cut). */
+/* The content of dir/name into buf (lx_read_line). */
 static bool read_small(const char *dir, const char *name, char *buf, size_t len)
 {
     char *path = xasprintf("%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool ok = lx_read_line(path, buf, len);
     xfree(path);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, len - 1);
-    close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
-    return n > 0;
+    return ok;
 }
 
 /* A claim whose pod has no network namespace and that is older than
@@ -103,23 +97,9 @@ static void unclaim(const char *dir, const char *name, const char *owner)
     xfree(path);
 }
 
-static void mkdirs(const char *path)
-{
-    char *p = xstrdup(path);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = '\0';
-        mkdir(p, 0755);
-        *s = '/';
-    }
-    mkdir(p, 0755);
-    xfree(p);
-}
-
 int oci_ip_take(const char *dir, uint32_t net, int prefix, const char *owner, uint32_t *ip)
 {
-    mkdirs(dir);
+    exec_mkdir_p(dir);
     uint32_t size = prefix >= 32 ? 1 : 1u << (32 - prefix);
     /* .0 the network, .1 the bridge, the last the broadcast */
     for (uint32_t i = 2; i + 1 < size; i++) {
@@ -179,7 +159,7 @@ int *oci_gpu_discover(const char *dev_dir, size_t *n)
 int oci_gpu_take(const char *dir, const int *have, size_t n_have, int count, const char *owner,
                  int *out, char *err, size_t errlen)
 {
-    mkdirs(dir);
+    exec_mkdir_p(dir);
     int got = 0;
     for (size_t i = 0; i < n_have && got < count; i++) {
         char name[16];
@@ -342,7 +322,7 @@ static int veth_add(struct nl_sock *sk, const char *host_if, int ns_fd)
 
 int oci_net_pod_up(const char *path, const char *host_if, uint32_t ip, char *err, size_t errlen)
 {
-    mkdirs(OCI_RUN_DIR "/netns");
+    exec_mkdir_p(OCI_RUN_DIR "/netns");
     int ns_fd = -1;
     struct nl_sock *in = NULL, *host = NULL;
     int rc = netns_new(path, &ns_fd, &in, err, errlen);

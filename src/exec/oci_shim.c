@@ -28,8 +28,19 @@
 #include "exec/oci-int.h"
 
 static volatile sig_atomic_t pending_sig;
+static volatile sig_atomic_t container_pid; /* 0 until the runtime started it */
 
-static void on_signal(int sig) { pending_sig = sig; }
+/* Passed on from the handler itself (kill is async-signal-safe), so a
+ * signal that lands just before waitpid blocks is not held back until the
+ * container ends; one that comes before the container runs waits in
+ * pending_sig. */
+static void on_signal(int sig)
+{
+    if (container_pid > 0)
+        kill((pid_t)container_pid, sig);
+    else
+        pending_sig = sig;
+}
 
 /* Run argv (a runtime command) and wait for it; its exit status. */
 static int run_wait(char *const *argv)
@@ -130,18 +141,25 @@ int oci_shim_main(int argc, char **argv)
         return 128;
     }
     int cst = 0;
+    container_pid = (sig_atomic_t)cpid;
+    if (pending_sig)
+        kill((pid_t)cpid, pending_sig);
     for (;;) {
-        if (pending_sig) {
-            kill((pid_t)cpid, pending_sig);
-            pending_sig = 0;
+        /* who exited, left a zombie (WNOWAIT): the handler stops passing
+         * signals on before the container's pid is reaped and can be
+         * reused */
+        siginfo_t si = {0};
+        if (waitid(P_ALL, 0, &si, WEXITED | WNOWAIT) != 0) {
+            if (errno == ECHILD)
+                break; /* not reparented to us (no subreaper): nothing to wait for */
+            continue;  /* EINTR: the handler passed a signal on */
         }
-        pid_t got = waitpid(-1, &wst, 0);
-        if (got == (pid_t)cpid) {
+        if (si.si_pid == (pid_t)cpid)
+            container_pid = 0;
+        if (waitpid(si.si_pid, &wst, 0) == (pid_t)cpid) {
             cst = wst;
             break;
         }
-        if (got < 0 && errno == ECHILD)
-            break; /* not reparented to us (no subreaper): nothing to wait for */
     }
     if (!(WIFEXITED(cst) && WEXITSTATUS(cst) == 0) && oom_kills(cgroup) > 0)
         write_reason(reason_file, "OOMKilled");

@@ -13,12 +13,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "api/names.h"
 #include "exec/exec.h"
 #include "util/err.h"
 #include "util/xalloc.h"
 
 int exec_mkdir_p(const char *path)
 {
+    /* the leaf first: its parents usually exist (one call) */
+    if (mkdir(path, 0755) == 0 || errno == EEXIST)
+        return 0;
+    if (errno != ENOENT)
+        return CU_EIO;
     char *p = xstrdup(path);
     int rc = 0;
     for (char *s = p + 1; *s && rc == 0; s++) {
@@ -37,12 +43,7 @@ int exec_mkdir_p(const char *path)
 
 bool exec_is_safe_relpath(const char *p)
 {
-    if (!p || !p[0] || p[0] == '/')
-        return false;
-    for (const char *s = p; *s; s = strchr(s, '/') ? strchr(s, '/') + 1 : s + strlen(s))
-        if (!strncmp(s, "..", 2) && (s[2] == '/' || s[2] == '\0'))
-            return false;
-    return true;
+    return p && p[0] && p[0] != '/' && !api_path_has_dotdot(p);
 }
 
 static int write_file(const char *dir, const struct exec_file *f, char *err, size_t errlen)

@@ -23,9 +23,9 @@ new port). Subcommands:
   complete STATE N
       succeed when N Jobs are Complete with succeeded 1 (one list request).
   wait-start STATE TIMEOUT_S
-      return once a new pod sandbox appears under STATE/pods (polled every
-      5 ms), or after TIMEOUT_S: the moment to kill the server "right after
-      a pod start".
+      exit 0 once a new pod sandbox appears under STATE/pods (polled every
+      5 ms), 1 after TIMEOUT_S without one: the moment to kill the server
+      "right after a pod start".
   integrity DB
       print SQLite's PRAGMA integrity_check.
 """
@@ -187,7 +187,7 @@ def wait_start(state, timeout):
         if os.path.isdir(pods) and set(os.listdir(pods)) - seen:
             return 0
         time.sleep(0.005)
-    return 0
+    return 1
 
 
 def integrity(db):

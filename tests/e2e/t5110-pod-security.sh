@@ -47,7 +47,8 @@ pod nonroot "  securityContext: {runAsNonRoot: true}
   containers: [{name: main, image: busybox, command: [id], securityContext: {runAsUser: 0}}]"
 cmd_ok "a runAsNonRoot pod with runAsUser 0 is accepted by the API" C apply -f "$T_DIR/nonroot.yaml"
 reason() { C get pod nonroot -o json | jq -r '"\(.status.phase) \(.status.reason)"'; }
-wait_until "$T_TIMEOUT" test "$(reason)" = "Failed CreateContainerConfigError"
+failed_config() { [[ $(reason) == "Failed CreateContainerConfigError" ]]; } # asked anew each poll
+wait_until "$T_TIMEOUT" failed_config
 is "$(reason)" "Failed CreateContainerConfigError" "…and fails with reason CreateContainerConfigError"
 if [[ $uid == 0 ]]; then
   want='container has runAsNonRoot and would run as root'

@@ -7,7 +7,8 @@
 # status, as kubectl shows it); a pod limited to 200m CPU gets no more CPU
 # time than that (its own CPU time over its run, not wall time alone);
 # the root file system is read-only, /tmp private, the working directory
-# writable; a memory limit under 6Mi is refused naming the field; deleting
+# writable; a memory limit under 6Mi is refused naming the field; a
+# delete's SIGTERM reaches the container's process; deleting
 # pods leaves no veth, network namespace, IP claim, cgroup or runtime state
 # behind (CUEUE_OCI_PODS pods, 10 by default; `make e2e-oci-many`: 200).
 # Skipped, with the reason printed, only where this machine cannot create
@@ -98,6 +99,17 @@ read -r cpu wall <<<"$(K logs cpu)"
 diag "cpu ${cpu}s over ${wall}s"
 awk -v c="$cpu" -v w="$wall" 'BEGIN { exit !(w > 0 && c / w <= 0.3) }'
 check "its CPU time stays within its 200m limit (${cpu}s of ${wall}s, at most 0.2 plus scheduling slack)"
+
+# --- a delete's SIGTERM reaches the container (through the shim) ---
+mkdir -p "$T_DIR/term"
+pod term 120 'trap "echo got-term >term; exit 0" TERM; echo up >up; while :; do sleep 0.1; done' |
+  jq --arg d "$T_DIR/term" '.spec.containers[0].workingDir = $d' >"$T_DIR/term.json"
+cmd_ok "create a pod that traps SIGTERM (grace 120 s)" K apply -f "$T_DIR/term.json"
+up() { [[ -e $T_DIR/term/up ]]; }
+wait_until 60 up; check "…it runs"
+cmd_ok "delete it without waiting" K delete pod term --wait=false
+termed() { [[ $(cat "$T_DIR/term/term" 2>/dev/null) == got-term ]]; }
+wait_until 60 termed; check "its trap ran: SIGTERM reached the container, not SIGKILL after the grace"
 
 # --- nothing left behind ---
 n=${CUEUE_OCI_PODS:-10}

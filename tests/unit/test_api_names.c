@@ -47,11 +47,24 @@ static void test_label_values(void **state)
     assert_non_null(api_check_label_value("a b"));
 }
 
+static void test_path_dotdot_elements(void **state)
+{
+    (void)state;
+    const char *const escape[] = {"..", "../x", "x/..", "x/../y", "/a/../b"};
+    for (size_t i = 0; i < sizeof(escape) / sizeof(*escape); i++)
+        assert_true(api_path_has_dotdot(escape[i]));
+    const char *const stay[] = {"", "x", "..x", "x..", "a/..b/c", "/a/b", "."};
+    for (size_t i = 0; i < sizeof(stay) / sizeof(*stay); i++)
+        assert_false(api_path_has_dotdot(stay[i]));
+    assert_false(api_path_has_dotdot(NULL));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_qualified_name_messages_name_the_part),
         cmocka_unit_test(test_label_values),
+        cmocka_unit_test(test_path_dotdot_elements),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -542,19 +542,28 @@ static void test_restart_without_adopt_is_process_lost(void **state)
     xfree(uid);
 }
 
+/* Pod q started (the finalizer on it, one start) but never reported,
+ * then the control plane restarts and offers it to adopt once. */
+static void started_then_restart(struct afx *a)
+{
+    struct nfx *f = a->f;
+    nfx_create(f, KIND_NODEPOOL, NULL,
+               nfx_pool("p", "e2-standard-4", json_pack("{s:i}", "initialNodeCount", 1)));
+    nfx_create(f, KIND_POD, "default", nfx_pod("default", "q", "1", "1Gi", 0));
+    nfx_step(f);
+    assert_true(has_finalizer(f, "q"));
+    assert_int_equal(json_array_size(a->fe->starts), 1);
+    restart_ctrl(f);
+    nfx_step(f);
+    assert_int_equal(json_array_size(a->fe->adopts), 1);
+}
+
 static void test_restart_restarts_a_pending_pod_with_nothing_left(void **state)
 {
     struct afx *a = *state;
     struct nfx *f = a->f;
     a->fe->adopt_rc = CU_ENOTFOUND;
-    nfx_create(f, KIND_NODEPOOL, NULL,
-               nfx_pool("p", "e2-standard-4", json_pack("{s:i}", "initialNodeCount", 1)));
-    nfx_create(f, KIND_POD, "default", nfx_pod("default", "q", "1", "1Gi", 0));
-    nfx_step(f);
-    assert_true(has_finalizer(f, "q")); /* started, never reported */
-    restart_ctrl(f);
-    nfx_step(f);
-    assert_int_equal(json_array_size(a->fe->adopts), 1);
+    started_then_restart(a);
     assert_int_equal(json_array_size(a->fe->starts), 2); /* started afresh */
     json_t *p = nfx_get(f, KIND_POD, "default", "q");
     assert_null(JX_STR(p, "status", "reason"));
@@ -569,14 +578,7 @@ static void test_restart_fails_a_started_pod_with_nothing_left(void **state)
     struct afx *a = *state;
     struct nfx *f = a->f;
     a->fe->adopt_rc = CU_EEXIST;
-    nfx_create(f, KIND_NODEPOOL, NULL,
-               nfx_pool("p", "e2-standard-4", json_pack("{s:i}", "initialNodeCount", 1)));
-    nfx_create(f, KIND_POD, "default", nfx_pod("default", "q", "1", "1Gi", 0));
-    nfx_step(f);
-    assert_int_equal(json_array_size(a->fe->starts), 1); /* started, never reported */
-    restart_ctrl(f);
-    nfx_step(f);
-    assert_int_equal(json_array_size(a->fe->adopts), 1);
+    started_then_restart(a);
     assert_int_equal(json_array_size(a->fe->starts), 1); /* not started again */
     json_t *p = nfx_get(f, KIND_POD, "default", "q");
     assert_string_equal(JX_STR(p, "status", "phase"), "Failed");

@@ -145,8 +145,37 @@ static void test_limits_from_container_resources(void **state)
     assert_int_equal(lim, 2000);
     assert_int_equal(req, 2000);
     json_decref(ctr);
+    /* a JSON number is read from its shortest text: 0.1 cpu is 100m, not
+     * 101m (what 0.10000000000000001 rounded up would give) */
+    ctr = json_loads("{\"resources\": {\"limits\": {\"cpu\": 0.1}}}", 0, NULL);
+    oci_limits_of(ctr, &mem, &lim, &req);
+    assert_int_equal(lim, 100);
+    assert_int_equal(req, 100);
+    json_decref(ctr);
     oci_limits_of(NULL, &mem, &lim, &req);
     assert_int_equal(mem + lim + req, 0);
+}
+
+/* The GPUs a pod asks for, as the scheduler counts them: containers add
+ * up, init containers run before them (the larger wins), limits stand in
+ * for requests, numbers and strings alike. */
+static void test_gpus_counted_as_the_scheduler_counts_them(void **state)
+{
+    (void)state;
+    json_t *pod = json_loads(
+        "{\"spec\": {\"initContainers\": [{\"name\": \"i\", \"resources\": {\"limits\": "
+        "{\"nvidia.com/gpu\": 3}}}], \"containers\": [{\"name\": \"a\", \"resources\": "
+        "{\"limits\": {\"nvidia.com/gpu\": \"1\"}}}, {\"name\": \"b\", \"resources\": "
+        "{\"requests\": {\"nvidia.com/gpu\": 1}, \"limits\": {\"nvidia.com/gpu\": 1}}}]}}",
+        0, NULL);
+    assert_int_equal(oci_gpus_of(pod), 3); /* max(3, 1 + 1) */
+    json_array_remove(JX_GET(pod, "spec", "initContainers"), 0);
+    assert_int_equal(oci_gpus_of(pod), 2);
+    json_decref(pod);
+    pod = json_loads("{\"spec\": {\"containers\": [{\"name\": \"a\"}]}}", 0, NULL);
+    assert_int_equal(oci_gpus_of(pod), 0);
+    json_decref(pod);
+    assert_int_equal(oci_gpus_of(NULL), 0);
 }
 
 static char *temp_dir(void)
@@ -272,6 +301,7 @@ int main(void)
         cmocka_unit_test(test_config_mounts_private_tmp_proc_and_binds),
         cmocka_unit_test(test_config_limits_and_devices),
         cmocka_unit_test(test_limits_from_container_resources),
+        cmocka_unit_test(test_gpus_counted_as_the_scheduler_counts_them),
         cmocka_unit_test(test_ip_claims_are_distinct_reused_and_bounded),
         cmocka_unit_test(test_gpus_discovered_and_never_given_twice),
         cmocka_unit_test(test_host_if_names_fit_and_differ),

@@ -81,6 +81,32 @@ static void a_file_path_leaving_its_volume_is_refused(void **state)
     xfree(cmd);
 }
 
+/* A sandbox or volume directory that cannot be made is CU_EIO, the path
+ * named (here a regular file stands where a directory must be). */
+static void a_directory_that_cannot_be_made_is_an_io_error(void **state)
+{
+    (void)state;
+    char tmpl[] = "/tmp/cueue-stage-XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    char *file = xasprintf("%s/file", tmpl);
+    FILE *f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    char *sandbox = xasprintf("%s/pod", file);
+    char err[256] = "";
+    assert_int_equal(exec_stage_fs(sandbox, NULL, 0, err, sizeof(err)), CU_EIO);
+    assert_non_null(strstr(err, sandbox));
+    const struct exec_volume host[] = {{"h", sandbox, NULL, 0}};
+    err[0] = '\0';
+    assert_int_equal(exec_stage_fs(tmpl, host, 1, err, sizeof(err)), CU_EIO);
+    assert_non_null(strstr(err, "volume h: cannot create"));
+    xfree(sandbox);
+    xfree(file);
+    char *cmd = xasprintf("rm -rf %s", tmpl);
+    assert_int_equal(system(cmd), 0);
+    xfree(cmd);
+}
+
 /* An executor with its own staging: records the call, writes nothing. */
 struct fake {
     struct exec base;
@@ -134,6 +160,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(configmap_files_land_in_the_volume_dir_with_their_mode),
         cmocka_unit_test(a_file_path_leaving_its_volume_is_refused),
+        cmocka_unit_test(a_directory_that_cannot_be_made_is_an_io_error),
         cmocka_unit_test(an_executor_s_stage_ops_replace_the_local_layout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

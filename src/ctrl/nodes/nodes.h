@@ -256,9 +256,11 @@ struct nodes_podrun {
     struct exec_env *mounts;   /* mountPath -> host dir */
     size_t n_mounts;
 };
-/* Prepare pod (bound to node) for start. Returns 0, CU_ENOTFOUND when a
- * volume's or env's ConfigMap is missing (retry later; msg says which), or
- * CU_EINVAL when the pod cannot run here (msg). */
+/* Prepare pod (bound to node) for start: *out filled (release with
+ * nodes_podrun_release, also after a failure). Returns 0, CU_ENOTFOUND
+ * when a volume's or env's ConfigMap is missing (retry later; msg says
+ * which), CU_EINVAL when the pod cannot run here, or CU_EIO when its
+ * volumes cannot be staged (the reason in msg). */
 int nodes_podrun_prepare(struct ctrl *c, const json_t *pod, const json_t *node,
                          struct nodes_podrun *out, char *msg, size_t msglen);
 void nodes_podrun_release(struct nodes_podrun *r);
