@@ -15,6 +15,7 @@
 #     of a test sends it (and trusts the server's CA when it serves TLS);
 #     `curl -q ...` (-q first) reads no .curlrc: no token, no CA;
 #   - wait_until TIMEOUT_S CMD...: poll (every 0.1 s) until CMD succeeds;
+#     output_is WANT CMD...: for polling on a command's output;
 #   - TAP: ok/fail/is/like/unlike/cmd_ok/cmd_fails, diag, done_testing;
 #   - api VERB PATH [BODY|@FILE] [CONTENT-TYPE] [ACCEPT]: curl against the
 #     server; the HTTP status lands in $API_CODE and the body in $API_BODY
@@ -110,6 +111,11 @@ wait_until() { # wait_until TIMEOUT_S CMD...: poll every 0.1 s; status 0 when CM
   done
 }
 
+output_is() { # output_is WANT CMD...: CMD's output (run now, each call) equals WANT;
+  # for wait_until, which must re-run CMD at every poll: `wait_until T test "$(f)" = x`
+  # would compare the one output taken before the first poll
+  [[ "$("${@:2}")" == "$1" ]]
+}
 require_tools() { # require_tools TOOL...: a missing tool is a failure, never a skip
   local t
   for t in "$@"; do

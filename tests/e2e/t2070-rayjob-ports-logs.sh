@@ -56,7 +56,7 @@ is "$(k get svc $svc -o json | jq -c '[.spec.selector, [.spec.ports[] | "\(.name
   "KubeRay's head Service $svc: the head's named ports, targetPort by name"
 is "$(k get svc $svc -o jsonpath='{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}')" "RayJob/$R1" "…owned by the RayJob"
 ep_gcs() { k get endpoints $svc -o json | jq -r '.subsets[0] | "\(.addresses[0].ip) \([.ports[] | select(.name == "gcs-server") | .port][0])"'; }
-wait_until "$T_TIMEOUT" test "$(ep_gcs)" = "127.0.0.1 $gcs"; check "kubectl get endpoints $svc: the head pod at 127.0.0.1, gcs-server on its own port $gcs"
+wait_until "$T_TIMEOUT" output_is "127.0.0.1 $gcs" ep_gcs; check "kubectl get endpoints $svc: the head pod at 127.0.0.1, gcs-server on its own port $gcs"
 
 touch "$T_DIR/go"
 for r in $R1 $R2; do

@@ -49,19 +49,19 @@ like "$T_OUT" "web-a +ClusterIP +10\.96\.[0-9]+\.[0-9]+ +<none> +8265/TCP" "kube
 like "$T_OUT" "web-all +ClusterIP +None +<none> +80/TCP" "…web-all headless (clusterIP None)"
 is "$(k get svc web-a -o jsonpath='{.spec.ports[0].protocol} {.spec.sessionAffinity}')" "TCP None" "defaults: protocol TCP, sessionAffinity None"
 ep() { k get endpoints "$1" -o jsonpath='{.subsets[*].addresses[*].ip}:{.subsets[*].ports[*].port}'; }
-wait_until "$T_TIMEOUT" test "$(ep web-a)" = "127.0.0.1:$P1"; check "Endpoints web-a: the ready pod web-a at 127.0.0.1:$P1 (targetPort http resolved)"
+wait_until "$T_TIMEOUT" output_is "127.0.0.1:$P1" ep web-a; check "Endpoints web-a: the ready pod web-a at 127.0.0.1:$P1 (targetPort http resolved)"
 cmd_ok "kubectl get endpoints web-a" k get endpoints web-a
 like "$T_OUT" "web-a +127\.0\.0\.1:$P1 " "…as kubectl prints it"
 all() { k get endpoints web-all -o json | jq -r '[.subsets[] | "\(.addresses[0].targetRef.name):\(.ports[0].port)"] | sort | join(" ")'; }
-wait_until "$T_TIMEOUT" test "$(all)" = "web-a:$P1 web-b:$P2"; check "Endpoints web-all: both pods, each with its own port (two subsets)"
+wait_until "$T_TIMEOUT" output_is "web-a:$P1 web-b:$P2" all; check "Endpoints web-all: both pods, each with its own port (two subsets)"
 slices() { k get endpointslices -l kubernetes.io/service-name=web-all -o json | jq -r '[.items[] | "\(.endpoints[0].targetRef.name):\(.ports[0].port):\(.endpoints[0].conditions.ready)"] | sort | join(" ")'; }
-wait_until "$T_TIMEOUT" test "$(slices)" = "web-a:$P1:true web-b:$P2:true"; check "EndpointSlices of web-all: one per port set, ready"
+wait_until "$T_TIMEOUT" output_is "web-a:$P1:true web-b:$P2:true" slices; check "EndpointSlices of web-all: one per port set, ready"
 is "$(k get endpointslices -l kubernetes.io/service-name=web-a -o jsonpath='{.items[0].addressType}')" IPv4 "…addressType IPv4"
 # the pod answers on the port the Endpoints name
 wait_until "$T_TIMEOUT" curl -sf "http://127.0.0.1:$P1/" -o /dev/null; check "web-a serves HTTP on 127.0.0.1:$P1"
 
 cmd_ok "kubectl delete pod web-a" k delete pod web-a --wait=false
-wait_until "$T_TIMEOUT" test "$(ep web-a)" = ":"; check "web-a's Endpoints empty once its pod is gone"
+wait_until "$T_TIMEOUT" output_is ":" ep web-a; check "web-a's Endpoints empty once its pod is gone"
 cmd_ok "kubectl delete svc web-all" k delete svc web-all
 gone() { [[ -z $(k get endpointslices -l kubernetes.io/service-name=web-all -o name) ]] && ! k get endpoints web-all >/dev/null 2>&1; }
 wait_until "$T_TIMEOUT" gone; check "deleting a Service removes its Endpoints and EndpointSlices (owned by it)"
