@@ -15,6 +15,13 @@ static struct clk real_clock = {real_now, NULL};
 
 struct clk *clk_real(void) { return &real_clock; }
 
+double clk_mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int64_t virt_now(struct clk *c)
 {
     return ((struct clk_virtual *)c)->now_ms;

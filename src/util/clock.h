@@ -31,4 +31,11 @@ void clk_virtual_set(struct clk_virtual *v, int64_t t_ms);
 
 static inline int64_t clk_now(struct clk *c) { return c->now_ms(c); }
 
+/* Seconds on the process's monotonic clock (CLOCK_MONOTONIC; the origin is
+ * arbitrary, so only differences mean anything): for timing real work, such
+ * as how long one admission attempt took. Always real time, also in
+ * `cueue sim` and the tests, so it must never decide anything the control
+ * plane does. */
+double clk_mono_s(void);
+
 #endif
