@@ -30,10 +30,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "server/srv-int.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -69,9 +69,7 @@ struct stream_reader {
 
 static int64_t mono_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(clk_mono_s() * 1000.0);
 }
 
 bool srv__client_gone(int fd)
