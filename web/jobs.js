@@ -137,11 +137,9 @@
       c.chartEl.append(h("p", {class: "muted"}, "No \"Epoch N: Loss X\" lines in the workers' logs yet."));
       return;
     }
-    const epochs = Array.from(new Set(names.flatMap((n) => c.series[n].map((p) => p[0])))).sort((a, b) => a - b);
-    const data = [epochs].concat(names.map((n) => {
-      const m = new Map(c.series[n]);
-      return epochs.map((e) => (m.has(e) ? m.get(e) : null));
-    }));
+    /* one x (the epochs of all workers) with one y per worker, a gap where
+     * a worker has not reported an epoch: uPlot.join aligns the tables */
+    const data = uPlot.join(names.map((n) => [c.series[n].map((p) => p[0]), c.series[n].map((p) => p[1])]));
     const opts = {
       width: Math.max(320, Math.min(900, c.chartEl.clientWidth || 700)), height: 260,
       scales: {x: {time: false}},

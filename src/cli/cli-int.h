@@ -422,7 +422,10 @@ void cli__align_tabs(const char *text, FILE *out);
 /* Age of an RFC 3339 timestamp relative to now ("5m", "<unknown>"). out
  * holds 32 bytes. */
 const char *cli__age(const char *rfc3339, char out[32]);
-/* Current wall time in ms (util/clock's real clock). */
+/* Now in ms on the monotonic clock (util/clock's clk_mono_s; the origin is
+ * arbitrary): for deadlines and intervals (wait/delete --timeout, logs -f,
+ * elapsed times), which a change of the wall clock must not stretch or cut.
+ * Not a time of day: ages of timestamps use clk_real. */
 int64_t cli__now_ms(void);
 /* Sleep ms milliseconds (polling loops in wait/delete/logs -f only). */
 void cli__sleep_ms(int64_t ms);

@@ -138,7 +138,7 @@ void cli__align_tabs(const char *text, FILE *out)
 
 int64_t cli__now_ms(void)
 {
-    return clk_now(clk_real());
+    return (int64_t)(clk_mono_s() * 1000.0);
 }
 
 const char *cli__age(const char *rfc3339, char out[32])
@@ -148,7 +148,7 @@ const char *cli__age(const char *rfc3339, char out[32])
         snprintf(out, 32, "<unknown>");
         return out;
     }
-    int64_t age = cli__now_ms() - t;
+    int64_t age = clk_now(clk_real()) - t;
     return timefmt_age(age < 0 ? 0 : age, out);
 }
 

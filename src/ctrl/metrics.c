@@ -6,12 +6,12 @@
  * and the store (kueue/metrics.c, nodes/metrics.c). Loop thread only.
  */
 #include <string.h>
-#include <time.h>
 
 #include "api/meta.h"
 #include "ctrl/ctrl.h"
 #include "ctrl/metrics.h"
 #include "engine/engine.h"
+#include "util/clock.h"
 #include "util/jsonx.h"
 #include "util/prom.h"
 #include "util/sbuf.h"
@@ -169,13 +169,6 @@ static double queued_wait_s(const json_t *wl, int64_t now)
     return secs_since(t, now);
 }
 
-double ctrl_metrics_mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void ctrl_metrics_schedule_done(struct ctrl *c, const struct eng_result *r, double started_s)
 {
     if (!r->head_cycles)
@@ -183,7 +176,7 @@ void ctrl_metrics_schedule_done(struct ctrl *c, const struct eng_result *r, doub
     bool reserved = false;
     for (size_t i = 0; i < r->n && !reserved; i++)
         reserved = r->items[i].type == ENG_RESERVE;
-    ctrl_metrics_admission_attempt(c, reserved, ctrl_metrics_mono_s() - started_s);
+    ctrl_metrics_admission_attempt(c, reserved, clk_mono_s() - started_s);
 }
 
 void ctrl_metrics_admission_attempt(struct ctrl *c, bool success, double seconds)

@@ -38,9 +38,7 @@ struct ctrl_metrics *ctrl__metrics(struct ctrl *c);
 
 /* ---- hooks for reconcilers (loop thread) ---- */
 
-/* A monotonic clock in seconds, for durations (CLOCK_MONOTONIC). */
-double ctrl_metrics_mono_s(void);
-/* After eng_schedule (started at ctrl_metrics_mono_s() == started_s)
+/* After eng_schedule (started at clk_mono_s() == started_s, util/clock.h)
  * returned r: one admission attempt when it had heads (r->head_cycles),
  * 'success' when it reserved quota for a Workload. */
 struct eng_result;

@@ -69,6 +69,11 @@ struct stream_reader {
     struct stream_reader *prev, *next;
 };
 
+static int64_t mono_ms(void)
+{
+    return (int64_t)(clk_mono_s() * 1000.0);
+}
+
 bool srv__client_gone(int fd)
 {
     if (fd < 0)
@@ -462,13 +467,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     if (!cc) {
         cc = xcalloc(1, sizeof(*cc));
         sbuf_init(&cc->body, s->limits.max_body_bytes);
-        cc->start_ms = clk_mono_ms();
+        cc->start_ms = mono_ms();
         *con_cls = cc;
         return on_request_start(s, conn, url, method, cc);
     }
     if (*upload_data_size) {
         if (s->limits.request_timeout_ms > 0 &&
-            clk_mono_ms() - cc->start_ms > s->limits.request_timeout_ms) {
+            mono_ms() - cc->start_ms > s->limits.request_timeout_ms) {
             const struct sock_ctx *sk = sock_of(conn);
             log_warn("http", "%s %s from %s: the body took longer than %lld ms "
                      "(--request-timeout); connection closed",

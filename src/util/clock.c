@@ -15,11 +15,11 @@ static struct clk real_clock = {real_now, NULL};
 
 struct clk *clk_real(void) { return &real_clock; }
 
-int64_t clk_mono_ms(void)
+double clk_mono_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static int64_t virt_now(struct clk *c)

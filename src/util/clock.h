@@ -31,10 +31,11 @@ void clk_virtual_set(struct clk_virtual *v, int64_t t_ms);
 
 static inline int64_t clk_now(struct clk *c) { return c->now_ms(c); }
 
-/* Milliseconds on CLOCK_MONOTONIC (an arbitrary origin; never jumps when
- * the wall clock is set): for measuring real durations and timeouts in the
- * server process (e.g. how long a request body takes), never for times
- * that are stored or shown, which come from a struct clk. */
-int64_t clk_mono_ms(void);
+/* Seconds on the process's monotonic clock (CLOCK_MONOTONIC; the origin is
+ * arbitrary, so only differences mean anything): for timing real work, such
+ * as how long one admission attempt took. Always real time, also in
+ * `cueue sim` and the tests, so it must never decide anything the control
+ * plane does. */
+double clk_mono_s(void);
 
 #endif

@@ -146,29 +146,43 @@ static char *next_chunk(struct srv_resp *r)
     return t;
 }
 
+static void apply_flavor(struct sfx *s, const char *name)
+{
+    char *y = xasprintf("apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n"
+                        "  name: %s\n", name);
+    fx_apply_text(s->fx, y, name);
+    xfree(y);
+}
+
+/* t is a whole snapshot: a reset first, synced last. */
+static void assert_snapshot(const char *t)
+{
+    static const char synced[] = "event: synced\ndata: {}\n\n";
+    assert_true(!strncmp(t, "event: reset\ndata: {\"resourceVersion\":\"", 39));
+    size_t n = strlen(t);
+    assert_true(n >= sizeof(synced) - 1);
+    assert_string_equal(t + n - (sizeof(synced) - 1), synced);
+}
+
 static void events_send_a_snapshot_then_changes_of_shown_kinds(void **state)
 {
     (void)state;
     struct sfx *s = dash_new(NULL);
-    fx_apply_text(s->fx, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: rf-a\n",
-                  "rf-a");
+    apply_flavor(s, "rf-a");
     struct srv_resp r;
     assert_true(dash(s, &(struct dreq){.path = "/ui/events"}, &r));
     assert_int_equal(r.code, 200);
     assert_string_equal(r.content_type, "text/event-stream");
     char *t = next_chunk(&r);
-    assert_true(!strncmp(t, "event: reset\ndata: {\"resourceVersion\":\"", 39));
+    assert_snapshot(t);
     char *rf = strstr(t, "data: {\"type\":\"ADDED\",\"object\":{\"apiVersion\":\"kueue.x-k8s.io/v1beta1\",\"kind\":\"ResourceFlavor\"");
     assert_non_null(rf);
     assert_non_null(strstr(rf, "\"name\":\"rf-a\""));
     assert_null(strstr(t, "\"kind\":\"Namespace\"")); /* not a kind the pages show */
-    size_t n = strlen(t);
-    assert_string_equal(t + n - strlen("event: synced\ndata: {}\n\n"), "event: synced\ndata: {}\n\n");
     xfree(t);
     fx_apply_text(s->fx, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\n  namespace: default\n"
                   "data:\n  a: b\n", "cm");
-    fx_apply_text(s->fx, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata:\n  name: rf-b\n",
-                  "rf-b");
+    apply_flavor(s, "rf-b");
     t = next_chunk(&r);
     assert_non_null(strstr(t, "data: {\"type\":\"ADDED\""));
     assert_non_null(strstr(t, "\"name\":\"rf-b\""));
@@ -182,6 +196,43 @@ static void events_send_a_snapshot_then_changes_of_shown_kinds(void **state)
     dash_free(s);
 }
 
+/* While nothing changes, poll parks the stream (SRV_STREAM_IDLE) until a
+ * ping is due (15 s of the server's clock); when the store's event log no
+ * longer holds the stream's position (a watch would get 410 Expired), the
+ * stream starts over: a reset and a fresh snapshot, then synced. */
+static void events_ping_when_idle_and_start_over_when_their_place_is_gone(void **state)
+{
+    (void)state;
+    struct sfx *s = dash_new(NULL);
+    apply_flavor(s, "rf-a");
+    struct srv_resp r;
+    assert_true(dash(s, &(struct dreq){.path = "/ui/events"}, &r));
+    xfree(next_chunk(&r)); /* the snapshot */
+    struct sbuf sb;
+    sbuf_init(&sb, 0);
+    assert_int_equal(r.stream.poll(r.stream.ctx, &sb), SRV_STREAM_IDLE);
+    assert_int_equal(sb.len, 0);
+    clk_virtual_set(&s->fx->clock, clk_now(&s->fx->clock.clk) + 14999);
+    assert_int_equal(r.stream.poll(r.stream.ctx, &sb), SRV_STREAM_IDLE);
+    clk_virtual_set(&s->fx->clock, clk_now(&s->fx->clock.clk) + 1);
+    assert_int_equal(r.stream.poll(r.stream.ctx, &sb), 0);
+    assert_string_equal(sb.buf, ": ping\n\n");
+    sbuf_release(&sb);
+
+    apply_flavor(s, "rf-b");
+    store_events_trim(s->fx->store, store_rv(s->fx->store)); /* rf-b's event is gone */
+    sbuf_init(&sb, 0);
+    assert_int_equal(r.stream.poll(r.stream.ctx, &sb), 0);
+    char *t = sbuf_take(&sb);
+    sbuf_release(&sb);
+    assert_snapshot(t);
+    assert_non_null(strstr(t, "\"name\":\"rf-a\""));
+    assert_non_null(strstr(t, "\"name\":\"rf-b\""));
+    xfree(t);
+    srv__resp_release(&r);
+    dash_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +240,7 @@ int main(void)
         cmocka_unit_test(writes_are_refused_reads_reach_the_api),
         cmocka_unit_test(a_token_is_required_when_set),
         cmocka_unit_test(events_send_a_snapshot_then_changes_of_shown_kinds),
+        cmocka_unit_test(events_ping_when_idle_and_start_over_when_their_place_is_gone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

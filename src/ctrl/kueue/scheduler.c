@@ -34,6 +34,7 @@
 #include "ctrl/ctrl-int.h"
 #include "ctrl/kueue/kueue.h"
 #include "ctrl/metrics.h"
+#include "util/clock.h"
 #include "util/err.h"
 #include "util/jsonx.h"
 #include "util/sbuf.h"
@@ -993,7 +994,7 @@ static bool sched_round(struct ctrl *c, struct sched *s)
         return blocked_wrote || flush_when_settled(c, s);
     int64_t now = ctrl_now(c);
     struct eng_result res = {0};
-    double t0 = ctrl_metrics_mono_s();
+    double t0 = clk_mono_s();
     int n = eng_schedule(s->eng, now, 0, &res);
     ctrl_metrics_schedule_done(c, &res, t0);
     for (size_t i = 0; i < res.n; i++) {
