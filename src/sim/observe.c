@@ -21,6 +21,7 @@
  * summary); usage contributed by a Workload is exactly what it currently
  * adds to sim_usage, removed before any change is re-added.
  */
+#include <assert.h>
 #include <string.h>
 /* This file's indexes (live, by_uid) are asked mostly for Workloads they
  * do not hold yet (every creation looks its uid and its name up first), a
@@ -330,8 +331,10 @@ static const struct wl_cond_memo *cond_memo_find(const struct wl_state *w, size_
 }
 
 /* Find the conditions of obj in one pass and make them w's memo. A
- * condition the previous diff saw (same pointer, so same content) is not
- * read again: its type and status come from the memo. */
+ * condition the previous diff saw (same pointer, so same content: stored
+ * documents are never changed in place) is not read again: its type and
+ * status come from the memo. Debug builds (make test's ASan build) read it
+ * again and compare. */
 static void collect_conds(struct wl_state *w, struct wl_conds *wc)
 {
     memset(wc, 0, sizeof(*wc));
@@ -346,6 +349,11 @@ static void collect_conds(struct wl_state *w, struct wl_conds *wc)
         if (m) {
             e.type = m->type;
             e.is_true = m->is_true;
+#ifndef NDEBUG
+            bool now_true = false; /* the memo's check (debug builds): read again */
+            assert(cond_read(c, &now_true) == m->type && now_true == m->is_true &&
+                   "stale condition memo");
+#endif
         } else {
             e.type = cond_read(c, &e.is_true);
         }

@@ -11,6 +11,7 @@
  * Invariant: each step writes at most one object kind per pass and returns;
  * the store event it causes brings the job back (level-triggered).
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,9 @@ const json_t *jobs_ref_memo_owners(struct jobs_ref_memo *m, const struct store_e
         m->owners = JX_GET(ev->obj, "metadata", "ownerReferences");
         m->ctrl_known = false;
     }
+    /* the memo's check (debug builds): an event's document is never
+     * changed in place, so its ownerReferences value is the one kept */
+    assert(m->owners == JX_GET(ev->obj, "metadata", "ownerReferences") && "stale ref memo");
     return m->owners;
 }
 
