@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "api/meta.h"
 #include "api/names.h"
 #include "api/object.h"
 #include "api/schema-int.h"
@@ -242,6 +243,42 @@ int api_admit_in(const struct api_kind *k, json_t *obj, const json_t *old, const
         return CU_EBADREQ;
     apply_status_rule(&c, ks);
     return validate_phase(&c, ks, before);
+}
+
+void api_create_prepare(const struct api_kind *k, json_t *obj)
+{
+    json_t *md = JX_OBJ(obj, "metadata");
+    static const char *const keys[] = {"uid", "resourceVersion", "creationTimestamp",
+                                       "deletionTimestamp", "deletionGracePeriodSeconds",
+                                       "generation", "selfLink", "managedFields", NULL};
+    for (const char *const *kk = keys; *kk; kk++)
+        json_object_del(md, *kk);
+    (void)k;
+}
+
+void api_create_name(json_t *obj, const char *suffix)
+{
+    const char *gen = JX_STR(obj, "metadata", "generateName");
+    if (JX_STR(obj, "metadata", "name") || !gen || !suffix)
+        return;
+    char *name = xasprintf("%.*s%s", API_GENERATE_NAME_BASE_MAX, gen, suffix);
+    JX_SET_NEW(obj, json_string(name), "metadata", "name");
+    xfree(name);
+}
+
+void api_create_stamp(const struct api_kind *k, json_t *obj, const char *uid)
+{
+    JX_SET_NEW(obj, json_string(uid), "metadata", "uid");
+    const char *name = JX_STR(obj, "metadata", "name");
+    if (k->id == KIND_NAMESPACE && name)
+        api_set_label(obj, "kubernetes.io/metadata.name", name);
+}
+
+json_t *api_namespace_activated(const json_t *ns)
+{
+    json_t *c = json_deep_copy(ns);
+    JX_SET_NEW(c, json_string("Active"), "status", "phase");
+    return c;
 }
 
 int api_admit_status(const struct api_kind *k, json_t *obj, const json_t *old, struct diag *d)

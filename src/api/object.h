@@ -70,6 +70,31 @@ struct api_admit_env {
  * lookups: api_admit). Same returns as api_admit. */
 int api_admit_in(const struct api_kind *k, json_t *obj, const json_t *old, const char *ns,
                  const struct api_admit_env *env, struct diag *d);
+/* ---- the create path before admission ----
+ * What the API server does to a new object before admitting it, in this
+ * order, shared by `cueue server` (src/server/write.c) and `cueue sim`
+ * (src/sim/apply.c) so the two cannot drift:
+ *  1. api_create_prepare: drop the metadata the server owns (uid,
+ *     resourceVersion, creationTimestamp, deletionTimestamp,
+ *     deletionGracePeriodSeconds, generation, selfLink, managedFields);
+ *     kubectl create -f of a `get -o yaml` output carries them.
+ *  2. api_create_name: with no metadata.name, name = the first
+ *     API_GENERATE_NAME_BASE_MAX characters of generateName + suffix (the
+ *     caller's 5 random characters; NULL leaves it unnamed). Each retry
+ *     after a taken name starts again from the prepared object.
+ *  3. api_create_stamp: metadata.uid = uid (before admission: Job selectors
+ *     are derived from it), and a Namespace's kubernetes.io/metadata.name
+ *     label (Kubernetes' NamespaceDefaultLabelName).
+ * Then api_admit_in with the store's lookups, then the store. obj is
+ * changed in place; nothing is returned. */
+#define API_GENERATE_NAME_BASE_MAX 58 /* 63 - 5, Kubernetes' name generator */
+void api_create_prepare(const struct api_kind *k, json_t *obj);
+void api_create_name(json_t *obj, const char *suffix);
+void api_create_stamp(const struct api_kind *k, json_t *obj, const char *uid);
+/* A copy of the stored Namespace ns with status.phase Active (the API
+ * server's namespace strategy, applied right after a create). New
+ * reference. */
+json_t *api_namespace_activated(const json_t *ns);
 /* Admit a write to the /status subresource: obj is decoded strictly like
  * api_admit, then everything but status is taken from old (a status write
  * changes nothing else), defaults applied and the kind's rules run (e.g.

@@ -250,18 +250,6 @@ int srv__admit(struct srv_req *q, struct srv_resp *r, const struct api_kind *k, 
     return rc;
 }
 
-/* Clear what the server owns on a create (Kubernetes ignores or rejects
- * these; kubectl create -f of a `get -o yaml` output carries them). */
-static void strip_server_metadata(json_t *obj)
-{
-    json_t *md = JX_OBJ(obj, "metadata");
-    static const char *const keys[] = {"uid", "resourceVersion", "creationTimestamp",
-                                       "deletionTimestamp", "deletionGracePeriodSeconds",
-                                       "generation", "selfLink", "managedFields", NULL};
-    for (const char *const *kk = keys; *kk; kk++)
-        json_object_del(md, *kk);
-}
-
 static int check_namespace(struct srv_req *q, struct srv_resp *r, const struct api_kind *k,
                            const char *ns)
 {
@@ -283,22 +271,17 @@ static int check_namespace(struct srv_req *q, struct srv_resp *r, const struct a
     return 0;
 }
 
-/* Kubernetes' name generator: at most 63 - 5 characters of the base, and
- * a generated name that is taken is tried again with a new suffix, up to
+/* A generated name that is taken is tried again with a new suffix, up to
  * 8 names in all (the API server's RetryGenerateName), before the 409. */
-#define GENERATE_NAME_BASE_MAX 58
 #define GENERATE_NAME_ATTEMPTS 8
 
 static void generate_name(struct srv_req *q, json_t *obj)
 {
-    const char *gen = JX_STR(obj, "metadata", "generateName");
-    if (JX_STR(obj, "metadata", "name") || !gen)
+    if (JX_STR(obj, "metadata", "name") || !JX_STR(obj, "metadata", "generateName"))
         return;
     char sfx[8];
     srv__suffix(q->srv, sfx, 5);
-    char *name = xasprintf("%.*s%s", GENERATE_NAME_BASE_MAX, gen, sfx);
-    JX_SET_NEW(obj, json_string(name), "metadata", "name");
-    xfree(name);
+    api_create_name(obj, sfx);
 }
 
 /* What a dry-run create answers: the admitted object with the metadata the
@@ -316,8 +299,7 @@ static json_t *dry_run_object(struct srv_req *q, const json_t *obj)
 /* The API server's namespace strategy sets status.phase Active. */
 static void namespace_active(struct store *st, json_t **obj)
 {
-    json_t *c = json_deep_copy(*obj);
-    JX_SET_NEW(c, json_string("Active"), "status", "phase");
+    json_t *c = api_namespace_activated(*obj);
     json_t *out = NULL;
     if (!store_update(st, KIND_NAMESPACE, NULL, c, STORE_UPDATE_STATUS, &out) && out) {
         json_decref(*obj);
@@ -334,9 +316,7 @@ static int create_once(struct srv_req *q, struct srv_resp *r, const struct api_k
 {
     char uid[37];
     srv__uuid(q->srv, uid);
-    JX_SET_NEW(obj, json_string(uid), "metadata", "uid");
-    if (k->id == KIND_NAMESPACE && JX_STR(obj, "metadata", "name"))
-        api_set_label(obj, "kubernetes.io/metadata.name", JX_STR(obj, "metadata", "name"));
+    api_create_stamp(k, obj, uid);
     struct diag d;
     diag_init(&d);
     int rc = srv__admit(q, r, k, obj, NULL, k->namespaced ? ns : NULL, false, &d);
@@ -395,7 +375,7 @@ void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_
     r->verb = SRV_VERB_CREATE;
     if (check_namespace(q, r, k, ns))
         return;
-    strip_server_metadata(obj);
+    api_create_prepare(k, obj);
     bool generated = !JX_STR(obj, "metadata", "name") && JX_STR(obj, "metadata", "generateName");
     for (int i = 0;; i++) {
         bool last = !generated || i + 1 == GENERATE_NAME_ATTEMPTS;

@@ -265,28 +265,15 @@ static int ensure_namespace(struct sim *s, const char *ns, struct apply_where *w
     return CU_ENOTFOUND;
 }
 
-/* What the API server does to a new object before admission (as
- * src/server/write.c does): drop server-owned metadata, fill generateName,
- * assign the uid (Job selectors are generated from it), label Namespaces
- * with their name. */
+/* What the API server does to a new object before admission: the one
+ * create path of api/object.h (api_create_prepare, _name, _stamp), which
+ * src/server/write.c takes too. */
 static void prepare_create_with(const struct api_kind *k, json_t *obj, const char *suffix,
                                 const char *uid)
 {
-    json_t *md = JX_OBJ(obj, "metadata");
-    static const char *const keys[] = {"uid", "resourceVersion", "creationTimestamp",
-                                       "deletionTimestamp", "deletionGracePeriodSeconds",
-                                       "generation", "selfLink", "managedFields", NULL};
-    for (const char *const *kk = keys; *kk; kk++)
-        json_object_del(md, *kk);
-    const char *gen = JX_STR(obj, "metadata", "generateName");
-    if (!api_name(obj) && gen && suffix) {
-        char *name = xasprintf("%s%s", gen, suffix);
-        JX_SET_NEW(obj, json_string(name), "metadata", "name");
-        xfree(name);
-    }
-    JX_SET_NEW(obj, json_string(uid), "metadata", "uid");
-    if (k->id == KIND_NAMESPACE && api_name(obj))
-        api_set_label(obj, "kubernetes.io/metadata.name", api_name(obj));
+    api_create_prepare(k, obj);
+    api_create_name(obj, suffix);
+    api_create_stamp(k, obj, uid);
 }
 
 static void prepare_create(struct sim *s, const struct api_kind *k, json_t *obj)
@@ -505,10 +492,26 @@ int sim_apply_precheck_memo(struct sim_precheck_memo *m, const json_t *manifest,
 }
 
 /* The API server's namespace strategy: a new Namespace is Active. */
+/* Admission's lookups in the sim's store (api_admit_env), as the server's
+ * (src/server/write.c admit_once): Kueue's defaulting webhooks see the
+ * LocalQueue and WorkloadPriorityClass named "default". */
+static bool store_has(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
+{
+    json_t *o = store_get((struct store *)ctx, kind, ns && *ns ? ns : NULL, name);
+    json_decref(o);
+    return o != NULL;
+}
+
+static int admit_in_store(struct sim *s, const struct api_kind *k, json_t *obj,
+                          const json_t *old, const char *ns, struct diag *d)
+{
+    struct api_admit_env env = {.exists = store_has, .ctx = s->store};
+    return api_admit_in(k, obj, old, ns, &env, d);
+}
+
 static void namespace_active(struct sim *s, const json_t *stored)
 {
-    json_t *c = jx_deep_copy(stored);
-    JX_SET_NEW(c, json_string("Active"), "status", "phase");
+    json_t *c = api_namespace_activated(stored);
     store_update(s->store, KIND_NAMESPACE, NULL, c, STORE_UPDATE_STATUS, NULL);
     json_decref(c);
 }
@@ -537,7 +540,7 @@ static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, struct appl
     if (!rc && !old)
         prepare_create(s, k, o);
     if (!rc)
-        rc = api_admit(k, o, old, nsc, &d);
+        rc = admit_in_store(s, k, o, old, nsc, &d);
     if (rc && !*err) {
         *err = admit_error(k, o, rc, &d, where_text(s, wh));
     } else if (!rc) {
@@ -642,7 +645,7 @@ static int update_object(struct sim *s, const struct api_kind *k, const char *ns
     struct diag d;
     diag_init(&d);
     json_object_del(json_object_get(obj, "metadata"), "resourceVersion");
-    int rc = api_admit(k, obj, old, ns, &d);
+    int rc = admit_in_store(s, k, obj, old, ns, &d);
     if (rc)
         *err = admit_error(k, obj, rc, &d, where);
     else if ((rc = store_update(s->store, k->id, ns, obj, STORE_UPDATE_MAIN, NULL)))
