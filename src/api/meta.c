@@ -4,6 +4,7 @@
  * with equal conditions (api_cond_set's table below), may share them. */
 #include "api/meta.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -325,7 +326,10 @@ static json_t *cond_changed_copy(const json_t *c, const struct cond_view *view,
  * table has the same status and lastTransitionTime values, by identity, as
  * the one it would have built (what kueue_memo compares), and for Evicted
  * the same reason (kueue_memo compares that too). A caller on another
- * thread while one uses the table builds its condition as before. */
+ * thread while one uses the table builds its condition as before.
+ * Invariant: an entry's condition is equal (json_equal) to what cond_build
+ * gives for the same want; debug builds (the ASan build of make test)
+ * build it afresh on every hit and compare. */
 #define COND_SLOTS 1024
 /* The table's conditions are also found by address (a condition a
  * document holds is often one the table handed out): COND_PTR_SLOTS
@@ -536,6 +540,15 @@ static json_t *cond_shared(json_t *const old[6], const char *type, const char *s
     }
     w.hash = cond_want_hash(&w);
     json_t *hit = cond_lookup(&w);
+#ifndef NDEBUG
+    if (hit) { /* the table's check (debug builds): what it hands out is
+                * the condition the plain build gives */
+        json_t *v[6];
+        json_t *fresh = cond_build(&w, old, v);
+        assert(json_equal(fresh, hit) && "stale condition table entry");
+        json_decref(fresh);
+    }
+#endif
     if (hit)
         return json_incref(hit);
     json_t *v[6];

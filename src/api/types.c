@@ -299,6 +299,97 @@ bool api_admission_equal(const struct api_admission *a, const struct api_admissi
     return true;
 }
 
+static bool labels_equal(const struct api_labels *a, const struct api_labels *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!str_same(a->items[i].key, b->items[i].key) ||
+            !str_same(a->items[i].value, b->items[i].value))
+            return false;
+    return true;
+}
+
+static bool reslist_equal(const struct api_reslist *a, const struct api_reslist *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!str_same(a->items[i].name, b->items[i].name) || a->items[i].value != b->items[i].value)
+            return false;
+    return true;
+}
+
+static bool sel_reqs_equal(const struct api_sel_req *a, size_t na, const struct api_sel_req *b,
+                           size_t nb)
+{
+    if (na != nb)
+        return false;
+    for (size_t i = 0; i < na; i++) {
+        if (!str_same(a[i].key, b[i].key) || a[i].op != b[i].op ||
+            a[i].n_values != b[i].n_values)
+            return false;
+        for (size_t j = 0; j < a[i].n_values; j++)
+            if (!str_same(a[i].values[j], b[i].values[j]))
+                return false;
+    }
+    return true;
+}
+
+static bool podset_equal(const struct api_podset *a, const struct api_podset *b)
+{
+    if (!str_same(a->name, b->name) || a->count != b->count || a->min_count != b->min_count ||
+        !reslist_equal(&a->requests, &b->requests) ||
+        !labels_equal(&a->node_selector, &b->node_selector) ||
+        a->n_affinity_terms != b->n_affinity_terms || a->n_tolerations != b->n_tolerations)
+        return false;
+    for (size_t i = 0; i < a->n_affinity_terms; i++)
+        if (!sel_reqs_equal(a->affinity_terms[i].exprs, a->affinity_terms[i].n_exprs,
+                            b->affinity_terms[i].exprs, b->affinity_terms[i].n_exprs))
+            return false;
+    for (size_t i = 0; i < a->n_tolerations; i++) {
+        const struct api_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+        if (!str_same(x->key, y->key) || !str_same(x->op, y->op) ||
+            !str_same(x->value, y->value) || !str_same(x->effect, y->effect) ||
+            x->has_seconds != y->has_seconds || (x->has_seconds && x->seconds != y->seconds))
+            return false;
+    }
+    return true;
+}
+
+bool api_workload_equal(const struct api_workload *a, const struct api_workload *b)
+{
+    if (!str_same(a->ns, b->ns) || !str_same(a->name, b->name) || !str_same(a->uid, b->uid) ||
+        a->creation_ms != b->creation_ms || !str_same(a->queue_name, b->queue_name) ||
+        a->priority != b->priority || !str_same(a->priority_class, b->priority_class) ||
+        a->active != b->active || a->n_podsets != b->n_podsets)
+        return false;
+    for (size_t i = 0; i < a->n_podsets; i++)
+        if (!podset_equal(&a->podsets[i], &b->podsets[i]))
+            return false;
+    if (a->has_admission != b->has_admission ||
+        (a->has_admission && !api_admission_equal(&a->admission, &b->admission)))
+        return false;
+    if (a->quota_reserved != b->quota_reserved || a->admitted != b->admitted ||
+        a->finished != b->finished || a->evicted != b->evicted ||
+        a->evicted_ms != b->evicted_ms || !str_same(a->evicted_reason, b->evicted_reason) ||
+        a->requeued_false != b->requeued_false || a->requeue_at_ms != b->requeue_at_ms ||
+        a->requeue_count != b->requeue_count || a->quota_reserved_ms != b->quota_reserved_ms ||
+        a->n_reclaimable != b->n_reclaimable || a->elastic != b->elastic ||
+        !str_same(a->replacement_for, b->replacement_for) ||
+        !str_same(a->admission_gated_by, b->admission_gated_by) ||
+        !str_same(a->job_uid, b->job_uid) || a->n_avoid_flavors != b->n_avoid_flavors)
+        return false;
+    for (size_t i = 0; i < a->n_reclaimable; i++)
+        if (!assignment_equal(&a->reclaimable[i], &b->reclaimable[i]))
+            return false;
+    for (size_t i = 0; i < a->n_avoid_flavors; i++)
+        if (!str_same(a->avoid_flavors[i].flavor, b->avoid_flavors[i].flavor) ||
+            a->avoid_flavors[i].until_ms != b->avoid_flavors[i].until_ms)
+            return false;
+    return true;
+}
+
 bool api_admission_is_canonical(const struct api_admission *a)
 {
     if (!a->cluster_queue)

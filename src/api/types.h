@@ -273,6 +273,11 @@ void api_workload_release(struct api_workload *wl);
  * set (in order) name, count, flavors and resource usage (in order). NULL
  * strings equal NULL only. */
 bool api_admission_equal(const struct api_admission *a, const struct api_admission *b);
+/* Whether a and b are the same decoded Workload: every field of struct
+ * api_workload compared by value (strings by content, NULL equal to NULL
+ * only; lists in order), pod sets included. For the checks that recompute
+ * what a cache answered (ctrl/kueue/memo.c's debug check). */
+bool api_workload_equal(const struct api_workload *a, const struct api_workload *b);
 /* Whether a is in the shape decoding status.admission gives
  * (api_workload_from_json): every string set, and each pod set's flavors
  * and resource usage sorted by key without repeats (api_labels_set,

@@ -148,13 +148,22 @@ const char *cli__server(struct cli_ctx *c);
 struct cli_creds {
     char *token;  /* NULL: none */
     char *ca_pem; /* NULL: none (the system's CAs) */
+    char *server; /* the kubeconfig cluster's server URL; NULL: none */
 };
-/* Fill creds from kubeconfig text (YAML): the current context's user token
- * and cluster CA (base64-decoded). Missing parts stay NULL; returns 0, or
- * CU_EBADREQ when the text does not parse. */
+/* Fill creds from kubeconfig text (YAML): the current context's user token,
+ * cluster CA (base64-decoded) and cluster server. Missing parts stay NULL;
+ * returns 0, or CU_EBADREQ when the text does not parse. All owned by
+ * creds (cli__creds_free, or xfree each). */
 int cli__kubeconfig_creds(const char *text, size_t len, struct cli_creds *creds);
-/* c's credentials, resolved once (getenv, then the state directory's
- * kubeconfig). Borrowed. */
+/* Keep creds' token and CA only when they belong to server (a base URL as
+ * cli__resolve_server gives it): the kubeconfig's cluster server, normalised
+ * the same way, must be the same URL. Otherwise both are freed and set to
+ * NULL, so a token is never sent to another server (kubectl likewise binds
+ * a user's token to its context's cluster). */
+void cli__creds_bind(struct cli_creds *creds, const char *server);
+/* c's credentials, resolved once: the state directory's kubeconfig, kept
+ * only for the server c talks to (cli__creds_bind), then $CUEUE_TOKEN,
+ * which always wins. Borrowed. */
 const struct cli_creds *cli__creds(struct cli_ctx *c);
 void cli__creds_free(struct cli_creds *creds);
 

@@ -4,7 +4,8 @@
  * the admin bearer token and, with TLS, its CA) to <state-dir>/kubeconfig
  * when it starts; the CLI reads both from the same default state
  * directory, so `cueue server &` then `cueue get cq` works with no flags.
- * Explicit flags, $CUEUE_SERVER and $CUEUE_TOKEN win.
+ * Explicit flags, $CUEUE_SERVER and $CUEUE_TOKEN win; the kubeconfig's token
+ * and CA go only to the server the kubeconfig names.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -123,6 +124,9 @@ int cli__kubeconfig_creds(const char *text, size_t len, struct cli_creds *creds)
     json_t *cluster = named(doc, "clusters", JX_STR(ctx, "cluster"), "cluster");
     const char *tok = JX_STR(user, "token");
     const char *ca = JX_STR(cluster, "certificate-authority-data");
+    const char *srv = JX_STR(cluster, "server");
+    if (srv && *srv)
+        creds->server = xstrdup(srv);
     if (tok && *tok)
         creds->token = xstrdup(tok);
     if (ca && *ca)
@@ -131,12 +135,23 @@ int cli__kubeconfig_creds(const char *text, size_t len, struct cli_creds *creds)
     return 0;
 }
 
+void cli__creds_bind(struct cli_creds *creds, const char *server)
+{
+    char *own = creds->server ? normalise(creds->server) : NULL;
+    if (!own || !server || strcmp(own, server)) {
+        XFREE(creds->token);
+        XFREE(creds->ca_pem);
+    }
+    xfree(own);
+}
+
 void cli__creds_free(struct cli_creds *creds)
 {
     if (!creds)
         return;
     xfree(creds->token);
     xfree(creds->ca_pem);
+    xfree(creds->server);
     xfree(creds);
 }
 
@@ -159,6 +174,7 @@ const struct cli_creds *cli__creds(struct cli_ctx *c)
             fclose(f);
             cli__kubeconfig_creds(sb.buf, sb.len, c->creds);
             sbuf_release(&sb);
+            cli__creds_bind(c->creds, cli__server(c));
         }
         xfree(path);
         xfree(dir);

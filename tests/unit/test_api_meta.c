@@ -9,8 +9,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -468,6 +471,42 @@ static void condition_times_read_back_alternating(void **state)
     json_decref(o);
 }
 
+/* The shared condition table's invariant (a condition it hands out is
+ * the one api_cond_set would build) is checked on every hit in debug
+ * builds: a shared condition changed in place (a member added behind the
+ * table's back) makes the next set that finds it abort instead of writing
+ * it into another Workload. */
+static void stale_shared_condition_aborts_in_debug_builds(void **state)
+{
+    (void)state;
+#ifdef NDEBUG
+    skip(); /* the check is compiled in debug builds only (make test's ASan build) */
+#else
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        const int64_t t = INT64_C(1767225600000);
+        json_t *a = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "kueue.x-k8s.io/v1beta1",
+                              "kind", "Workload", "metadata", "name", "a");
+        json_t *b = json_deep_copy(a);
+        json_t *c = json_deep_copy(a);
+        api_cond_set(a, "Admitted", "True", "Admitted", "The workload is admitted", t);
+        api_cond_set(b, "Admitted", "True", "Admitted", "The workload is admitted", t);
+        json_t *ca = json_array_get(JX_GET(a, "status", "conditions"), 0);
+        if (ca != json_array_get(JX_GET(b, "status", "conditions"), 0))
+            _exit(3); /* not shared: the table did not apply */
+        json_object_set_new(ca, "extra", json_true());
+        api_cond_set(c, "Admitted", "True", "Admitted", "The workload is admitted", t);
+        _exit(0); /* stale: must have aborted */
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGABRT);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -483,6 +522,7 @@ int main(void)
         cmocka_unit_test(cond_type_wherever_the_member_is),
         cmocka_unit_test(metadata_members_wherever_they_are),
         cmocka_unit_test(condition_times_read_back_alternating),
+        cmocka_unit_test(stale_shared_condition_aborts_in_debug_builds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

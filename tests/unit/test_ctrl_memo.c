@@ -7,7 +7,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -674,26 +678,31 @@ static void an_admission_hint_is_taken_for_its_very_value(void **state)
     json_t *prev = decodable_workload();
     assert_non_null(kq_memo_decode(m, prev, NULL));
     json_t *adm = admission_value();
-    /* hints that differ from adm's decoding (count 7), to see one taken */
+    /* hints equal to adm's decoding (the memo's debug check compares what
+     * it answers with a fresh decode); which one was taken is told by the
+     * address of its pod sets */
     json_t *src = json_pack("{s:{s:O}}", "status", "admission", adm);
     struct api_workload hinted[2];
     for (int i = 0; i < 2; i++) {
         memset(&hinted[i], 0, sizeof(hinted[i]));
         assert_int_equal(api_workload_status_from_json(src, &hinted[i], false), 0);
-        hinted[i].admission.podsets[0].count = 7;
     }
+    const struct api_podset_assignment *hint_podsets = hinted[0].admission.podsets;
     kq_memo_admission_hint(m, "ns", "w", adm, &hinted[0].admission);
     assert_null(hinted[0].admission.podsets); /* taken */
     /* an equal value, not the very one: decoded */
-    assert_int_equal(with_admission(m, &prev, jx_deep_copy(adm))->admission.podsets[0].count, 1);
+    const struct api_workload *d = with_admission(m, &prev, jx_deep_copy(adm));
+    assert_int_equal(d->admission.podsets[0].count, 1);
+    assert_ptr_not_equal(d->admission.podsets, hint_podsets);
     with_admission(m, &prev, NULL);
     /* the very value: the hint */
-    const struct api_workload *d = with_admission(m, &prev, json_incref(adm));
+    d = with_admission(m, &prev, json_incref(adm));
     assert_string_equal(d->admission.cluster_queue, "cq");
-    assert_int_equal(d->admission.podsets[0].count, 7);
+    assert_ptr_equal(d->admission.podsets, hint_podsets);
     /* taken once: the very value again later is decoded */
     with_admission(m, &prev, NULL);
-    assert_int_equal(with_admission(m, &prev, json_incref(adm))->admission.podsets[0].count, 1);
+    d = with_admission(m, &prev, json_incref(adm));
+    assert_int_equal(d->admission.podsets[0].count, 1);
     /* a hint left unused goes with the entry */
     kq_memo_admission_hint(m, "ns", "w", adm, &hinted[1].admission);
     kq_memo_forget(m, "ns", "w");
@@ -747,6 +756,39 @@ static void last_entry_answers_for_its_name_only(void **state)
     kq_memo_free(m);
 }
 
+/* The memo's invariant (the same compared values decode to the same
+ * Workload) is checked on every hit in debug builds: a stored document
+ * changed in place behind the memo's back (its priority value, whose
+ * identity the memo compares, now says 7) makes the next "same" abort
+ * instead of feeding the engine the stale Workload. */
+static void stale_entry_aborts_in_debug_builds(void **state)
+{
+    (void)state;
+#ifdef NDEBUG
+    skip(); /* the check is compiled in debug builds only (make test's ASan build) */
+#else
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct kq_memo *m = kq_memo_new();
+        json_t *v1 = decodable_workload();
+        if (!kq_memo_decode(m, v1, NULL))
+            _exit(3);
+        bool admitted = false;
+        if (!kq_memo_same(m, v1, &admitted)) /* fresh: the check passes */
+            _exit(4);
+        json_integer_set(JX_GET(v1, "spec", "priority"), 7);
+        kq_memo_same(m, v1, &admitted); /* stale: must abort */
+        _exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFSIGNALED(st));
+    assert_int_equal(WTERMSIG(st), SIGABRT);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -763,6 +805,7 @@ int main(void)
         cmocka_unit_test(admission_json_decodes_to_its_admission),
         cmocka_unit_test(an_admission_hint_is_taken_for_its_very_value),
         cmocka_unit_test(last_entry_answers_for_its_name_only),
+        cmocka_unit_test(stale_entry_aborts_in_debug_builds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,7 +33,15 @@
  * Finished=True is recognised without decoding (kq_memo_finished), and a
  * decode that kept the metadata and spec says so (status_only), so the
  * engine can keep its copy's pod sets.
+ *
+ * Invariant: an entry's decoded Workload is what api_workload_from_json
+ * (with kq_avoid_from_workload) gives for any document whose compared
+ * values are the entry's. Debug builds (the ASan build of make test)
+ * check it on every hit: kq_memo_same's "the same" and every
+ * kq_memo_decode answer are compared with a fresh decode of the document
+ * (check_decoded), so a stale entry fails a test, not an admission.
  */
+#include <assert.h>
 #include <string.h>
 
 /* keys "ns NUL name", hashed a word at a time (cu_hash_bytes, util/hash.h) */
@@ -49,6 +57,7 @@
 
 #include "api/meta.h"
 #include "api/object.h"
+#include "api/types.h"
 #include "ctrl/kueue/kueue.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -314,6 +323,24 @@ static struct memo_entry *view_entry(struct kq_memo *memo, const json_t *obj, bo
     return memo->last_entry;
 }
 
+#ifndef NDEBUG
+/* The memo's check (debug builds: the ASan build of make test): dec, what
+ * the memo answers for obj, must be what decoding obj afresh gives, and
+ * admitted its Admitted. A stale entry fails here, in a test, instead of
+ * changing an admission. */
+static void check_decoded(const json_t *obj, const struct api_workload *dec, bool admitted)
+{
+    struct api_workload fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    int rc = api_workload_from_json(obj, &fresh);
+    if (rc == 0)
+        kq_avoid_from_workload(obj, &fresh.avoid_flavors, &fresh.n_avoid_flavors);
+    assert(rc == 0 && api_workload_equal(&fresh, dec) && fresh.admitted == admitted &&
+           "stale kq_memo entry");
+    api_workload_release(&fresh);
+}
+#endif
+
 bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
 {
     if (!memo->last_meta)
@@ -328,6 +355,10 @@ bool kq_memo_same(struct kq_memo *memo, const json_t *obj, bool *admitted)
     memo->last_complete = true;
     if (!same_conds(v->cobj, (const json_t *const *)m->cobj))
         return false;
+#ifndef NDEBUG
+    if (m->has_dec)
+        check_decoded(obj, &m->dec, m->admitted);
+#endif
     drop_last(memo);
     *admitted = m->admitted;
     return true;
@@ -472,6 +503,9 @@ const struct api_workload *kq_memo_decode(struct kq_memo *memo, const json_t *ob
         drop_last(memo);
         return NULL;
     }
+#ifndef NDEBUG
+    check_decoded(obj, &m->dec, m->dec.admitted);
+#endif
     entry_set_doc(memo, m, m->dec.admitted);
     return &m->dec;
 }
