@@ -23,6 +23,8 @@ static const struct api_kind kinds[KIND__COUNT] = {
     [KIND_JOB] = {KIND_JOB, "batch", "v1", "Job", "jobs", "job", true, {NULL}, {"all"}, true, NULL},
     [KIND_RAYJOB] = {KIND_RAYJOB, "ray.io", "v1", "RayJob", "rayjobs", "rayjob", true, {NULL},
                      {"all"}, true, NULL},
+    [KIND_JOBSET] = {KIND_JOBSET, "jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", "jobset",
+                     true, {NULL}, {NULL}, true, NULL},
     [KIND_RESOURCEFLAVOR] = {KIND_RESOURCEFLAVOR, KUEUE, "v1beta1", "ResourceFlavor",
                              "resourceflavors", "resourceflavor", false,
                              {"flavor", "flavors", "rf"}, {"kueue"}, false, kueue_alt},

@@ -42,7 +42,8 @@ extern const struct api_schema api__s_str, api__s_int32, api__s_int64, api__s_bo
     api__s_str_set, api__s_resource_list, api__s_label_map, api__s_annotation_map,
     api__s_object_meta, api__s_label_selector, api__s_conditions, api__s_tolerations,
     api__s_taints, api__s_node_selector, api__s_affinity, api__s_template_meta,
-    api__s_pod_spec, api__s_pod_template_spec, api__s_pod_status, api__s_resources;
+    api__s_pod_spec, api__s_pod_template_spec, api__s_pod_status, api__s_resources,
+    api__s_job_template;
 #define S_STR (&api__s_str)
 #define S_INT32 (&api__s_int32)
 #define S_INT64 (&api__s_int64)
@@ -77,10 +78,11 @@ extern const struct api_schema api__s_str, api__s_int32, api__s_int64, api__s_bo
 #define S_POD_TEMPLATE_SPEC (&api__s_pod_template_spec)
 #define S_POD_STATUS (&api__s_pod_status)
 #define S_RESOURCES (&api__s_resources)
+#define S_JOB_TEMPLATE (&api__s_job_template) /* batch/v1 JobTemplateSpec */
 
 /* kind entries */
 extern const struct api_kind_schema api__ks_namespace, api__ks_configmap, api__ks_pod,
-    api__ks_node, api__ks_event, api__ks_podtemplate, api__ks_job, api__ks_rayjob,
+    api__ks_node, api__ks_event, api__ks_podtemplate, api__ks_job, api__ks_rayjob, api__ks_jobset,
     api__ks_resourceflavor, api__ks_clusterqueue, api__ks_localqueue, api__ks_cohort,
     api__ks_admissioncheck, api__ks_provreqconfig, api__ks_wpc, api__ks_workload,
     api__ks_topology, api__ks_provreq, api__ks_nodepool, api__ks_service, api__ks_endpoints,

@@ -676,6 +676,7 @@ static const struct api_kind_schema *const kind_schemas[KIND__COUNT] = {
     [KIND_PODTEMPLATE] = &api__ks_podtemplate,
     [KIND_JOB] = &api__ks_job,
     [KIND_RAYJOB] = &api__ks_rayjob,
+    [KIND_JOBSET] = &api__ks_jobset,
     [KIND_RESOURCEFLAVOR] = &api__ks_resourceflavor,
     [KIND_CLUSTERQUEUE] = &api__ks_clusterqueue,
     [KIND_LOCALQUEUE] = &api__ks_localqueue,

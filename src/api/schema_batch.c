@@ -46,6 +46,10 @@ static const struct api_schema s_job_status = {
 static const struct api_schema s_job = {
     .type = SCH_OBJECT, ROOT_FIELDS(FR("spec", &s_job_spec), F("status", &s_job_status))};
 
+/* batch/v1 JobTemplateSpec (schema-int.h): a JobSet's replicated job. */
+const struct api_schema api__s_job_template = {
+    .type = SCH_OBJECT, FIELDS(F("metadata", S_TEMPLATE_META), FR("spec", &s_job_spec))};
+
 static void set_if_absent(json_t *o, const char *key, json_t *v)
 {
     if (!json_object_get(o, key))

@@ -22,7 +22,7 @@ static const char help[] =
     "KIND is a plural, singular, kind or short name: clusterqueues, clusterqueue,\n"
     "ClusterQueue, cq; localqueues/lq/queue, resourceflavors/rf/flavor, workloads/wl,\n"
     "admissionchecks/ac, provisioningrequestconfigs/prc, workloadpriorityclasses/wpc,\n"
-    "cohorts, topologies, provisioningrequests/provreq, jobs, rayjobs, pods/po,\n"
+    "cohorts, topologies, provisioningrequests/provreq, jobs, rayjobs, jobsets, pods/po,\n"
     "nodes/no, nodepools/np, configmaps/cm, namespaces/ns, events/ev; or\n"
     "\"plural.group\" (workloads.kueue.x-k8s.io); or a category, as kubectl expands\n"
     "them: all (pods, jobs, rayjobs), kueue (every Kueue kind).\n"

@@ -27,6 +27,7 @@ void desc__provreqconfig(struct cli_ctx *c, const struct api_kind *k, const json
 void desc__workload(struct cli_ctx *c, const struct api_kind *k, const json_t *wl);
 void desc__job(struct cli_ctx *c, const struct api_kind *k, const json_t *job);
 void desc__rayjob(struct cli_ctx *c, const struct api_kind *k, const json_t *rj);
+void desc__jobset(struct cli_ctx *c, const struct api_kind *k, const json_t *js);
 void desc__pod(struct cli_ctx *c, const struct api_kind *k, const json_t *pod);
 void desc__nodepool(struct cli_ctx *c, const struct api_kind *k, const json_t *pool);
 void desc__node(struct cli_ctx *c, const struct api_kind *k, const json_t *node);

@@ -31,6 +31,7 @@ static const char help[] =
     "  Workload       pod sets, the admission (flavors per pod set), admission check\n"
     "                 states; for a pending workload its reason and queue position\n"
     "  Job, RayJob    pods with phase and node, per-worker metrics (cueue.dev/metrics)\n"
+    "  JobSet         replicated jobs with their child Jobs' counts, pods with phase and node\n"
     "  NodePool       the pool's settings and its nodes\n"
     "  Node, Pod      placement, resources, taints/tolerations\n"
     "Without NAME, every object of KIND (in the namespace) is described.\n"
@@ -161,6 +162,7 @@ cli_describe_fn cli__describer_for(const struct api_kind *k)
     case KIND_WORKLOAD: return desc__workload;
     case KIND_JOB: return desc__job;
     case KIND_RAYJOB: return desc__rayjob;
+    case KIND_JOBSET: return desc__jobset;
     case KIND_POD: return desc__pod;
     case KIND_NODEPOOL: return desc__nodepool;
     case KIND_NODE: return desc__node;

@@ -1,7 +1,9 @@
 /*
- * describe_jobs: describe sections for batch/v1 Job, ray.io/v1 RayJob and
- * Pod. Jobs list their pods (the same selection as `logs job/NAME`; for a
- * RayJob the label ray.io/originated-from-cr-name) with phase and node,
+ * describe_jobs: describe sections for batch/v1 Job, ray.io/v1 RayJob,
+ * jobset.x-k8s.io/v1alpha2 JobSet and Pod. Jobs list their pods (the same
+ * selection as `logs job/NAME`; for a RayJob the label
+ * ray.io/originated-from-cr-name, for a JobSet jobset.sigs.k8s.io/jobset-name)
+ * with phase and node,
  * and the per-worker metrics of cueue.dev/metrics.
  */
 #include <string.h>
@@ -97,6 +99,18 @@ static void worker_groups(struct cli_ctx *c, const json_t *rj)
     cli__desc_table(c, 0, "Worker Groups", &t);
 }
 
+/* The Pods table of the pods in obj's namespace labelled key=<obj's name>. */
+static void labelled_pods(struct cli_ctx *c, const json_t *obj, const char *key)
+{
+    char *sel = xasprintf("%s=%s", key, jx_or_empty(JX_STR(obj, "metadata", "name")));
+    json_t *pods = NULL;
+    if (cli__list_kind(c, api_kind_get(KIND_POD), JX_STR(obj, "metadata", "namespace"), sel,
+                       NULL, &pods, NULL, 0) == 0)
+        desc__pods_table(c, "Pods", pods);
+    json_decref(pods);
+    xfree(sel);
+}
+
 void desc__rayjob(struct cli_ctx *c, const struct api_kind *k, const json_t *rj)
 {
     (void)k;
@@ -117,15 +131,63 @@ void desc__rayjob(struct cli_ctx *c, const struct api_kind *k, const json_t *rj)
     xfree(head_req);
     worker_groups(c, rj);
     /* KubeRay labels every pod of the RayJob's cluster with the RayJob */
-    char *sel = xasprintf("ray.io/originated-from-cr-name=%s",
-                          jx_or_empty(JX_STR(rj, "metadata", "name")));
-    json_t *pods = NULL;
-    if (cli__list_kind(c, api_kind_get(KIND_POD), JX_STR(rj, "metadata", "namespace"), sel, NULL,
-                       &pods, NULL, 0) == 0)
-        desc__pods_table(c, "Pods", pods);
-    json_decref(pods);
-    xfree(sel);
+    labelled_pods(c, rj, "ray.io/originated-from-cr-name");
     desc__metrics(c, rj);
+}
+
+/* The replicated jobs: spec (replicas, pods per Job, requests) beside
+ * status.replicatedJobsStatus (child Jobs ready/active/succeeded/failed/
+ * suspended). */
+static void replicated_jobs(struct cli_ctx *c, const json_t *js)
+{
+    struct cli_table t;
+    size_t i;
+    json_t *rj;
+    cli__table_init(&t, 9);
+    cli__table_rowv(&t, "Replicated Job", "Replicas", "Pods/Job", "Ready", "Active", "Succeeded",
+                    "Failed", "Suspended", "Requests (per pod)");
+    const json_t *st = JX_GET(js, "status", "replicatedJobsStatus");
+    json_array_foreach(JX_GET(js, "spec", "replicatedJobs"), i, rj) {
+        const json_t *s = NULL;
+        size_t k;
+        json_t *e;
+        json_array_foreach(st, k, e) {
+            if (!strcmp(jx_or_empty(JX_STR(e, "name")), jx_or_empty(JX_STR(rj, "name"))))
+                s = e;
+        }
+        const json_t *jspec = JX_GET(rj, "template", "spec");
+        char *cells[7] = {desc__scalar(JX_GET(rj, "replicas")),
+                          desc__scalar(JX_GET(jspec, "parallelism")),
+                          desc__scalar(JX_GET(s, "ready")), desc__scalar(JX_GET(s, "active")),
+                          desc__scalar(JX_GET(s, "succeeded")), desc__scalar(JX_GET(s, "failed")),
+                          desc__scalar(JX_GET(s, "suspended"))};
+        json_t *ct = json_array_get(JX_GET(jspec, "template", "spec", "containers"), 0);
+        char *req = desc__map_text(JX_GET(ct, "resources", "requests"));
+        cli__table_rowv(&t, JX_STR(rj, "name"), cells[0], cells[1], cells[2], cells[3], cells[4],
+                        cells[5], cells[6], req);
+        for (int j = 0; j < 7; j++)
+            xfree(cells[j]);
+        xfree(req);
+    }
+    cli__desc_table(c, 0, "Replicated Jobs", &t);
+}
+
+void desc__jobset(struct cli_ctx *c, const struct api_kind *k, const json_t *js)
+{
+    (void)k;
+    cli__desc_kv(c, 0, "Queue", "%s", desc__or_none(JX_STR(js, "metadata", "labels", QUEUE_LABEL)));
+    cli__desc_kv(c, 0, "Suspend", "%s",
+                 JX_BOOL(js, false, "spec", "suspend") ? "true (waiting for admission)" : "false");
+    cli__desc_kv(c, 0, "Success Policy", "%s",
+                 desc__or_none(JX_STR(js, "spec", "successPolicy", "operator")));
+    cli__desc_kv(c, 0, "Max Restarts", "%lld",
+                 (long long)JX_INT(js, 0, "spec", "failurePolicy", "maxRestarts"));
+    cli__desc_kv(c, 0, "Restarts", "%lld", (long long)JX_INT(js, 0, "status", "restarts"));
+    cli__desc_kv(c, 0, "Terminal State", "%s",
+                 desc__or_none(JX_STR(js, "status", "terminalState")));
+    replicated_jobs(c, js);
+    /* JobSet labels every child Job's pods with the JobSet's name */
+    labelled_pods(c, js, "jobset.sigs.k8s.io/jobset-name");
 }
 
 /* One container state as kubectl describe prints it ("State:", "Last

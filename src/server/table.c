@@ -72,6 +72,7 @@ COND_CELL(cell_finished, "Finished")
 COND_CELL(cell_accepted, "Accepted")
 COND_CELL(cell_provisioned, "Provisioned")
 COND_CELL(cell_failed, "Failed")
+COND_CELL(cell_completed, "Completed")
 
 static json_t *path_cell(const json_t *obj, const char *const *path)
 {
@@ -629,6 +630,16 @@ static const struct col cols_rayjob[] = {
     AGE_COL,
     {NULL}};
 
+/* the JobSet CRD's printer columns */
+static const struct col cols_jobset[] = {
+    NAME_COL,
+    {"TerminalState", "string", 0, P("status", "terminalState"), NULL, "Final state of JobSet"},
+    {"Restarts", "string", 0, P("status", "restarts"), NULL, "Number of restarts"},
+    {"Completed", "string", 0, {NULL}, cell_completed, NULL},
+    {"Suspended", "string", 0, P("spec", "suspend"), NULL, "JobSet suspended"},
+    AGE_COL,
+    {NULL}};
+
 static const struct col cols_cq[] = {
     NAME_COL,
     {"Cohort", "string", 0, P("spec", "cohort"), NULL, "Cohort that this ClusterQueue belongs to"},
@@ -689,6 +700,7 @@ static const struct col *cols_for(const struct api_kind *k)
     case KIND_CONFIGMAP: return cols_configmap;
     case KIND_EVENT: return cols_event;
     case KIND_RAYJOB: return cols_rayjob;
+    case KIND_JOBSET: return cols_jobset;
     case KIND_CLUSTERQUEUE: return cols_cq;
     case KIND_LOCALQUEUE: return cols_lq;
     case KIND_WORKLOAD: return cols_wl;

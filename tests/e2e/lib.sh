@@ -192,6 +192,7 @@ dump_state() {
   : >"$out"
   for path in /api/v1/namespaces /api/v1/configmaps /api/v1/pods /api/v1/nodes \
     /api/v1/podtemplates /apis/batch/v1/jobs /apis/ray.io/v1/rayjobs \
+    /apis/jobset.x-k8s.io/v1alpha2/jobsets \
     /apis/kueue.x-k8s.io/v1beta1/resourceflavors /apis/kueue.x-k8s.io/v1beta1/clusterqueues \
     /apis/kueue.x-k8s.io/v1beta1/localqueues /apis/kueue.x-k8s.io/v1beta1/cohorts \
     /apis/kueue.x-k8s.io/v1beta1/admissionchecks \

@@ -45,7 +45,7 @@ api GET /api
 is "$(jq_body '.kind + " " + .versions[0]')" "APIVersions v1" "legacy /api is APIVersions"
 api GET /apis
 is "$(jq_body '.kind')" "APIGroupList" "legacy /apis is APIGroupList"
-is "$(jq_body '[.groups[].name] | sort | join(",")')" "autoscaling.x-k8s.io,batch,cueue.dev,discovery.k8s.io,kueue.x-k8s.io,ray.io,visibility.kueue.x-k8s.io" "legacy /apis lists every group (Kueue's visibility API too)"
+is "$(jq_body '[.groups[].name] | sort | join(",")')" "autoscaling.x-k8s.io,batch,cueue.dev,discovery.k8s.io,jobset.x-k8s.io,kueue.x-k8s.io,ray.io,visibility.kueue.x-k8s.io" "legacy /apis lists every group (Kueue's visibility API too)"
 api GET /apis/kueue.x-k8s.io/v1beta1
 is "$(jq_body '[.resources[].name] | index("clusterqueues/status") != null')" true "APIResourceList has status subresources"
 api GET /api/v1

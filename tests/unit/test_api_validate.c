@@ -951,11 +951,60 @@ static void test_passthrough_fields_are_documented(void **state)
     xfree(doc);
 }
 
+/* The example JobSet (examples/jobset-tpu-v6e-dws.yaml) is accepted with
+ * JobSet's defaults, and suspended by Kueue's webhook as a managed job. */
+static void test_jobset_example_accepted_with_defaults(void **state)
+{
+    (void)state;
+    char *path = t_src_path("examples/jobset-tpu-v6e-dws.yaml");
+    char *raw = t_read_file(path, NULL);
+    xfree(path);
+    char *text = raw; /* JOB_ID=1 envsubst */
+    for (char *at; (at = strstr(text, "${JOB_ID}"));) {
+        *at = '\0';
+        char *next = xasprintf("%s1%s", text, at + strlen("${JOB_ID}"));
+        if (text != raw)
+            xfree(text);
+        text = next;
+    }
+    assert_true(text != raw);
+    json_t *docs = t_parse_ok(text);
+    json_t *js = json_array_get(docs, 0);
+    t_admit_ok(js, "default");
+    assert_string_equal(JX_STR(js, "metadata", "name"), "jobset-tpu-v6e-dws-1");
+    assert_true(JX_BOOL(js, false, "spec", "suspend"));
+    assert_true(JX_BOOL(js, false, "spec", "network", "enableDNSHostnames"));
+    assert_true(JX_BOOL(js, false, "spec", "network", "publishNotReadyAddresses"));
+    json_t *rj = json_array_get(JX_GET(js, "spec", "replicatedJobs"), 0);
+    assert_int_equal(JX_INT(rj, -1, "replicas"), 1);
+    assert_string_equal(JX_STR(rj, "template", "spec", "completionMode"), "Indexed");
+    /* the example's own restartPolicy stays; an unset one becomes OnFailure */
+    assert_string_equal(JX_STR(rj, "template", "spec", "template", "spec", "restartPolicy"),
+                        "Never");
+    json_decref(docs);
+    docs = t_parse_ok("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js}\n"
+                      "spec:\n  replicatedJobs:\n  - name: w\n    template: {spec: {template: "
+                      "{spec: {containers: [{name: c, image: x}]}}}}\n");
+    js = json_array_get(docs, 0);
+    t_admit_ok(js, "default");
+    rj = json_array_get(JX_GET(js, "spec", "replicatedJobs"), 0);
+    assert_string_equal(JX_STR(rj, "template", "spec", "template", "spec", "restartPolicy"),
+                        "OnFailure");
+    assert_int_equal(JX_INT(rj, -1, "template", "spec", "completions"), 1);
+    assert_int_equal(JX_INT(rj, -1, "template", "spec", "parallelism"), 1);
+    assert_string_equal(JX_STR(js, "spec", "successPolicy", "operator"), "All");
+    assert_false(JX_BOOL(js, false, "spec", "suspend")); /* not managed: runs at once */
+    json_decref(docs);
+    xfree(text);
+    xfree(raw);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seed_queue_accepted_with_kueue_defaults),
         cmocka_unit_test(test_seed_rayjob_accepted_with_kuberay_defaults),
+        cmocka_unit_test(test_jobset_example_accepted_with_defaults),
         cmocka_unit_test(test_seed_copies_match_shared_tree),
         cmocka_unit_test(test_invalid_fixtures_rejected_naming_field_and_rule),
         cmocka_unit_test(test_valid_fixtures_accepted),

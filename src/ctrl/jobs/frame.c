@@ -697,6 +697,11 @@ bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const j
 {
     if (api_is_deleting(job))
         return false;
+    /* Kueue skips a Job owned by a JobSet: the JobSet is the unit it
+     * queues (one Workload for all its child Jobs) */
+    const json_t *owner = f->in->kind_id == KIND_JOB ? kq_controller_ref(job) : NULL;
+    if (owner && !strcmp(jx_or_empty(JX_STR(owner, "kind")), "JobSet"))
+        return false;
     if (default_queue(c, f, rid, job))
         return true;
     if (!jobs_is_managed(job))

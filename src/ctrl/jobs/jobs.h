@@ -1,6 +1,7 @@
 /*
  * jobs/jobs: the generic job lifecycle shared by the job integrations
- * (batch/v1 Job in job.c, ray.io/v1 RayJob in rayjob.c), after Kueue's
+ * (batch/v1 Job in job.c, ray.io/v1 RayJob in rayjob.c, jobset.x-k8s.io
+ * JobSet in jobset.c), after Kueue's
  * jobframework (kueue.md §4.1): a managed job (label
  * kueue.x-k8s.io/queue-name) is suspended until its Workload is Admitted,
  * started with the admission injected into its pod templates, stopped (and

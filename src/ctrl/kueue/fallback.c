@@ -156,7 +156,9 @@ static bool check_requests(struct ctrl *c, int rid, json_t *wl)
     return done;
 }
 
-/* The pods that run for wl's owner (its own, and a RayJob's submitter's). */
+/* The pods that run for wl's owner (its own, a RayJob's submitter's, and
+ * a JobSet's child Jobs' pods, which carry the JobSet's uid as the label
+ * jobset.sigs.k8s.io/jobset-uid). */
 static json_t *owner_pods(struct ctrl *c, const json_t *wl)
 {
     json_t *out = json_array();
@@ -165,6 +167,7 @@ static json_t *owner_pods(struct ctrl *c, const json_t *wl)
         return out;
     const char *owner_uid = jx_or_empty(JX_STR(ref, "uid"));
     json_t *sub = NULL;
+    bool jobset = !strcmp(jx_or_empty(JX_STR(ref, "kind")), "JobSet");
     if (!strcmp(jx_or_empty(JX_STR(ref, "kind")), "RayJob"))
         sub = store_get(ctrl_store(c), KIND_JOB, api_namespace(wl), JX_STR(ref, "name"));
     const char *sub_uid = sub && !strcmp(jx_or_empty(api_controller_uid(sub)), owner_uid)
@@ -175,7 +178,9 @@ static json_t *owner_pods(struct ctrl *c, const json_t *wl)
     json_t *p;
     json_array_foreach(pods, i, p) {
         const char *u = jx_or_empty(api_controller_uid(p));
-        if (!strcmp(u, owner_uid) || (sub_uid && !strcmp(u, sub_uid)))
+        const char *js_uid = jobset ? api_label(p, "jobset.sigs.k8s.io/jobset-uid") : NULL;
+        if (!strcmp(u, owner_uid) || (sub_uid && !strcmp(u, sub_uid)) ||
+            (js_uid && !strcmp(js_uid, owner_uid)))
             json_array_append(out, p);
     }
     json_decref(pods);
