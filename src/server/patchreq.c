@@ -43,11 +43,6 @@ static enum patch_type patch_type(const char *ct)
     return PT_UNKNOWN;
 }
 
-static bool is_builtin(const struct api_kind *k)
-{
-    return !k->group[0] || !strcmp(k->group, "batch");
-}
-
 /* Parse the body as one JSON/YAML value (JSON patches are arrays, so
  * api_parse_documents, which wants mappings, is used only for objects). */
 static json_t *parse_patch(struct srv_req *q, struct srv_resp *r, enum patch_type pt)
@@ -99,7 +94,7 @@ static json_t *apply_over(const struct api_kind *k, const json_t *live, const js
     }
     json_object_del(patch, "status");
     char err[256];
-    json_t *out = is_builtin(k) ? srv_strategic_merge_patch(api_schema_for_kind(k->id), live, patch, err,
+    json_t *out = api_patch_strategic_kind(k) ? api_strategic_merge_patch(api_schema_for_kind(k->id), live, patch, err,
                                                        sizeof(err))
                                 : api_merge_patch(live, patch);
     if (!out)
@@ -118,10 +113,10 @@ static json_t *apply_patch(struct srv_req *q, struct srv_resp *r, const struct a
         out = api_merge_patch(old, patch);
         break;
     case PT_STRATEGIC:
-        out = srv_strategic_merge_patch(api_schema_for_kind(k->id), old, patch, err, sizeof(err));
+        out = api_strategic_merge_patch(api_schema_for_kind(k->id), old, patch, err, sizeof(err));
         break;
     case PT_JSON:
-        out = srv_json_patch(old, patch, err, sizeof(err));
+        out = api_json_patch(old, patch, err, sizeof(err));
         break;
     case PT_APPLY:
         out = apply_over(k, old, patch);
@@ -190,12 +185,12 @@ void srv__handle_patch(struct srv_req *q, struct srv_resp *r, struct srv_route *
     r->verb = SRV_VERB_PATCH;
     const struct api_kind *k = rt->kind;
     enum patch_type pt = patch_type(q->content_type);
-    if (pt == PT_UNKNOWN || (pt == PT_STRATEGIC && !is_builtin(k))) {
+    if (pt == PT_UNKNOWN || (pt == PT_STRATEGIC && !api_patch_strategic_kind(k))) {
         srv__resp_statusf(r, 415, "UnsupportedMediaType",
                           "the body of the request was in an unknown format - accepted media "
                           "types include: application/json-patch+json, "
                           "application/merge-patch+json, application/apply-patch+yaml%s",
-                          is_builtin(k) ? ", application/strategic-merge-patch+json" : "");
+                          api_patch_strategic_kind(k) ? ", application/strategic-merge-patch+json" : "");
         return;
     }
     json_t *patch = parse_patch(q, r, pt);

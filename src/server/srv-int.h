@@ -286,26 +286,6 @@ int srv__update_object(struct srv_req *q, struct srv_resp *r, const struct api_k
 /* True when ?dryRun=All. */
 bool srv__dry_run(const struct srv_req *q);
 
-/* ---- patch (patch.c; pure) ---- */
-/* Kubernetes strategic merge patch for built-in kinds (lists merged by
- * their merge key, $patch, $setElementOrder, $retainKeys,
- * $deleteFromPrimitiveList). Merge keys and list types come from the kind's
- * api schema (root, api_schema_for_kind; NULL = none), walked alongside the
- * document; where it has no answer (pass-through) the built-in table of
- * srv_merge_key decides. Returns a new document, or NULL with a message in
- * err for a malformed patch. */
-struct api_schema;
-json_t *srv_strategic_merge_patch(const struct api_schema *root, const json_t *target,
-                                  const json_t *patch, char *err, size_t errlen);
-/* RFC 6902 JSON patch (add, remove, replace, move, copy, test). Returns a
- * new document, or NULL with a message in err. */
-json_t *srv_json_patch(const json_t *target, const json_t *ops, char *err, size_t errlen);
-/* The fallback strategic-merge key of a list field (by field name and its
- * parent field name), e.g. ("spec", "containers") -> "name",
- * ("containers", "ports") -> "containerPort"; NULL when the list is
- * replaced whole. The standard Kubernetes patchMergeKey tags. */
-const char *srv_merge_key(const char *parent, const char *field);
-
 /* ---- selectors (fieldsel.c; pure) ---- */
 enum srv_fs_op { SRV_FS_EQ, SRV_FS_NE };
 struct srv_fs_term {

@@ -993,10 +993,25 @@ int sim_action_run(struct sim *s, const struct sim_action *a, int32_t occ, char 
         xfree(name);
         return rc;
     }
-    if (a->type == SIM_ACT_PATCH) { /* the API server's merge patch */
+    if (a->type == SIM_ACT_PATCH) { /* the API server's patch formats (api/patch.h) */
         json_t *p = sim_subst_index(a->manifest, occ);
-        obj = api_merge_patch(cur, p);
+        char perr[512] = "";
+        obj = a->patch_type == SIM_PATCH_STRATEGIC
+                  ? api_strategic_merge_patch(api_schema_for_kind(a->kind->id), cur, p, perr,
+                                              sizeof(perr))
+              : a->patch_type == SIM_PATCH_JSON ? api_json_patch(cur, p, perr, sizeof(perr))
+                                                : api_merge_patch(cur, p);
         json_decref(p);
+        if (!obj || !json_is_object(obj)) {
+            *err = xasprintf("%s: %s \"%s\": the patch could not be applied: %s", where,
+                             a->kind->kind, name, obj ? "the patched document is not an object"
+                                                      : perr);
+            json_decref(obj);
+            xfree(where);
+            json_decref(cur);
+            xfree(name);
+            return CU_EINVAL;
+        }
     } else {
         obj = jx_deep_copy(cur);
         rc = scale_object(a, where, obj, err);

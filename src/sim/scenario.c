@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "api/patch.h"
 #include "api/decode.h"
 #include "api/object.h"
 #include "sim/sim-int.h"
@@ -471,6 +472,41 @@ static void decode_conditions(const json_t *t, const char *base, struct sim_acti
     xfree(f);
 }
 
+/* A patch action (spec.actions[i].patch): its target and exactly one of
+ * merge (an RFC 7386 merge patch, an object), strategic (a strategic merge
+ * patch, an object; built-in kinds only, as the API server takes it) or
+ * json (an RFC 6902 JSON patch, an array of operations). */
+static void decode_patch(const json_t *v, const char *f, struct sim_action *a, struct diag *d)
+{
+    static const char *const keys[] = {"kind", "apiVersion", "namespace", "name",
+                                       "merge", "strategic", "json", NULL};
+    static const char *const forms[] = {"merge", "strategic", "json"};
+    only_keys(v, f, keys, d);
+    decode_target(v, f, a, d);
+    size_t n = 0;
+    for (size_t i = 0; i < 3; i++) {
+        if (!json_object_get(v, forms[i]))
+            continue;
+        n++;
+        json_t *m = member(v, f, forms[i], i == 2 ? JSON_ARRAY : JSON_OBJECT,
+                           i == 2 ? "array" : "object", d);
+        if (m && !a->manifest) {
+            a->manifest = json_incref(m); /* only read (and copied) from here on */
+            a->patch_type = (enum sim_patch_type)i;
+        }
+    }
+    if (n != 1) {
+        diag_add(d, n ? DIAG_FORBIDDEN : DIAG_REQUIRED, f, NULL,
+                 "exactly one of merge, strategic, json");
+    } else if (a->patch_type == SIM_PATCH_STRATEGIC && a->kind &&
+               !api_patch_strategic_kind(a->kind)) {
+        char *sf = path_key(f, "strategic");
+        diag_add(d, DIAG_FORBIDDEN, sf, NULL,
+                 "a strategic merge patch applies to built-in kinds only; use merge or json");
+        xfree(sf);
+    }
+}
+
 static void decode_action_body(const json_t *act, const char *base, struct sim_action *a,
                                struct sim_precheck_memo *memo, struct diag *d)
 {
@@ -495,18 +531,7 @@ static void decode_action_body(const json_t *act, const char *base, struct sim_a
             only_keys(v, f, keys, d);
             decode_target(v, f, a, d);
         } else if (a->type == SIM_ACT_PATCH) {
-            static const char *const keys[] = {"kind", "apiVersion", "namespace", "name",
-                                               "merge", NULL};
-            only_keys(v, f, keys, d);
-            decode_target(v, f, a, d);
-            json_t *m = member(v, f, "merge", JSON_OBJECT, "object", d);
-            if (m) {
-                a->manifest = json_incref(m); /* only read (and copied) from here on */
-            } else if (!json_object_get(v, "merge")) {
-                char *mf = path_key(f, "merge");
-                diag_add(d, DIAG_REQUIRED, mf, NULL, NULL);
-                xfree(mf);
-            }
+            decode_patch(v, f, a, d);
         } else if (a->type == SIM_ACT_SCALE) {
             decode_scale(v, f, a, d);
         } else {

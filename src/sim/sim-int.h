@@ -68,6 +68,9 @@ char *sim_format_seconds(int64_t ms, char out[SIM_SECONDS_LEN]);
 
 enum sim_action_type { SIM_ACT_APPLY, SIM_ACT_DELETE, SIM_ACT_PATCH, SIM_ACT_SCALE, SIM_ACT_CONDITIONS };
 
+/* A patch action's format (the API's three, api/patch.h). */
+enum sim_patch_type { SIM_PATCH_MERGE, SIM_PATCH_STRATEGIC, SIM_PATCH_JSON };
+
 /* One timed action (spec.actions[i]). */
 struct sim_action {
     size_t index;          /* position in spec.actions (tie-break) */
@@ -76,7 +79,9 @@ struct sim_action {
     int32_t repeat;        /* occurrences (>= 1) */
     int64_t every_ms;      /* between occurrences */
     enum sim_action_type type;
-    json_t *manifest;      /* apply: the object; patch: the merge patch;
+    enum sim_patch_type patch_type; /* patch: merge, strategic or json */
+    json_t *manifest;      /* apply: the object; patch: the patch (an
+                              object; for json an array of operations);
                               conditions: the array of conditions to set; may
                               contain "${i}" (occurrence index) in strings */
     int64_t run_for_ms;    /* apply: runtime of what it creates; -1 = unset */

@@ -56,7 +56,7 @@ static json_t *smp(const json_t *target, const char *patch, const struct api_sch
 {
     json_t *p = J(patch);
     char err[256] = "";
-    json_t *out = srv_strategic_merge_patch(root, target, p, err, sizeof(err));
+    json_t *out = api_strategic_merge_patch(root, target, p, err, sizeof(err));
     json_decref(p);
     return out;
 }
@@ -149,15 +149,15 @@ static void test_smp_errors(void **state)
     json_t *t = J(JOB);
     char err[256] = "";
     json_t *p = J("{\"metadata\":{\"$bogus\":1}}");
-    assert_null(srv_strategic_merge_patch(NULL, t, p, err, sizeof(err)));
+    assert_null(api_strategic_merge_patch(NULL, t, p, err, sizeof(err)));
     assert_non_null(strstr(err, "$bogus"));
     json_decref(p);
     p = J("{\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"image\":\"x\"}]}}}}");
-    assert_null(srv_strategic_merge_patch(NULL, t, p, err, sizeof(err)));
+    assert_null(api_strategic_merge_patch(NULL, t, p, err, sizeof(err)));
     assert_non_null(strstr(err, "merge key"));
     json_decref(p);
     p = J("[1]");
-    assert_null(srv_strategic_merge_patch(NULL, t, p, err, sizeof(err)));
+    assert_null(api_strategic_merge_patch(NULL, t, p, err, sizeof(err)));
     json_decref(p);
     json_decref(t);
 }
@@ -177,17 +177,17 @@ static void test_set_element_order(void **state)
 static void test_merge_key_table(void **state)
 {
     (void)state;
-    assert_string_equal(srv_merge_key("spec", "containers"), "name");
-    assert_string_equal(srv_merge_key("containers", "ports"), "containerPort");
-    assert_null(srv_merge_key("spec", "ports"));
-    assert_string_equal(srv_merge_key(NULL, "volumeMounts"), "mountPath");
-    assert_null(srv_merge_key("spec", "tolerations"));
+    assert_string_equal(api_merge_key("spec", "containers"), "name");
+    assert_string_equal(api_merge_key("containers", "ports"), "containerPort");
+    assert_null(api_merge_key("spec", "ports"));
+    assert_string_equal(api_merge_key(NULL, "volumeMounts"), "mountPath");
+    assert_null(api_merge_key("spec", "tolerations"));
 }
 
 static json_t *jp(const json_t *t, const char *ops, char *err)
 {
     json_t *o = J(ops);
-    json_t *out = srv_json_patch(t, o, err, 256);
+    json_t *out = api_json_patch(t, o, err, 256);
     json_decref(o);
     return out;
 }

@@ -187,6 +187,31 @@ static void test_errors_name_the_file_and_every_field(void **state)
     expect_error(bad, needles);
 }
 
+/* A patch action takes exactly one of the API's three formats, a
+ * strategic merge patch for built-in kinds only (the API server answers
+ * 415 for the others), a JSON patch as a list of operations. */
+static void test_patch_action_errors_name_the_field(void **state)
+{
+    (void)state;
+    static const char bad[] =
+        "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n"
+        "spec:\n"
+        "  actions:\n"
+        "    - {at: 1s, patch: {kind: ClusterQueue, name: cq}}\n"
+        "    - {at: 1s, patch: {kind: ClusterQueue, name: cq, merge: {}, json: []}}\n"
+        "    - {at: 1s, patch: {kind: ClusterQueue, name: cq, strategic: {spec: {}}}}\n"
+        "    - {at: 1s, patch: {kind: Job, name: j, json: {op: add}}}\n";
+    static const char *const needles[] = {
+        "spec.actions[0].patch: Required value: exactly one of merge, strategic, json",
+        "spec.actions[1].patch: Forbidden: exactly one of merge, strategic, json",
+        "spec.actions[2].patch.strategic: Forbidden: a strategic merge patch applies to "
+        "built-in kinds only",
+        "spec.actions[3].patch.json: Invalid type",
+        NULL,
+    };
+    expect_error(bad, needles);
+}
+
 /* The conditions action (what an external controller writes through the
  * status subresource) is decoded as strictly as the others: set is
  * required and not empty, each condition an object with a type and a
@@ -436,6 +461,7 @@ int main(void)
         cmocka_unit_test(test_every_field_is_decoded),
         cmocka_unit_test(test_errors_name_the_file_and_every_field),
         cmocka_unit_test(test_conditions_action_errors_name_the_field),
+        cmocka_unit_test(test_patch_action_errors_name_the_field),
         cmocka_unit_test(test_unknown_kinds_and_syntax_errors),
         cmocka_unit_test(test_missing_file_is_reported),
         cmocka_unit_test(test_a_file_without_documents_is_an_error),

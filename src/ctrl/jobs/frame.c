@@ -630,6 +630,15 @@ static bool no_matching_workload(struct ctrl *c, struct jobs_frame *f, int rid,
     return true;
 }
 
+/* Whether job's queue-name label names another LocalQueue than its
+ * Workload wl's spec.queueName (an empty or missing label: no). */
+static bool queue_changed(const json_t *job, const json_t *wl)
+{
+    const char *q = api_label(job, KQ_QUEUE_NAME_LABEL);
+    const char *wq = JX_STR(wl, "spec", "queueName");
+    return q && *q && (!wq || strcmp(q, wq) != 0);
+}
+
 static bool step_view(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job,
                       struct wl_view *v)
 {
@@ -671,6 +680,20 @@ static bool step_view(struct ctrl *c, struct jobs_frame *f, int rid, const json_
     bool admitted = kq_wl_is_admitted(wl);
     if (suspended && admitted)
         return start_job(c, f, rid, job, v);
+    if (suspended && !kq_wl_has_reservation(wl) && queue_changed(job, wl)) {
+        /* Kueue's reconciler: a suspended job moved to another LocalQueue
+         * (its queue-name label changed) moves its Workload with it, while
+         * the Workload holds no quota (after that spec.queueName is
+         * immutable) */
+        json_t *own = wl_own(v); /* shares the stored spec: replaced, not changed */
+        json_t *spec = jx_deep_copy(json_object_get(own, "spec"));
+        json_object_set_new(spec, "queueName", json_string(api_label(job, KQ_QUEUE_NAME_LABEL)));
+        json_object_set_new(own, "spec", spec);
+        write_wl(c, rid, job, v->own, STORE_UPDATE_MAIN);
+        ctrl_event(c, job, "Normal", "UpdatedWorkload", "Job changed queues, updated Workload %s/%s",
+                   api_namespace(wl), api_name(wl));
+        return false;
+    }
     if (!suspended && !admitted) {
         json_t *cp = jx_deep_copy(job);
         stop_job(in, cp, wl);
