@@ -170,5 +170,43 @@ int api_podset_from_template(const json_t *tmpl, const char *name, int32_t count
         return rc;
     }
     scheduling_fields(spec, out);
+    json_t *tr = api_topology_request_from_template(tmpl);
+    api_topology_request_decode(tr, out);
+    json_decref(tr);
     return 0;
+}
+
+#define TAS_REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define TAS_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
+#define TAS_UNCONSTRAINED "kueue.x-k8s.io/podset-unconstrained-topology"
+
+json_t *api_topology_request_from_template(const json_t *tmpl)
+{
+    const json_t *ann = JX_GET(tmpl, "metadata", "annotations");
+    const char *req = JX_STR(ann, TAS_REQUIRED), *pref = JX_STR(ann, TAS_PREFERRED);
+    const char *unc = JX_STR(ann, TAS_UNCONSTRAINED);
+    if (req && *req)
+        return json_pack("{s:s}", "required", req);
+    if (pref && *pref)
+        return json_pack("{s:s}", "preferred", pref);
+    if (unc && !strcmp(unc, "true"))
+        return json_pack("{s:b}", "unconstrained", 1);
+    return NULL;
+}
+
+void api_topology_request_decode(const json_t *tr, struct api_podset *p)
+{
+    xfree(p->topology_level);
+    p->topology_level = NULL;
+    p->topology_mode = TOPO_NONE;
+    const char *req = JX_STR(tr, "required"), *pref = JX_STR(tr, "preferred");
+    if (req && *req) {
+        p->topology_mode = TOPO_REQUIRED;
+        p->topology_level = xstrdup(req);
+    } else if (pref && *pref) {
+        p->topology_mode = TOPO_PREFERRED;
+        p->topology_level = xstrdup(pref);
+    } else if (json_is_true(json_object_get(tr, "unconstrained"))) {
+        p->topology_mode = TOPO_UNCONSTRAINED;
+    }
 }
