@@ -101,6 +101,7 @@ void api_podset_release(struct api_podset *p)
         api_toleration_release(&p->tolerations[i]);
     xfree(p->tolerations);
     xfree(p->topology_level);
+    xfree(p->slice_level);
     memset(p, 0, sizeof(*p));
 }
 

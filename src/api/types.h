@@ -123,6 +123,9 @@ struct api_podset {
     size_t n_tolerations;
     enum api_topology_mode topology_mode; /* topologyRequest */
     char *topology_level;                 /* its node label key; NULL when none */
+    char *slice_level;    /* podSetSliceRequiredTopology: each slice of
+                             slice_size pods in one domain of it; NULL: none */
+    int32_t slice_size;   /* podSetSliceSize (>= 1 with slice_level) */
 };
 
 /* ---- Kueue kinds ---- */

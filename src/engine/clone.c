@@ -150,6 +150,8 @@ static void wl_out(const struct eng *e, const struct eng__wl *wl, struct api_wor
         p->n_tolerations = ps->shape->n_tols;
         p->topology_mode = (enum api_topology_mode)ps->topo_mode;
         p->topology_level = ps->topo_level;
+        p->slice_level = ps->slice_level;
+        p->slice_size = ps->slice_size;
         w->reclaimable[w->n_reclaimable++] = (struct api_podset_assignment){.name = ps->name,
                                                                             .count = ps->reclaim};
     }

@@ -360,6 +360,8 @@ struct eng__ps {
     struct eng__shape *shape;
     int topo_mode;       /* enum api_topology_mode */
     char *topo_level;    /* its level's node label, or NULL */
+    char *slice_level;   /* podSetSliceRequiredTopology or NULL */
+    int32_t slice_size;
 };
 
 /* One pod set's admission: flavors and usage per resource. */

@@ -21,7 +21,11 @@
  *  - unconstrained: the leaves with the fewest free slots first (Kueue's
  *    LeastFreeCapacity), as many as needed;
  *  - no request: unconstrained when every flavor of the ClusterQueue has a
- *    topology (Kueue's implicit default), else no TAS placement.
+ *    topology (Kueue's implicit default), else no TAS placement;
+ *  - slices (podSetSliceRequiredTopology SL, podSetSliceSize S): from SL up
+ *    domains count whole slices (a domain of SL holds its pods / S), the
+ *    request's level is chosen in slices, and each slice stays in one
+ *    domain of SL; the top level when only slices are asked for.
  * Below the chosen level, each chosen domain spreads its pods over its
  * children in decreasing count, the last one being the smallest child
  * that holds what remains (per parent, so a spread at a high level keeps
@@ -585,9 +589,26 @@ static struct api_topology_assignment *build_assignment(const struct snap *s, st
     return ta;
 }
 
-/* Place count pods: the assignment, or NULL with *msg (caller frees). */
+/* Kueue TAS pod set slices: count in slices of `size` pods from the slice
+ * level sl up (a domain of sl holds its pods / size slices, a higher one
+ * the sum of its children's). */
+static void to_slices(struct snap *s, int sl, int64_t size)
+{
+    for (int d = 0; d < s->level_n[sl]; d++)
+        s->doms[s->level_first[sl] + d].state /= size;
+    for (int l = sl - 1; l >= 0; l--)
+        for (int d = 0; d < s->level_n[l]; d++) {
+            struct dom *x = &s->doms[s->level_first[l] + d];
+            x->state = 0;
+            for (int k = 0; k < x->n_kids; k++)
+                x->state += s->doms[x->first_kid + k].state;
+        }
+}
+
+/* Place count pods (in slices of `unit` pods from level sl up, sl -1: no
+ * slices): the assignment, or NULL with *msg (caller frees). */
 static struct api_topology_assignment *place(struct snap *s, int mode, int level, int64_t count,
-                                             char **msg)
+                                             int sl, int64_t unit, char **msg)
 {
     const struct eng__topology *t = s->t;
     int last = t->n_levels - 1;
@@ -596,6 +617,11 @@ static struct api_topology_assignment *place(struct snap *s, int mode, int level
     int n_cur = 0, at = -1;
     struct api_topology_assignment *ta = NULL;
     *msg = NULL;
+    if (sl < 0)
+        unit = 1;
+    else
+        to_slices(s, sl, unit);
+    int64_t want = count / unit;
     if (!s->level_n[0]) {
         *msg = not_fit(s, 0, count);
         goto out;
@@ -625,28 +651,33 @@ static struct api_topology_assignment *place(struct snap *s, int mode, int level
         for (int i = 0; i < n; i++)
             v[i] = &s->doms[s->level_first[l] + i];
         sort_doms(s, v, n, true);
-        int b = best_fit(v, n, count);
+        int b = best_fit(v, n, want);
         if (b >= 0) {
             cur[n_cur++] = v[b];
             at = l;
         } else if (mode == TOPO_REQUIRED) {
-            *msg = not_fit(s, v[0]->state, count);
+            *msg = not_fit(s, v[0]->state * unit, count);
             goto out;
         } else if (l == 0) {
-            n_cur = take_min(v, n, count, cur);
+            n_cur = take_min(v, n, want, cur);
             int64_t got = 0;
             for (int i = 0; i < n_cur; i++)
                 got += cur[i]->state;
-            if (got < count) {
-                *msg = not_fit(s, got, count);
+            if (got < want) {
+                *msg = not_fit(s, got * unit, count);
                 goto out;
             }
             at = 0;
         }
     }
     if (n_cur == 1)
-        cur[0]->state = count;
-    for (int l = at; l < last; l++) {
+        cur[0]->state = want;
+    for (int l = at;; l++) {
+        if (l == sl) /* slices become pods from here down */
+            for (int i = 0; i < n_cur; i++)
+                cur[i]->state *= unit;
+        if (l >= last)
+            break;
         /* each chosen domain spreads its own count over its children */
         struct dom **next = xcalloc((size_t)s->n_doms + 1, sizeof(*next));
         int n_next = 0;
@@ -666,6 +697,14 @@ out:
     xfree(v);
     xfree(cur);
     return ta;
+}
+
+static int level_of(const struct eng__topology *t, const char *key)
+{
+    for (int l = 0; l < t->n_levels; l++)
+        if (!strcmp(t->levels[l], key))
+            return l;
+    return -1;
 }
 
 static bool cq_tas_only(const struct eng *e, const struct eng__cq *cq)
@@ -702,36 +741,52 @@ void eng__tas_assign(struct eng *e, const struct eng__cq *cq, const struct eng__
             continue;
         int mode = ps->topo_mode;
         if (mode == TOPO_NONE) {
-            if (!cq_tas_only(e, cq))
+            if (!ps->slice_level && !cq_tas_only(e, cq))
                 continue;
             mode = TOPO_UNCONSTRAINED;
         }
         struct snap s = {0};
         s.t = topo_find(e, e->flavors[flv].topology);
         if (!s.t || !s.t->n_levels) {
-            struct sbuf sb;
-            sbuf_init(&sb, 0);
-            sbuf_addf(&sb, "topology \"%s\" not found", e->flavors[flv].topology);
-            fail(psa, eng__sbuf_take(&sb));
+            fail(psa, xasprintf("topology \"%s\" not found", e->flavors[flv].topology));
             continue;
         }
-        int level = s.t->n_levels - 1;
+        int level = s.t->n_levels - 1, sl = -1;
+        if (ps->slice_level) {
+            /* slices: required or preferred at the request's level (the
+             * top level when there is none) */
+            if (mode == TOPO_UNCONSTRAINED)
+                mode = TOPO_PREFERRED;
+            sl = level_of(s.t, ps->slice_level);
+            char *err = NULL;
+            if (sl < 0)
+                err = xasprintf("no requested topology level for slices: %s", ps->slice_level);
+            else if (ps->slice_size < 1)
+                err = xasprintf("pod set slice size must be at least 1 (kueue.x-k8s.io/podset-slice-size)");
+            else if (psa->count % ps->slice_size)
+                err = xasprintf("pod set count %d is not a multiple of the slice size %d",
+                                psa->count, ps->slice_size);
+            if (err) {
+                fail(psa, err);
+                continue;
+            }
+        }
         if (mode != TOPO_UNCONSTRAINED) {
-            level = -1;
-            for (int l = 0; l < s.t->n_levels; l++)
-                if (ps->topo_level && !strcmp(s.t->levels[l], ps->topo_level))
-                    level = l;
+            level = ps->topo_level ? level_of(s.t, ps->topo_level) : 0;
             if (level < 0) {
-                struct sbuf sb;
-                sbuf_init(&sb, 0);
-                sbuf_addf(&sb, "no requested topology level: %s", ps->topo_level ? ps->topo_level : "");
-                fail(psa, eng__sbuf_take(&sb));
+                fail(psa, xasprintf("no requested topology level: %s", ps->topo_level));
+                continue;
+            }
+            if (sl >= 0 && sl < level) {
+                fail(psa, xasprintf("slice topology level %s is above the pod set's level %s",
+                                    ps->slice_level, ps->topo_level));
                 continue;
             }
         }
         snap_build(e, &s, flv, ps, wl, a, i);
         char *msg = NULL;
-        struct api_topology_assignment *ta = place(&s, mode, level, psa->count, &msg);
+        struct api_topology_assignment *ta = place(&s, mode, level, psa->count, sl,
+                                                   ps->slice_size, &msg);
         snap_release(&s);
         if (!ta) {
             fail(psa, msg);

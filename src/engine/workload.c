@@ -137,6 +137,8 @@ static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset 
     ps->shape = shape_intern(e, p);
     ps->topo_mode = (int)p->topology_mode;
     ps->topo_level = p->topology_level ? xstrdup(p->topology_level) : NULL;
+    ps->slice_level = p->slice_level ? xstrdup(p->slice_level) : NULL;
+    ps->slice_size = p->slice_size;
 }
 
 static uint64_t sched_hash(const struct eng__wl *wl, const struct eng *e)
@@ -152,6 +154,10 @@ static uint64_t sched_hash(const struct eng__wl *wl, const struct eng *e)
         h = hash_i64(h, ps->topo_mode);
         if (ps->topo_level)
             h = hash_str(h, ps->topo_level);
+        if (ps->slice_level) {
+            h = hash_str(h, ps->slice_level);
+            h = hash_i64(h, ps->slice_size);
+        }
         for (int r = 0; r < ps->n_req; r++) {
             h = hash_str(h, e->res_names[ps->res[r]]);
             h = hash_i64(h, ps->per_pod[r]);
@@ -343,6 +349,7 @@ void eng__wl_free(struct eng *e, struct eng__wl *wl)
         xfree(wl->ps[i].name);
         xfree(wl->ps[i].per_pod); /* res too */
         xfree(wl->ps[i].topo_level);
+        xfree(wl->ps[i].slice_level);
         eng__shape_release(e, wl->ps[i].shape);
     }
     xfree(wl->ps);
