@@ -168,6 +168,19 @@ int api_workload_status_from_values(const struct api_wl_status_values *v,
 bool api_cluster_queue_uses_flavor(const json_t *cq, const char *flavor);
 bool api_cluster_queue_uses_check(const json_t *cq, const char *check);
 
+/* Kueue TAS pod-set annotations (kueue.x-k8s.io/podset-required-topology,
+ * -preferred-topology, -unconstrained-topology: "true") of a pod template
+ * as a Workload spec.podSets[].topologyRequest object ({required: LEVEL} /
+ * {preferred: LEVEL} / {unconstrained: true}); a new reference, or NULL
+ * when the template has none. Required wins over preferred over
+ * unconstrained, as Kueue's validation allows only one. With
+ * kueue.x-k8s.io/podset-slice-required-topology: LEVEL it also holds
+ * podSetSliceRequiredTopology and, when kueue.x-k8s.io/podset-slice-size is
+ * a whole number >= 1, podSetSliceSize. */
+json_t *api_topology_request_from_template(const json_t *tmpl);
+/* Decode a topologyRequest object (NULL: none) into p's topology_mode,
+ * topology_level, slice_level and slice_size (replacing them). */
+void api_topology_request_decode(const json_t *tr, struct api_podset *p);
 /* The scheduling view of a PodTemplateSpec ({metadata, spec}) as Kueue
  * computes it: per-pod requests = max(max(initContainers), sum(containers))
  * + overhead, with limits filling absent requests; nodeSelector; required

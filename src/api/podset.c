@@ -8,6 +8,8 @@
  * the pod overhead is added (k8s component-helpers PodRequests). The `pods`
  * resource is not derived here. Sums saturate at INT64_MAX.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/object.h"
@@ -170,5 +172,64 @@ int api_podset_from_template(const json_t *tmpl, const char *name, int32_t count
         return rc;
     }
     scheduling_fields(spec, out);
+    json_t *tr = api_topology_request_from_template(tmpl);
+    api_topology_request_decode(tr, out);
+    json_decref(tr);
     return 0;
+}
+
+#define TAS_REQUIRED "kueue.x-k8s.io/podset-required-topology"
+#define TAS_PREFERRED "kueue.x-k8s.io/podset-preferred-topology"
+#define TAS_UNCONSTRAINED "kueue.x-k8s.io/podset-unconstrained-topology"
+#define TAS_SLICE_LEVEL "kueue.x-k8s.io/podset-slice-required-topology"
+#define TAS_SLICE_SIZE "kueue.x-k8s.io/podset-slice-size"
+
+json_t *api_topology_request_from_template(const json_t *tmpl)
+{
+    const json_t *ann = JX_GET(tmpl, "metadata", "annotations");
+    const char *req = JX_STR(ann, TAS_REQUIRED), *pref = JX_STR(ann, TAS_PREFERRED);
+    const char *unc = JX_STR(ann, TAS_UNCONSTRAINED), *slice = JX_STR(ann, TAS_SLICE_LEVEL);
+    const char *size = JX_STR(ann, TAS_SLICE_SIZE);
+    json_t *tr = NULL;
+    if (req && *req)
+        tr = json_pack("{s:s}", "required", req);
+    else if (pref && *pref)
+        tr = json_pack("{s:s}", "preferred", pref);
+    else if (unc && !strcmp(unc, "true"))
+        tr = json_pack("{s:b}", "unconstrained", 1);
+    if (slice && *slice) {
+        if (!tr)
+            tr = json_object();
+        json_object_set_new(tr, "podSetSliceRequiredTopology", json_string(slice));
+        char *end = NULL;
+        long n = size ? strtol(size, &end, 10) : 0;
+        if (size && end && !*end && n >= 1 && n <= INT32_MAX)
+            json_object_set_new(tr, "podSetSliceSize", json_integer(n));
+    }
+    return tr;
+}
+
+void api_topology_request_decode(const json_t *tr, struct api_podset *p)
+{
+    xfree(p->topology_level);
+    p->topology_level = NULL;
+    p->topology_mode = TOPO_NONE;
+    const char *req = JX_STR(tr, "required"), *pref = JX_STR(tr, "preferred");
+    if (req && *req) {
+        p->topology_mode = TOPO_REQUIRED;
+        p->topology_level = xstrdup(req);
+    } else if (pref && *pref) {
+        p->topology_mode = TOPO_PREFERRED;
+        p->topology_level = xstrdup(pref);
+    } else if (json_is_true(json_object_get(tr, "unconstrained"))) {
+        p->topology_mode = TOPO_UNCONSTRAINED;
+    }
+    xfree(p->slice_level);
+    p->slice_level = NULL;
+    p->slice_size = 0;
+    const char *slice = JX_STR(tr, "podSetSliceRequiredTopology");
+    if (slice && *slice) {
+        p->slice_level = xstrdup(slice);
+        p->slice_size = (int32_t)JX_INT(tr, 0, "podSetSliceSize");
+    }
 }

@@ -279,6 +279,9 @@ static int wl_podsets(const json_t *sets, struct api_workload *wl)
             return CU_EINVAL;
         wl->n_podsets++;
         p->min_count = (int32_t)JX_INT(ps, 0, "minCount");
+        const json_t *tr = json_object_get(ps, "topologyRequest");
+        if (tr)
+            api_topology_request_decode(tr, p);
     }
     return 0;
 }
@@ -291,12 +294,36 @@ static int64_t podset_count(const struct api_workload *wl, const char *name)
     return 0;
 }
 
+/* topologyAssignment {levels, domains: [{values, count}]} (Kueue v1beta1);
+ * domains whose values do not match the levels are skipped. */
+static struct api_topology_assignment *topology_assignment_from_json(const json_t *topo)
+{
+    const json_t *levels = json_object_get(topo, "levels"), *domains = json_object_get(topo, "domains");
+    struct api_topology_assignment *t = xcalloc(1, sizeof(*t));
+    size_t nl = json_array_size(levels), nd = json_array_size(domains);
+    t->levels = xcalloc(nl + 1, sizeof(*t->levels));
+    for (size_t l = 0; l < nl; l++)
+        t->levels[t->n_levels++] = dup_or(json_string_value(json_array_get(levels, l)), "");
+    t->domains = xcalloc(nd + 1, sizeof(*t->domains));
+    for (size_t d = 0; d < nd; d++) {
+        const json_t *dom = json_array_get(domains, d), *vals = json_object_get(dom, "values");
+        if (json_array_size(vals) != nl)
+            continue;
+        struct api_topology_domain *o = &t->domains[t->n_domains++];
+        o->count = (int32_t)JX_INT(dom, 0, "count");
+        o->values = xcalloc(nl + 1, sizeof(char *));
+        for (size_t l = 0; l < nl; l++)
+            o->values[l] = dup_or(json_string_value(json_array_get(vals, l)), "");
+    }
+    return t;
+}
+
 /* A pod set assignment's members (read in one pass: cheaper than a lookup
  * of each). */
 static int assignment_from_json(const json_t *psa, const struct api_workload *wl,
                                 struct api_podset_assignment *a)
 {
-    const json_t *name = NULL, *count = NULL, *flavors = NULL, *usage = NULL;
+    const json_t *name = NULL, *count = NULL, *flavors = NULL, *usage = NULL, *topo = NULL;
     for (void *it = json_object_iter((json_t *)psa); it;
          it = json_object_iter_next((json_t *)psa, it)) {
         const char *key = json_object_iter_key(it);
@@ -304,6 +331,7 @@ static int assignment_from_json(const json_t *psa, const struct api_workload *wl
                               : key[0] == 'c' && !strcmp(key, "count")         ? &count
                               : key[0] == 'f' && !strcmp(key, "flavors")       ? &flavors
                               : key[0] == 'r' && !strcmp(key, "resourceUsage") ? &usage
+                              : key[0] == 't' && !strcmp(key, "topologyAssignment") ? &topo
                                                                                : NULL;
         if (slot)
             *slot = json_object_iter_value(it);
@@ -319,6 +347,8 @@ static int assignment_from_json(const json_t *psa, const struct api_workload *wl
             return CU_EINVAL;
         api_reslist_set(&a->resource_usage, res, v);
     }
+    if (json_is_object(topo))
+        a->topology = topology_assignment_from_json(topo);
     return 0;
 }
 

@@ -100,6 +100,8 @@ void api_podset_release(struct api_podset *p)
     for (size_t i = 0; i < p->n_tolerations; i++)
         api_toleration_release(&p->tolerations[i]);
     xfree(p->tolerations);
+    xfree(p->topology_level);
+    xfree(p->slice_level);
     memset(p, 0, sizeof(*p));
 }
 
@@ -200,7 +202,64 @@ void api_podset_assignment_release(struct api_podset_assignment *a)
     xfree(a->name);
     api_labels_release(&a->flavors);
     api_reslist_release(&a->resource_usage);
+    api_topology_assignment_free(a->topology);
     memset(a, 0, sizeof(*a));
+}
+
+void api_topology_assignment_free(struct api_topology_assignment *t)
+{
+    if (!t)
+        return;
+    for (size_t d = 0; d < t->n_domains; d++) {
+        for (size_t l = 0; l < t->n_levels; l++)
+            xfree(t->domains[d].values[l]);
+        xfree(t->domains[d].values);
+    }
+    xfree(t->domains);
+    for (size_t l = 0; l < t->n_levels; l++)
+        xfree(t->levels[l]);
+    xfree(t->levels);
+    xfree(t);
+}
+
+struct api_topology_assignment *api_topology_assignment_dup(const struct api_topology_assignment *t)
+{
+    if (!t)
+        return NULL;
+    struct api_topology_assignment *o = xcalloc(1, sizeof(*o));
+    o->n_levels = t->n_levels;
+    o->levels = xcalloc(t->n_levels + 1, sizeof(*o->levels));
+    for (size_t l = 0; l < t->n_levels; l++)
+        o->levels[l] = xstrdup(t->levels[l]);
+    o->n_domains = t->n_domains;
+    o->domains = xcalloc(t->n_domains + 1, sizeof(*o->domains));
+    for (size_t d = 0; d < t->n_domains; d++) {
+        o->domains[d].count = t->domains[d].count;
+        o->domains[d].values = xcalloc(t->n_levels + 1, sizeof(char *));
+        for (size_t l = 0; l < t->n_levels; l++)
+            o->domains[d].values[l] = xstrdup(t->domains[d].values[l]);
+    }
+    return o;
+}
+
+bool api_topology_assignment_equal(const struct api_topology_assignment *a,
+                                   const struct api_topology_assignment *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->n_levels != b->n_levels || a->n_domains != b->n_domains)
+        return false;
+    for (size_t l = 0; l < a->n_levels; l++)
+        if (strcmp(a->levels[l], b->levels[l]))
+            return false;
+    for (size_t d = 0; d < a->n_domains; d++) {
+        if (a->domains[d].count != b->domains[d].count)
+            return false;
+        for (size_t l = 0; l < a->n_levels; l++)
+            if (strcmp(a->domains[d].values[l], b->domains[d].values[l]))
+                return false;
+    }
+    return true;
 }
 
 static void assignments_release(struct api_podset_assignment *a, size_t n)
@@ -286,7 +345,7 @@ static bool assignment_equal(const struct api_podset_assignment *a,
         if (!str_same(a->resource_usage.items[j].name, b->resource_usage.items[j].name) ||
             a->resource_usage.items[j].value != b->resource_usage.items[j].value)
             return false;
-    return true;
+    return api_topology_assignment_equal(a->topology, b->topology);
 }
 
 bool api_admission_equal(const struct api_admission *a, const struct api_admission *b)

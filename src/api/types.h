@@ -82,6 +82,32 @@ struct api_node_term {
     size_t n_exprs;
 };
 
+/* Kueue TAS: a pod set's topologyRequest (Workload spec.podSets[].
+ * topologyRequest, or the pod template's kueue.x-k8s.io/podset-*-topology
+ * annotations). */
+enum api_topology_mode {
+    TOPO_NONE,          /* no request (a TAS-only ClusterQueue defaults it) */
+    TOPO_REQUIRED,      /* required: all pods in one domain of level */
+    TOPO_PREFERRED,     /* preferred: level, else higher, else spread */
+    TOPO_UNCONSTRAINED, /* unconstrained: any domains */
+};
+
+/* One domain of a topology assignment: the values of the assignment's
+ * levels and how many pods go there. */
+struct api_topology_domain {
+    char **values;
+    int32_t count;
+};
+
+/* status.admission.podSetAssignments[].topologyAssignment (Kueue v1beta1
+ * form): levels (node label keys), domains with counts. */
+struct api_topology_assignment {
+    char **levels;
+    size_t n_levels;
+    struct api_topology_domain *domains; /* each with n_levels values */
+    size_t n_domains;
+};
+
 /* The scheduling-relevant part of one pod set (a Workload podSet, or what a
  * Job/RayJob derives). */
 struct api_podset {
@@ -95,6 +121,11 @@ struct api_podset {
     size_t n_affinity_terms;
     struct api_toleration *tolerations;
     size_t n_tolerations;
+    enum api_topology_mode topology_mode; /* topologyRequest */
+    char *topology_level;                 /* its node label key; NULL when none */
+    char *slice_level;    /* podSetSliceRequiredTopology: each slice of
+                             slice_size pods in one domain of it; NULL: none */
+    int32_t slice_size;   /* podSetSliceSize (>= 1 with slice_level) */
 };
 
 /* ---- Kueue kinds ---- */
@@ -203,6 +234,7 @@ struct api_podset_assignment {
     int32_t count;
     struct api_labels flavors;       /* resource -> flavor */
     struct api_reslist resource_usage; /* total for the pod set */
+    struct api_topology_assignment *topology; /* topologyAssignment or NULL */
 };
 
 struct api_admission {
@@ -266,6 +298,13 @@ void api_cohort_release(struct api_cohort *c);
 void api_local_queue_release(struct api_local_queue *lq);
 void api_priority_class_release(struct api_priority_class *pc);
 void api_podset_assignment_release(struct api_podset_assignment *a);
+/* Free a topology assignment and its contents; NULL-safe. */
+void api_topology_assignment_free(struct api_topology_assignment *t);
+/* A deep copy (NULL for NULL); free with api_topology_assignment_free. */
+struct api_topology_assignment *api_topology_assignment_dup(const struct api_topology_assignment *t);
+/* Whether a and b are the same assignment (both NULL counts as same). */
+bool api_topology_assignment_equal(const struct api_topology_assignment *a,
+                                   const struct api_topology_assignment *b);
 void api_admission_release(struct api_admission *a);
 void api_workload_release(struct api_workload *wl);
 

@@ -37,6 +37,7 @@ static void admission_out(const struct eng *e, const struct eng__wl *wl, const s
             o->resource_usage.items[o->resource_usage.n].name = xstrdup(e->res_names[ra->res]);
             o->resource_usage.items[o->resource_usage.n++].value = ra->total;
         }
+        o->topology = api_topology_assignment_dup(p->ta);
     }
 }
 
@@ -59,6 +60,7 @@ static void assume(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, const 
             pa->flv[pa->n] = p->ra[k].flv;
             pa->amt[pa->n++] = p->ra[k].total;
         }
+        pa->ta = api_topology_assignment_dup(p->ta);
     }
     xfree(wl->rcq_name);
     wl->rcq_name = xstrdup(cq->node.name);

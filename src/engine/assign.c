@@ -161,6 +161,7 @@ void eng__asg_free(struct eng__asg *a)
         for (int k = 0; k < p->n_att; k++)
             eng__strv_clear(&p->att[k].reasons);
         xfree(p->att);
+        api_topology_assignment_free(p->ta);
     }
     xfree(a->ps);
     xfree(a->use_fr);
@@ -685,5 +686,7 @@ void eng__assign_pinned(struct eng *e, struct eng__cq *cq, struct eng__wl *wl, c
         if (!ok)
             break;
     }
+    if (e->n_topos && eng__asg_mode(out) == ENG__FIT)
+        eng__tas_assign(e, cq, wl, out);
     resolve_nofit(&c);
 }

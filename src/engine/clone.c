@@ -93,9 +93,10 @@ static void clone_objects(struct eng *dst, const struct eng *e)
         if (!f->exists)
             continue;
         struct api_resource_flavor rf = {f->name, f->labels, f->taints, f->n_taints, f->tols,
-                                         f->n_tols, NULL};
+                                         f->n_tols, f->topology};
         eng_upsert_flavor(dst, &rf);
     }
+    eng__tas_clone(dst, e);
     for (const struct eng__cohort *c = e->cohorts; c; c = c->hh.next) {
         if (!c->has_object)
             continue;
@@ -147,6 +148,10 @@ static void wl_out(const struct eng *e, const struct eng__wl *wl, struct api_wor
         p->n_affinity_terms = ps->shape->n_terms;
         p->tolerations = ps->shape->tols;
         p->n_tolerations = ps->shape->n_tols;
+        p->topology_mode = (enum api_topology_mode)ps->topo_mode;
+        p->topology_level = ps->topo_level;
+        p->slice_level = ps->slice_level;
+        p->slice_size = ps->slice_size;
         w->reclaimable[w->n_reclaimable++] = (struct api_podset_assignment){.name = ps->name,
                                                                             .count = ps->reclaim};
     }
@@ -188,6 +193,7 @@ static void admission_out(const struct eng *e, const struct eng__wl *wl, struct 
             o->resource_usage.items[o->resource_usage.n++] =
                 (struct api_res){e->res_names[pa->res[r]], pa->amt[r]};
         }
+        o->topology = pa->ta; /* borrowed, as the rest */
     }
 }
 

@@ -166,6 +166,7 @@ struct eng__flavor {
     struct api_toleration *tols;
     size_t n_tols;
     uint64_t gen; /* bumped on every change (shape match caches) */
+    char *topology; /* spec.topologyName (Kueue TAS) or NULL */
 };
 
 struct eng__fr_key {
@@ -357,6 +358,10 @@ struct eng__ps {
     int *res;            /* resource ids, by resource name; in per_pod's allocation */
     int64_t *per_pod;
     struct eng__shape *shape;
+    int topo_mode;       /* enum api_topology_mode */
+    char *topo_level;    /* its level's node label, or NULL */
+    char *slice_level;   /* podSetSliceRequiredTopology or NULL */
+    int32_t slice_size;
 };
 
 /* One pod set's admission: flavors and usage per resource. */
@@ -367,6 +372,7 @@ struct eng__pa {
     int *res;
     int *flv;
     int64_t *amt;   /* resourceUsage (whole pod set) */
+    struct api_topology_assignment *ta; /* topologyAssignment or NULL */
 };
 
 /* Where a workload sits. */
@@ -512,7 +518,43 @@ struct eng {
     bool *cyc_done;
     struct eng__wl **taken;       /* eng__heap_park_many's result, reused */
     size_t cap_taken;
+    /* Kueue TAS (tas.c): Topology objects and the nodes they are built on */
+    struct eng__topology *topos;
+    int n_topos;
+    struct eng__tnode *tnodes;    /* sorted by name */
+    size_t n_tnodes;
 };
+
+/* ---- tas.c: Topology Aware Scheduling ---- */
+
+/* A Topology object: its levels' node labels, highest level first. */
+struct eng__topology {
+    char *name;
+    char **levels;
+    int n_levels;
+};
+
+/* A node as TAS sees it: labels and free capacity (allocatable minus the
+ * requests of the pods bound to it that belong to no TAS workload). */
+struct eng__tnode {
+    char *name;
+    struct api_labels labels;
+    int n;
+    int *res;      /* resource ids */
+    int64_t *free; /* per res */
+};
+
+struct eng__asg;
+/* After a successful quota assignment: place every pod set assigned to a
+ * flavor with a topology (Kueue FindTopologyAssignmentsForWorkload). A pod
+ * set that cannot be placed fails with ENG__NF_TOPOLOGY and Kueue's
+ * message; one that can gets its assignment in psa->ta. */
+void eng__tas_assign(struct eng *e, const struct eng__cq *cq, const struct eng__wl *wl,
+                     struct eng__asg *a);
+/* Copy src's topologies and nodes into dst (eng_explain's forward run). */
+void eng__tas_clone(struct eng *dst, const struct eng *src);
+/* Free the topologies and nodes (eng_free). */
+void eng__tas_free(struct eng *e);
 
 /* ---- model.c: interning and objects ---- */
 int eng__res_id(struct eng *e, const char *name);
@@ -760,6 +802,7 @@ struct eng__psa {
     int nofit;
     struct eng__attempt *att;
     int n_att, cap_att;
+    struct api_topology_assignment *ta; /* Kueue TAS placement, or NULL */
 };
 
 struct eng__asg {

@@ -114,8 +114,10 @@ void eng_free(struct eng *e)
         api_labels_release(&f->labels);
         eng__taints_free(f->taints, f->n_taints);
         eng__tols_free(f->tols, f->n_tols);
+        xfree(f->topology);
     }
     xfree(e->flavors);
+    eng__tas_free(e);
     for (int i = 0; i < e->n_res; i++)
         xfree(e->res_names[i]);
     xfree(e->res_names);

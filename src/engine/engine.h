@@ -80,6 +80,28 @@ void eng_free(struct eng *e);
  * decides whether ClusterQueues naming it are active (FlavorNotFound). */
 void eng_upsert_flavor(struct eng *e, const struct api_resource_flavor *rf);
 void eng_delete_flavor(struct eng *e, const char *name);
+/* Kueue TAS: a Topology object (levels = spec.levels[].nodeLabel, highest
+ * first); a ResourceFlavor whose spec.topologyName names it places pod sets
+ * on topology domains (docs/tas.md). Upserting changes nothing else. */
+void eng_upsert_topology(struct eng *e, const char *name, const char *const *levels,
+                         size_t n_levels);
+void eng_delete_topology(struct eng *e, const char *name);
+
+/* A node for TAS: labels and the capacity left for TAS pod sets. */
+struct eng_node {
+    const char *name;
+    const struct api_labels *labels;
+    const struct api_reslist *free; /* status.allocatable minus the requests
+                                       of the node's active pods that belong
+                                       to no TAS workload (same units as
+                                       pod sets; "pods" counts pods) */
+};
+/* Replace the whole node set TAS builds its domains from (nodes borrowed,
+ * copied; unschedulable or not-ready nodes are left out by the caller).
+ * When it differs from the previous set, every ClusterQueue retries its
+ * inadmissible workloads at the next eng_schedule. */
+void eng_set_nodes(struct eng *e, const struct eng_node *nodes, size_t n);
+
 /* A Cohort object (parent, resourceGroups = shared pool, fair weight).
  * Cohorts named only by ClusterQueues or parents exist implicitly. */
 int eng_upsert_cohort(struct eng *e, const struct api_cohort *c);

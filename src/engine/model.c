@@ -320,6 +320,8 @@ static void flavor_clear(struct eng__flavor *f)
     f->taints = NULL;
     f->tols = NULL;
     f->n_taints = f->n_tols = 0;
+    xfree(f->topology);
+    f->topology = NULL;
 }
 
 /* Flavor existence changes ClusterQueue activity; every CQ is re-checked. */
@@ -343,6 +345,7 @@ void eng_upsert_flavor(struct eng *e, const struct api_resource_flavor *rf)
         sbuf_addf(&sb, "%s=%s:%s,", rf->node_taints[i].key, rf->node_taints[i].value,
                   rf->node_taints[i].effect);
     fp_tols(&sb, rf->tolerations, rf->n_tolerations);
+    sbuf_addf(&sb, "topo=%s", rf->topology_name ? rf->topology_name : "");
     if (!eng__fp_changed(e, "rf", rf->name, &sb))
         return;
     int id = eng__flv_id(e, rf->name);
@@ -353,6 +356,7 @@ void eng_upsert_flavor(struct eng *e, const struct api_resource_flavor *rf)
     eng__labels_copy(&f->labels, &rf->node_labels);
     taints_copy(&f->taints, &f->n_taints, rf->node_taints, rf->n_node_taints);
     eng__tols_copy(&f->tols, &f->n_tols, rf->tolerations, rf->n_tolerations);
+    f->topology = rf->topology_name ? xstrdup(rf->topology_name) : NULL;
     flavors_changed(e);
 }
 

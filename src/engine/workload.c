@@ -135,6 +135,10 @@ static void ps_build(struct eng *e, struct eng__ps *ps, const struct api_podset 
         ps->per_pod[r] = p->requests.items[r].value;
     }
     ps->shape = shape_intern(e, p);
+    ps->topo_mode = (int)p->topology_mode;
+    ps->topo_level = p->topology_level ? xstrdup(p->topology_level) : NULL;
+    ps->slice_level = p->slice_level ? xstrdup(p->slice_level) : NULL;
+    ps->slice_size = p->slice_size;
 }
 
 static uint64_t sched_hash(const struct eng__wl *wl, const struct eng *e)
@@ -147,6 +151,13 @@ static uint64_t sched_hash(const struct eng__wl *wl, const struct eng *e)
         h = hash_i64(h, ps->count);
         h = hash_i64(h, ps->min_count);
         h = hash_str(h, ps->shape->key);
+        h = hash_i64(h, ps->topo_mode);
+        if (ps->topo_level)
+            h = hash_str(h, ps->topo_level);
+        if (ps->slice_level) {
+            h = hash_str(h, ps->slice_level);
+            h = hash_i64(h, ps->slice_size);
+        }
         for (int r = 0; r < ps->n_req; r++) {
             h = hash_str(h, e->res_names[ps->res[r]]);
             h = hash_i64(h, ps->per_pod[r]);
@@ -243,6 +254,7 @@ static void admission_build(struct eng *e, struct eng__wl *wl, const struct api_
             pa->flv[r] = eng__flv_id(e, s->flavors.items[r].value);
             pa->amt[r] = api_reslist_get(&s->resource_usage, s->flavors.items[r].key);
         }
+        pa->ta = api_topology_assignment_dup(s->topology);
     }
     eng__wl_recompute_usage(e, wl);
 }
@@ -326,6 +338,7 @@ void eng__pa_free(struct eng__pa *pa, int n)
     for (int p = 0; p < n; p++) {
         xfree(pa[p].name);
         xfree(pa[p].amt); /* res and flv live in the same allocation */
+        api_topology_assignment_free(pa[p].ta);
     }
     xfree(pa);
 }
@@ -335,6 +348,8 @@ void eng__wl_free(struct eng *e, struct eng__wl *wl)
     for (int i = 0; i < wl->n_ps; i++) {
         xfree(wl->ps[i].name);
         xfree(wl->ps[i].per_pod); /* res too */
+        xfree(wl->ps[i].topo_level);
+        xfree(wl->ps[i].slice_level);
         eng__shape_release(e, wl->ps[i].shape);
     }
     xfree(wl->ps);

@@ -207,6 +207,9 @@ static json_t *podsets_json(const json_t *obj)
             json_object_set_new(e, "count", json_incref(count));
         json_t *fl = json_object_get(ps, "flavors");
         json_object_set_new(e, "flavors", json_is_object(fl) ? jx_deep_copy(fl) : json_object());
+        json_t *ta = json_object_get(ps, "topologyAssignment"); /* Kueue TAS */
+        if (json_is_object(ta))
+            json_object_set_new(e, "topologyAssignment", jx_deep_copy(ta));
         json_array_append_new(out, e);
     }
     return out;

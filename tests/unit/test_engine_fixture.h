@@ -41,6 +41,9 @@ struct fx {
     /* fx_apply_reserve, fx_finish, fx_release feed their status-only
      * changes through eng_upsert_workload_status */
     bool status_upserts;
+    /* topology assignments fx_apply_reserve copied (freed by fx_free) */
+    struct api_topology_assignment **tas;
+    size_t n_tas, cap_tas;
 };
 
 /* Feed w after a change of its status fields only. */
@@ -83,6 +86,9 @@ static inline void fx_free(struct fx *f)
         xfree(f->mem[i]);
     xfree(f->mem);
     xfree(f->wls);
+    for (size_t i = 0; i < f->n_tas; i++)
+        api_topology_assignment_free(f->tas[i]);
+    xfree(f->tas);
     xfree(f);
 }
 
@@ -424,6 +430,11 @@ static inline void fx_apply_reserve(struct fx *f, struct api_workload *w, const 
             o->resource_usage.items[k].value = s->resource_usage.items[k].value;
         }
         o->resource_usage.n = s->resource_usage.n;
+        o->topology = api_topology_assignment_dup(s->topology);
+        if (o->topology) {
+            XGROW(f->tas, f->cap_tas, f->n_tas + 1);
+            f->tas[f->n_tas++] = o->topology;
+        }
     }
     fx_upsert_status(f, w);
 }

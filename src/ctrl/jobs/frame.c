@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "api/meta.h"
+#include "api/object.h"
 #include "ctrl/jobs/jobs.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -230,6 +231,9 @@ static json_t *build_workload(struct ctrl *c, const struct jobs_frame *f, const 
                               (int)ps->items[i].count, "template", ps->items[i].tmpl);
         if (ps->items[i].min_count > 0)
             json_object_set_new(s, "minCount", json_integer(ps->items[i].min_count));
+        json_t *tr = api_topology_request_from_template(ps->items[i].tmpl);
+        if (tr)
+            json_object_set_new(s, "topologyRequest", tr);
         json_array_append_new(sets, s);
     }
     json_object_set_new(spec, "podSets", sets);

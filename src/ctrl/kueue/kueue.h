@@ -393,10 +393,19 @@ bool kq_queues_flush(struct kq_queues *q, struct ctrl *c, struct eng *e);
 
 /* status.admission for the admission a (clusterQueue: a's, else cq):
  * {clusterQueue, podSetAssignments: [{name, flavors, resourceUsage
- * (quantities as kq_quantity_json writes them), count}]}. New reference.
+ * (quantities as kq_quantity_json writes them), count, topologyAssignment
+ * when the pod set has one}]}. New reference.
  * Decoding it (api_workload_from_json) gives a back when a is
  * api_admission_is_canonical (test_ctrl_memo). */
 json_t *kq_admission_json(const struct api_admission *a, const char *cq);
+/* Kueue TAS (kueue/tas.c): give eng every ready, schedulable Node with its
+ * status.allocatable minus the requests of its active pods (not Succeeded
+ * or Failed) that are not TAS pods (label kueue.x-k8s.io/tas), with "pods"
+ * counted per pod (eng_set_nodes). */
+void kq_tas_feed_nodes(struct store *st, struct eng *eng);
+/* A pod set's topologyAssignment in Kueue's v1beta1 form: {levels: [label
+ * keys], domains: [{values: [...], count}]}. New reference. */
+json_t *kq_topology_assignment_json(const struct api_topology_assignment *ta);
 
 /* The scheduler's admission engine (borrowed), or NULL when c has no
  * scheduler. Loop thread only (kueue/metrics.c reads its figures). */

@@ -174,6 +174,13 @@ int kq_podset_infos_from_workload(struct ctrl *c, const json_t *wl, struct kq_po
         if (kq_wl_cluster_queue(wl))
             json_object_set_new(info->labels, KQ_CQ_NAME_LABEL,
                                 json_string(kq_wl_cluster_queue(wl)));
+        if (json_is_object(json_object_get(psa, "topologyAssignment"))) {
+            /* Kueue TAS: the pods' label and their Workload, which the
+             * binder reads to place them on the assigned domains */
+            json_object_set_new(info->labels, "kueue.x-k8s.io/tas", json_string("true"));
+            json_object_set_new(info->annotations, "kueue.x-k8s.io/workload",
+                                json_string(api_name(wl)));
+        }
         if (elastic && !strcmp(elastic, "true"))
             json_object_set_new(info->annotations, KQ_SLICE_NAME_ANNOTATION,
                                 json_string(slice ? slice : api_name(wl)));

@@ -66,6 +66,8 @@ struct sched {
     int64_t wake_at;     /* last wakeup requested */
     struct kq_shared *adms; /* status.admission values by assignment */
     struct kq_shared *rrs;  /* status.resourceRequests values by pod sets */
+    int n_topologies;    /* Topology objects known (TAS is off without) */
+    bool nodes_dirty;    /* a Node or Pod changed since the engine's node set */
 };
 
 /* ---- inputs ---- */
@@ -373,10 +375,48 @@ static void observe_queue(struct ctrl *c, struct sched *s, const struct store_ev
         kq_queues_mark_lq(s->queues, api_namespace(obj), api_name(obj));
 }
 
+/* Kueue TAS: a Topology object (spec.levels[].nodeLabel) into the engine. */
+static void observe_topology(struct ctrl *c, struct sched *s, const struct store_event *ev)
+{
+    const char *name = api_name(ev->obj);
+    if (ev->type == STORE_DELETED) {
+        eng_delete_topology(s->eng, name);
+    } else {
+        const json_t *levels = JX_GET(ev->obj, "spec", "levels");
+        size_t n = json_array_size(levels);
+        const char **keys = xcalloc(n + 1, sizeof(*keys));
+        for (size_t i = 0; i < n; i++)
+            keys[i] = jx_or_empty(JX_STR(json_array_get(levels, i), "nodeLabel"));
+        eng_upsert_topology(s->eng, name, keys, n);
+        xfree(keys);
+    }
+    json_t *all = store_list(ctrl_store(c), KIND_TOPOLOGY, NULL, NULL);
+    s->n_topologies = (int)json_array_size(all);
+    json_decref(all);
+    s->nodes_dirty = true;
+}
+
+/* Kueue TAS: the engine's node set again, only while a Topology exists
+ * and a Node or Pod changed since (kq_tas_feed_nodes). */
+static void feed_nodes(struct ctrl *c, struct sched *s)
+{
+    if (!s->nodes_dirty || s->n_topologies == 0)
+        return;
+    s->nodes_dirty = false;
+    kq_tas_feed_nodes(ctrl_store(c), s->eng);
+}
+
 static void sched_on_event(struct ctrl *c, void *self, const struct store_event *ev)
 {
     struct sched *s = self;
     switch (ev->kind) {
+    case KIND_TOPOLOGY:
+        observe_topology(c, s, ev);
+        break;
+    case KIND_NODE:
+    case KIND_POD:
+        s->nodes_dirty = true;
+        break;
     case KIND_WORKLOAD:
         observe_workload(c, s, ev, false);
         break;
@@ -580,6 +620,26 @@ static void set_named(json_t *obj, const char *key, json_t *v)
         json_object_set_new(obj, key, v);
 }
 
+json_t *kq_topology_assignment_json(const struct api_topology_assignment *ta)
+{
+    json_t *levels = json_array(), *domains = json_array();
+    for (size_t l = 0; l < ta->n_levels; l++)
+        json_array_append_new(levels, jx_string(ta->levels[l]));
+    for (size_t d = 0; d < ta->n_domains; d++) {
+        json_t *vals = json_array();
+        for (size_t l = 0; l < ta->n_levels; l++)
+            json_array_append_new(vals, jx_string(ta->domains[d].values[l]));
+        json_t *dom = json_object();
+        JX_SET_LIT(dom, "values", vals);
+        JX_SET_LIT(dom, "count", json_integer(ta->domains[d].count));
+        json_array_append_new(domains, dom);
+    }
+    json_t *out = json_object();
+    JX_SET_LIT(out, "levels", levels);
+    JX_SET_LIT(out, "domains", domains);
+    return out;
+}
+
 json_t *kq_admission_json(const struct api_admission *a, const char *cq)
 {
     json_t *psas = json_array();
@@ -599,6 +659,8 @@ json_t *kq_admission_json(const struct api_admission *a, const char *cq)
         JX_SET_LIT(psa, "flavors", flv);
         JX_SET_LIT(psa, "resourceUsage", use);
         JX_SET_LIT(psa, "count", json_integer(p->count));
+        if (p->topology)
+            JX_SET_LIT(psa, "topologyAssignment", kq_topology_assignment_json(p->topology));
         json_array_append_new(psas, psa);
     }
     json_t *out = json_object();
@@ -626,6 +688,15 @@ static void adm_key(struct kq_shared *t, const struct api_admission *a, const ch
         for (size_t j = 0; j < p->resource_usage.n; j++) {
             kq_shared_key_str(t, p->resource_usage.items[j].name);
             kq_shared_key_int(t, p->resource_usage.items[j].value);
+        }
+        const struct api_topology_assignment *ta = p->topology;
+        kq_shared_key_int(t, ta ? (int64_t)ta->n_domains : -1);
+        for (size_t l = 0; ta && l < ta->n_levels; l++)
+            kq_shared_key_str(t, ta->levels[l]);
+        for (size_t d = 0; ta && d < ta->n_domains; d++) {
+            kq_shared_key_int(t, ta->domains[d].count);
+            for (size_t l = 0; l < ta->n_levels; l++)
+                kq_shared_key_str(t, ta->domains[d].values[l]);
         }
     }
 }
@@ -993,6 +1064,7 @@ static bool sched_round(struct ctrl *c, struct sched *s)
     if (admission_blocked(c, s, &blocked_wrote))
         return blocked_wrote || flush_when_settled(c, s);
     int64_t now = ctrl_now(c);
+    feed_nodes(c, s);
     struct eng_result res = {0};
     double t0 = clk_mono_s();
     int n = eng_schedule(s->eng, now, 0, &res);

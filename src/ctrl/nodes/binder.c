@@ -6,7 +6,11 @@
  * the requests of the node's non-terminated pods), then the most allocated
  * fitting node (bin packing, so idle nodes can scale down), ties by name.
  * Pods consuming a ProvisioningRequest go only to the nodes of the
- * request's node pool, its own nodes first.
+ * request's node pool, its own nodes first. Pods of a Kueue TAS pod set
+ * (label kueue.x-k8s.io/tas, annotation kueue.x-k8s.io/workload) go only
+ * to the nodes of their pod set's topologyAssignment, each domain taking
+ * as many of the pod set's pods as its count (Kueue's TopologyUngater,
+ * which cueue does without a scheduling gate: the binder is its own).
  *
  * A bound pod gets spec.nodeName and PodScheduled=True (event Scheduled);
  * one that fits nowhere PodScheduled=False reason Unschedulable with the
@@ -28,6 +32,8 @@
 
 #define BIND_KEY "bind"
 #define NOT_PR_POOL "node(s) didn't belong to the ProvisioningRequest's node pool"
+#define NOT_TAS_DOMAIN "node(s) didn't belong to the pod set's assigned topology domains"
+#define PODSET_LABEL "kueue.x-k8s.io/podset"
 
 struct binder {
     int rid;
@@ -74,9 +80,111 @@ static char *provreq_pool(struct ctrl *c, const json_t *pod, char **key)
     return out;
 }
 
-/* The best node for the pod, or -1 with the scheduler's message. */
+/* ---- Kueue TAS ---- */
+
+/* A TAS pod set's assignment and the nodes its pods were bound to (this
+ * pass included). */
+struct tas_set {
+    char *key;              /* ns \x1f workload \x1f podset */
+    json_t *ta;             /* topologyAssignment (reference) */
+    json_t *bound;          /* node names of its bound active pods */
+    struct tas_set *next;
+};
+
+static bool node_in_domain(const struct nodes_node *n, const json_t *levels, const json_t *values)
+{
+    size_t l;
+    json_t *k;
+    json_array_foreach(levels, l, k) {
+        const char *v = api_labels_get(&n->labels, jx_or_empty(json_string_value(k)));
+        if (!v || strcmp(v, jx_or_empty(json_string_value(json_array_get(values, l)))))
+            return false;
+    }
+    return true;
+}
+
+/* The pod's TAS pod set (loaded on first use), or NULL for other pods. */
+static struct tas_set *tas_set_of(struct ctrl *c, struct tas_set **sets, const json_t *pods,
+                                  const json_t *pod)
+{
+    const char *wl = api_annotation(pod, ANNOT_KUEUE_WORKLOAD), *ps = api_label(pod, PODSET_LABEL);
+    if (!api_label(pod, LABEL_KUEUE_TAS) || !wl || !ps)
+        return NULL;
+    const char *ns = jx_or_empty(api_namespace(pod));
+    char *key = xasprintf("%s\x1f%s\x1f%s", ns, wl, ps);
+    for (struct tas_set *t = *sets; t; t = t->next)
+        if (!strcmp(t->key, key)) {
+            xfree(key);
+            return t;
+        }
+    struct tas_set *t = xcalloc(1, sizeof(*t));
+    t->key = key;
+    t->bound = json_array();
+    json_t *w = store_get(ctrl_store(c), KIND_WORKLOAD, ns, wl);
+    size_t i;
+    json_t *psa;
+    json_array_foreach(JX_GET(w, "status", "admission", "podSetAssignments"), i, psa) {
+        if (!strcmp(jx_or_empty(JX_STR(psa, "name")), ps))
+            t->ta = json_incref(json_object_get(psa, "topologyAssignment"));
+    }
+    json_decref(w);
+    json_t *p;
+    json_array_foreach(pods, i, p) {
+        const char *nn = JX_STR(p, "spec", "nodeName");
+        if (nn && nn[0] && nodes_pod_is_active(p) && api_label(p, LABEL_KUEUE_TAS) &&
+            !strcmp(jx_or_empty(api_namespace(p)), ns) &&
+            !strcmp(jx_or_empty(api_annotation(p, ANNOT_KUEUE_WORKLOAD)), wl) &&
+            !strcmp(jx_or_empty(api_label(p, PODSET_LABEL)), ps))
+            json_array_append_new(t->bound, json_string(nn));
+    }
+    t->next = *sets;
+    *sets = t;
+    return t;
+}
+
+/* Whether node n is in a domain of t that still has room for a pod. */
+static bool tas_node_allowed(const struct tas_set *t, const struct nodes_snap *snap,
+                             const struct nodes_node *n)
+{
+    if (!t->ta)
+        return false; /* no assignment (yet): wait for it */
+    const json_t *levels = json_object_get(t->ta, "levels");
+    size_t d;
+    json_t *dom;
+    json_array_foreach(json_object_get(t->ta, "domains"), d, dom) {
+        const json_t *values = json_object_get(dom, "values");
+        if (!node_in_domain(n, levels, values))
+            continue;
+        json_int_t used = 0;
+        size_t i;
+        json_t *b;
+        json_array_foreach(t->bound, i, b) {
+            const struct nodes_node *bn = nodes_snap_find((struct nodes_snap *)snap,
+                                                          json_string_value(b));
+            if (bn && node_in_domain(bn, levels, values))
+                used++;
+        }
+        return used < JX_INT(dom, 0, "count");
+    }
+    return false;
+}
+
+static void tas_sets_free(struct tas_set *t)
+{
+    while (t) {
+        struct tas_set *next = t->next;
+        xfree(t->key);
+        json_decref(t->ta);
+        json_decref(t->bound);
+        xfree(t);
+        t = next;
+    }
+}
+
+/* The best node for the pod (within its TAS domains when tas is given),
+ * or -1 with the scheduler's message. */
 static long choose(struct ctrl *c, struct nodes_snap *snap, const json_t *pod,
-                   const struct api_podset *ps, char **msg)
+                   const struct api_podset *ps, const struct tas_set *tas, char **msg)
 {
     char *key, *pool = provreq_pool(c, pod, &key);
     long best = -1;
@@ -90,6 +198,8 @@ static long choose(struct ctrl *c, struct nodes_snap *snap, const json_t *pod,
             continue;
         if (pool && strcmp(n->pool, pool)) {
             why.reasons[why.n++] = xstrdup(NOT_PR_POOL);
+        } else if (tas && !tas_node_allowed(tas, snap, n)) {
+            why.reasons[why.n++] = xstrdup(NOT_TAS_DOMAIN);
         } else if (nodes_fit(n, ps, &why)) {
             bool own = key && n->provreq && !strcmp(n->provreq, key);
             int64_t score = nodes_score(n, ps);
@@ -157,19 +267,24 @@ static void bind_pass(struct ctrl *c, struct binder *b)
         struct nodes_snap snap;
         nodes_snap_build(ctrl_store(c), &snap);
         bool again = false;
+        struct tas_set *sets = NULL;
         for (i = 0; i < n; i++) {
             struct api_podset ps;
             if (nodes_pod_view(cands[i].pod, &ps) != 0)
                 continue;
             char *msg;
-            long k = choose(c, &snap, cands[i].pod, &ps, &msg);
-            if (k >= 0 && bind_pod(c, cands[i].pod, snap.nodes[k].name))
+            struct tas_set *tas = tas_set_of(c, &sets, pods, cands[i].pod);
+            long k = choose(c, &snap, cands[i].pod, &ps, tas, &msg);
+            if (k >= 0 && bind_pod(c, cands[i].pod, snap.nodes[k].name)) {
                 nodes_node_account(&snap.nodes[k], &ps);
-            else if (k >= 0 || !mark_unschedulable(c, cands[i].pod, msg))
+                if (tas)
+                    json_array_append_new(tas->bound, json_string(snap.nodes[k].name));
+            } else if (k >= 0 || !mark_unschedulable(c, cands[i].pod, msg))
                 again = true;
             xfree(msg);
             api_podset_release(&ps);
         }
+        tas_sets_free(sets);
         nodes_snap_release(&snap);
         if (again)
             ctrl_enqueue(c, b->rid, NULL, BIND_KEY);

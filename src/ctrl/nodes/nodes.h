@@ -39,6 +39,8 @@
 #define ANNOT_CONSUME_PR_OLD "cluster-autoscaler.kubernetes.io/consume-provisioning-request"
 #define ANNOT_METRICS "cueue.dev/metrics"
 #define FINALIZER_POD "cueue.dev/pod-process"
+#define LABEL_KUEUE_TAS "kueue.x-k8s.io/tas"          /* pods of a TAS pod set */
+#define ANNOT_KUEUE_WORKLOAD "kueue.x-k8s.io/workload" /* their Workload's name */
 
 #define NODES_RETRY_MS (60 * 1000) /* stockout / missing-room retry period */
 
