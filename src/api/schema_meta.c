@@ -275,22 +275,37 @@ const char *api__quantity_text(const json_t *v, char *buf, size_t len)
 
 void api__kueue_job_defaults(struct api_vctx *c, json_t *spec)
 {
-    static const char *const unmanaged[] = {"kube-system", "kueue-system", NULL};
-    const char *ns = jx_or_empty(JX_STR(c->obj, "metadata", "namespace"));
-    if (c->old || api__str_in(ns, unmanaged))
+    if (c->old)
         return;
     const struct api_admit_env *env = c->env;
-    if (env && env->exists && !JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name") &&
+    struct api_job_policy def;
+    const struct api_job_policy *p = env ? env->job_policy : NULL;
+    if (!p) {
+        api_job_policy_defaults(&def);
+        p = &def;
+    }
+    const char *ns = jx_or_empty(JX_STR(c->obj, "metadata", "namespace"));
+    json_t *nso = env && env->get && p->namespace_selector && ns[0]
+                      ? env->get(env->ctx, KIND_NAMESPACE, "", ns)
+                      : NULL;
+    if (!(p->frameworks & api_job_framework(c->kind->id))) {
+        json_decref(nso);
+        return;
+    }
+    bool selected = api_job_policy_namespace_selected(p, c->obj, nso);
+    if (selected && env && env->exists && !JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name") &&
         env->exists(env->ctx, KIND_LOCALQUEUE, ns, "default"))
         JX_SET_NEW(c->obj, json_string("default"), "metadata", "labels",
                    "kueue.x-k8s.io/queue-name");
-    if (env && env->exists &&
+    if (selected && env && env->exists &&
         !JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/priority-class") &&
         env->exists(env->ctx, KIND_WORKLOADPRIORITYCLASS, "", "default"))
         JX_SET_NEW(c->obj, json_string("default"), "metadata", "labels",
                    "kueue.x-k8s.io/priority-class");
-    if (JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name") && json_is_object(spec))
+    /* Kueue's job webhooks create a managed job suspended */
+    if (api_job_policy_manages(p, c->kind->id, c->obj, nso) && json_is_object(spec))
         json_object_set_new(spec, "suspend", json_true());
+    json_decref(nso);
 }
 
 void api__validate_queue_name_label(struct api_vctx *c)

@@ -101,6 +101,7 @@ void ctrl_config_defaults(struct ctrl_config *cfg)
     cfg->scale_down_unneeded_ms = 10 * 60 * 1000;
     cfg->provisioning_max_wait_ms = 7LL * 24 * 3600 * 1000;
     cfg->booking_duration_ms = 10 * 60 * 1000;
+    api_job_policy_defaults(&cfg->jobs);
     cfg->wait_for_pods_ready = true;
     cfg->pods_ready_timeout_ms = 30 * 60 * 1000;
     cfg->pods_ready_block_admission = false;

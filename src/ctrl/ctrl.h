@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/object.h"
 #include "engine/engine.h"
 #include "exec/exec.h"
 #include "store/store.h"
@@ -77,6 +78,11 @@ struct ctrl_config {
      * ports, so the KubeRay operator gives each Ray pod its own block of
      * ports (jobs/ray.c, docs/controllers.md "Ports"). */
     bool pods_have_own_ip;
+    /* Which jobs Kueue manages (integrations.frameworks,
+     * manageJobsWithoutQueueName, managedJobsNamespaceSelector of Kueue's
+     * Configuration, ctrl/kconfig.h); api_job_policy_defaults. The
+     * selector is borrowed: it outlives the control plane. */
+    struct api_job_policy jobs;
     struct eng_config engine;
 };
 

@@ -364,7 +364,7 @@ static void test_default_local_queue_and_priority_class(void **state)
     (void)state;
     char *have = xasprintf("%d:team/default;%d:/default;", (int)KIND_LOCALQUEUE,
                            (int)KIND_WORKLOADPRIORITYCLASS);
-    struct api_admit_env env = {fake_exists, have, NULL};
+    struct api_admit_env env = {.exists = fake_exists, .ctx = have};
     const char *job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
                       "  template:\n    spec:\n      restartPolicy: Never\n"
                       "      containers: [{name: c}]\n";
@@ -764,7 +764,7 @@ static void test_pod_policy_host_path_and_privileged(void **state)
     const struct api_kind *k = api_kind_get(KIND_POD);
     const char *const prefixes[] = {"/data/", "/scratch"};
     struct api_pod_policy pol = {true, prefixes, 2};
-    struct api_admit_env env = {NULL, NULL, &pol};
+    struct api_admit_env env = {.pod_policy = &pol};
     const char *const cases[][2] = {
         {"/data", NULL},
         {"/data/x/y", NULL},

@@ -689,13 +689,28 @@ static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, co
     return wrote;
 }
 
+/* Whether Kueue manages job (ctrl_config.jobs: its framework enabled, a
+ * queue name or manageJobsWithoutQueueName in a selected namespace). */
+static bool manages(struct ctrl *c, struct jobs_frame *f, const json_t *job)
+{
+    const struct api_job_policy *p = &ctrl_cfg(c)->jobs;
+    if (jobs_is_managed(job) && (p->frameworks & api_job_framework(f->in->kind_id)))
+        return true; /* the common case: no Namespace lookup */
+    json_t *ns = p->namespace_selector
+                     ? store_get(ctrl_store(c), KIND_NAMESPACE, NULL, api_namespace(job))
+                     : NULL;
+    bool ok = api_job_policy_manages(p, f->in->kind_id, job, ns);
+    json_decref(ns);
+    return ok;
+}
+
 bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job)
 {
     if (api_is_deleting(job))
         return false;
     if (default_queue(c, f, rid, job))
         return true;
-    if (!jobs_is_managed(job))
+    if (!manages(c, f, job))
         return false;
     json_t *wl = find_workload(c, f, job);
     if (!wl)
