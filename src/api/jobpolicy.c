@@ -69,7 +69,9 @@ bool api_job_policy_manages(const struct api_job_policy *p, enum api_kind_id kin
     unsigned fw = api_job_framework(kind);
     if (!fw || !(p->frameworks & fw))
         return false;
-    if (kind == KIND_POD && !selected)
+    /* Pods: the selector is a strong exemption, and a Pod some controller
+     * owns (a Job's) is its owner's business */
+    if (kind == KIND_POD && (!selected || has_controller_owner(obj)))
         return false;
     const char *q = JX_STR(obj, "metadata", "labels", QUEUE_NAME_LABEL);
     if (q && q[0])

@@ -102,6 +102,12 @@ void api__default_pod_spec(json_t *spec);
  * job when Kueue manages it (api_job_policy_manages: a queue name, or
  * manageJobsWithoutQueueName). spec is the object holding `suspend`. */
 void api__kueue_job_defaults(struct api_vctx *c, json_t *spec);
+/* Kueue's pod webhook on create, when the policy (c->env->job_policy)
+ * lists "pod" and manages the Pod (api_job_policy_manages): label it
+ * kueue.x-k8s.io/managed=true and add the kueue.x-k8s.io/admission
+ * scheduling gate (ctrl/jobs/plainpod.c lifts it on admission). A managed
+ * Pod of a pod group is refused (Forbidden: not supported yet). */
+void api__kueue_pod_defaults(struct api_vctx *c);
 /* Kueue's queue-name label rules on a job: a valid DNS subdomain, and on
  * an update of a job that is not suspended, unchanged (not removed). */
 void api__validate_queue_name_label(struct api_vctx *c);

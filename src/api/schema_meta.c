@@ -308,6 +308,35 @@ void api__kueue_job_defaults(struct api_vctx *c, json_t *spec)
     json_decref(nso);
 }
 
+void api__kueue_pod_defaults(struct api_vctx *c)
+{
+    const struct api_admit_env *env = c->env;
+    const struct api_job_policy *p = env ? env->job_policy : NULL;
+    if (c->old || !p || !(p->frameworks & API_FW_POD))
+        return;
+    const char *ns = jx_or_empty(JX_STR(c->obj, "metadata", "namespace"));
+    json_t *nso = env->get && p->namespace_selector && ns[0]
+                      ? env->get(env->ctx, KIND_NAMESPACE, "", ns)
+                      : NULL;
+    bool managed = api_job_policy_manages(p, KIND_POD, c->obj, nso);
+    json_decref(nso);
+    if (!managed)
+        return;
+    if (JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/pod-group-name")) {
+        api__diag_str(c->d, DIAG_FORBIDDEN, "metadata.labels[kueue.x-k8s.io/pod-group-name]",
+                      NULL, "pod groups are not supported by cueue yet (docs/server.md)");
+        return;
+    }
+    JX_SET_NEW(c->obj, json_string("true"), "metadata", "labels", "kueue.x-k8s.io/managed");
+    json_t *spec = json_object_get(c->obj, "spec");
+    json_t *gates = json_object_get(spec, "schedulingGates");
+    if (!json_is_array(gates)) {
+        gates = json_array();
+        json_object_set_new(spec, "schedulingGates", gates);
+    }
+    json_array_append_new(gates, json_pack("{s:s}", "name", "kueue.x-k8s.io/admission"));
+}
+
 void api__validate_queue_name_label(struct api_vctx *c)
 {
     const char *q = JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name");

@@ -136,6 +136,7 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
     ctrl__nodepool_register(c);
     ctrl__job_register(c);
     ctrl__rayjob_register(c);
+    ctrl__plainpod_register(c);
     ctrl__workload_register(c);
     ctrl__scheduler_register(c);
     ctrl__provisioning_register(c);

@@ -16,6 +16,7 @@
  *   nodepool    NodePool status; local provider; Node objects
  *   job         batch/v1 Job -> Workload; start/stop on admission; Pods; status
  *   rayjob      ray.io/v1 RayJob -> Workload (head, worker groups, submitter)
+ *   plainpod    Kueue's pod integration: a gated plain Pod -> Workload
  *   workload    Workload conditions, eviction/requeue/backoff, Finished
  *   scheduler   feeds the admission engine and applies its decisions
  *   provisioning Kueue's ProvisioningRequest admission check

@@ -206,8 +206,8 @@ static void copy_annotations(const json_t *job, json_t *wl)
     }
 }
 
-static json_t *build_workload(struct ctrl *c, const struct jobs_frame *f, const json_t *job,
-                              const struct jobs_podsets *ps, const char *name)
+json_t *jobs_build_workload(struct ctrl *c, const json_t *job, const struct jobs_podsets *ps,
+                            const char *name)
 {
     const char *ns = api_namespace(job);
     json_t *wl = api_object_new(api_kind_api_version(api_kind_get(KIND_WORKLOAD)), "Workload",
@@ -238,7 +238,6 @@ static json_t *build_workload(struct ctrl *c, const struct jobs_frame *f, const 
         if (v >= 1)
             json_object_set_new(spec, "maximumExecutionTimeSeconds", json_integer(v));
     }
-    (void)f;
     return wl;
 }
 
@@ -330,7 +329,7 @@ static void ensure_slice(struct ctrl *c, struct jobs_frame *f, const json_t *job
         char *extra = f->in->name_extra ? f->in->name_extra(job) : NULL;
         char *name = kq_workload_name(f->in->kind, f->in->group, api_name(job),
                                       jx_or_empty(api_uid(job)), extra);
-        json_t *slice = build_workload(c, f, job, &ps, name);
+        json_t *slice = jobs_build_workload(c, job, &ps, name);
         api_set_annotation(slice, "kueue.x-k8s.io/workload-slice-replacement-for", ref);
         const char *chain = api_annotation(wl, KQ_SLICE_NAME_ANNOTATION);
         api_set_annotation(slice, KQ_SLICE_NAME_ANNOTATION, chain ? chain : api_name(wl));
@@ -398,7 +397,7 @@ static bool ensure_workload(struct ctrl *c, struct jobs_frame *f, int rid, const
         xfree(name);
         return wrote;
     }
-    json_t *wl = build_workload(c, f, job, &ps, name);
+    json_t *wl = jobs_build_workload(c, job, &ps, name);
     int rc = store_create(ctrl_store(c), KIND_WORKLOAD, api_namespace(job), wl, NULL);
     if (rc == 0)
         ctrl_event(c, job, "Normal", "CreatedWorkload", "Created Workload: %s/%s",
