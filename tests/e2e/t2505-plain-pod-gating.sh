@@ -6,13 +6,17 @@
 # admitted: its gate is removed, the flavor's nodeSelector injected, and it
 # runs; the second stays gated and Pending, its Workload waiting. When the
 # first Pod ends, its Workload finishes, the quota frees, and the second is
-# admitted and runs. A Pod of a pod group is refused (not yet supported).
+# admitted and runs. An admitted Pod that cannot become ready (no node
+# matches its nodeSelector) is evicted after the file's waitForPodsReady
+# timeout: Kueue stops a plain Pod by deleting it, and its Workload ends.
+# A Pod of a pod group is refused (not yet supported).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cli-lib.sh"
 . "$(dirname "$0")/admission-lib.sh"
 require_tools jq
 
 printf '%s\n' 'apiVersion: config.kueue.x-k8s.io/v1beta1' 'kind: Configuration' \
+  'waitForPodsReady: {enable: true, timeout: 3s, blockAdmission: false}' \
   'integrations:' '  frameworks: [batch/job, pod]' >"$T_DIR/kueue.yaml"
 start_server --config "$T_DIR/kueue.yaml"
 cli_queue 1 | C apply -f - >/dev/null; check "queue applied (1 cpu)"
@@ -64,6 +68,23 @@ wait_until "$T_TIMEOUT" test -e "$M/second.ran"; check "the freed quota admits t
 is "$(C get pod second -o json | jq -r '.spec.schedulingGates // [] | length')" 0 "…ungated"
 touch "$M/second.done"
 wait_until "$T_TIMEOUT" wl_cond_is "$W2" Finished True; check "…and its Workload finishes with it"
+
+pod stuck | sed 's|^  restartPolicy: Never|&\n  nodeSelector: {example.com/nowhere: "true"}|' | C apply -f - >/dev/null
+check "Pod stuck (no node can take it) created"
+wait_until "$T_TIMEOUT" has_wl Pod stuck; check "…it has a Workload"
+stopped() { # the Event Kueue's pod integration leaves on the stopped Pod
+  C get events -o json | jq -r '.items[] | select(.involvedObject.kind == "Pod" and
+    .involvedObject.name == "stuck" and .reason == "Stopped") | .message' | head -1
+}
+has_stopped() { [[ -n $(stopped) ]]; }
+wait_until "$T_TIMEOUT" has_stopped; check "…it is stopped when not ready within 3 s"
+like "$(stopped)" '^Exceeded the PodsReady timeout default/pod-stuck-' "…by the PodsReady timeout"
+stuck_gone() { ! C get pod stuck >/dev/null 2>&1; }
+wait_until "$T_TIMEOUT" stuck_gone; check "…the Pod is deleted"
+wl_gone() { [[ -z $(wl_of Pod stuck) ]]; }
+wait_until "$T_TIMEOUT" wl_gone; check "…and its Workload is let go (garbage-collected with it)"
+reserved() { C get cq small -o json | jq -r '[.status.flavorsReservation[]?.resources[]?.total] | join(",")'; }
+wait_until "$T_TIMEOUT" output_is 0 reserved; check "…and the quota is free"
 
 pod grouped | sed 's|^    kueue.x-k8s.io/queue-name: q|&\n    kueue.x-k8s.io/pod-group-name: g|' >"$T_DIR/grouped.yaml"
 cmd_fails "a Pod of a pod group is refused" C apply -f "$T_DIR/grouped.yaml"
