@@ -106,7 +106,8 @@ void api__kueue_job_defaults(struct api_vctx *c, json_t *spec);
  * lists "pod" and manages the Pod (api_job_policy_manages): label it
  * kueue.x-k8s.io/managed=true and add the kueue.x-k8s.io/admission
  * scheduling gate (ctrl/jobs/plainpod.c lifts it on admission). A managed
- * Pod of a pod group is refused (Forbidden: not supported yet). */
+ * Pod of a pod group (label kueue.x-k8s.io/pod-group-name) needs the
+ * annotation kueue.x-k8s.io/pod-group-total-count, a positive integer. */
 void api__kueue_pod_defaults(struct api_vctx *c);
 /* Kueue's queue-name label rules on a job: a valid DNS subdomain, and on
  * an update of a job that is not suspended, unchanged (not removed). */

@@ -3,6 +3,8 @@
  * (ObjectMeta, LabelSelector, conditions, taints, tolerations, node
  * selectors, affinity, resource lists) with their Kubernetes field rules.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/names.h"
@@ -323,9 +325,19 @@ void api__kueue_pod_defaults(struct api_vctx *c)
     if (!managed)
         return;
     if (JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/pod-group-name")) {
-        api__diag_str(c->d, DIAG_FORBIDDEN, "metadata.labels[kueue.x-k8s.io/pod-group-name]",
-                      NULL, "pod groups are not supported by cueue yet (docs/server.md)");
-        return;
+        /* Kueue's pod webhook: a group's Pods say how many it has */
+        const char *n = JX_STR(c->obj, "metadata", "annotations",
+                               "kueue.x-k8s.io/pod-group-total-count");
+        char *end = NULL;
+        long v = n ? strtol(n, &end, 10) : 0;
+        if (!n)
+            api__diag_str(c->d, DIAG_REQUIRED,
+                          "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]", NULL,
+                          "required for a Pod with the label kueue.x-k8s.io/pod-group-name");
+        else if (!*n || *end || v < 1 || v > INT32_MAX)
+            api__diag_str(c->d, DIAG_INVALID,
+                          "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]", n,
+                          "must be a positive integer");
     }
     JX_SET_NEW(c->obj, json_string("true"), "metadata", "labels", "kueue.x-k8s.io/managed");
     json_t *spec = json_object_get(c->obj, "spec");

@@ -9,7 +9,7 @@
 # admitted and runs. An admitted Pod that cannot become ready (no node
 # matches its nodeSelector) is evicted after the file's waitForPodsReady
 # timeout: Kueue stops a plain Pod by deleting it, and its Workload ends.
-# A Pod of a pod group is refused (not yet supported).
+# A Pod of a pod group without its total count is refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cli-lib.sh"
 . "$(dirname "$0")/admission-lib.sh"
@@ -87,6 +87,6 @@ reserved() { C get cq small -o json | jq -r '[.status.flavorsReservation[]?.reso
 wait_until "$T_TIMEOUT" output_is 0 reserved; check "…and the quota is free"
 
 pod grouped | sed 's|^    kueue.x-k8s.io/queue-name: q|&\n    kueue.x-k8s.io/pod-group-name: g|' >"$T_DIR/grouped.yaml"
-cmd_fails "a Pod of a pod group is refused" C apply -f "$T_DIR/grouped.yaml"
-like "$T_OUT" 'pod-group-name.*not supported' "…naming the label"
+cmd_fails "a Pod of a pod group without its total count is refused" C apply -f "$T_DIR/grouped.yaml"
+like "$T_OUT" 'pod-group-total-count.*Required value' "…naming the missing annotation"
 done_testing
