@@ -26,7 +26,7 @@ like "$T_OUT" 'waitForPodsReady.timeout: Invalid value: "2 minutes"' "…and the
 
 printf '%s\n' "$HEAD" 'namespace: kueue-system' 'waitForPodsReady:' '  enable: true' '  timeout: 2s' \
   '  blockAdmission: false' '  recoveryTimeout: 1m' '  requeuingStrategy:' '    timestamp: Eviction' \
-  '    backoffBaseSeconds: 1' '    backoffMaxSeconds: 2' 'integrations:' '  frameworks: [batch/job]' \
+  '    backoffBaseSeconds: 3' '    backoffMaxSeconds: 6' 'integrations:' '  frameworks: [batch/job]' \
   >"$T_DIR/kueue.yaml"
 stuck_job() { # stuck_job NAME: a Job in queue q whose 2 pods no node can take
   cli_job "$1" 2 100m "sleep 60" |
@@ -41,16 +41,17 @@ cli_queue 4 | C apply -f - >/dev/null; check "queue applied"
 stuck_job stuck | C apply -f - >/dev/null; check "Job stuck applied"
 wait_until "$T_TIMEOUT" has_wl Job stuck || bail "no Workload for stuck"
 W=$(wl_of Job stuck)
-wait_until "$T_TIMEOUT" wl_cond_is "$W" Evicted True; check "the Workload is evicted"
+evicted() { # the Evicted condition, while it holds: "reason|message"
+  C get workload "$W" -o json |
+    jq -r '.status.conditions[] | select(.type == "Evicted" and .status == "True") | "\(.reason)|\(.message)"'
+}
+wait_until "$T_TIMEOUT" output_is "PodsReadyTimeout|Exceeded the PodsReady timeout default/$W" evicted
+check "the Workload is evicted with Kueue's reason PodsReadyTimeout and message"
 wl=$(C get workload "$W" -o json)
-is "$(jq -r '.status.conditions[] | select(.type == "Evicted") | .reason' <<<"$wl")" PodsReadyTimeout \
-  "…with Kueue's reason PodsReadyTimeout"
-is "$(jq -r '.status.conditions[] | select(.type == "Evicted") | .message' <<<"$wl")" \
-  "Exceeded the PodsReady timeout default/$W" "…and Kueue's message"
 is "$(jq -r '.status.requeueState.count' <<<"$wl")" 1 "…counted in requeueState"
-# the file's backoff (1 s base) lets it back in, and out again
+# the file's backoff (3 s base) lets it back in, and out again
 two_evictions() { [[ $(C get workload "$W" -o json | jq -r '.status.requeueState.count') -ge 2 ]]; }
-wait_until "$T_TIMEOUT" two_evictions; check "requeued after the 1 s backoff and evicted again"
+wait_until "$T_TIMEOUT" two_evictions; check "requeued after the 3 s backoff and evicted again"
 stop_server; check "server stopped cleanly"
 
 # cueue's default (no --config): waitForPodsReady with a 30-minute timeout
