@@ -351,40 +351,49 @@ static void admission_fair_sharing(struct kctx *k, const json_t *afs)
          "creation time, not by their LocalQueue's past usage");
 }
 
-static void integrations(struct kctx *k, const json_t *in)
+int ctrl_kconfig_frameworks(const json_t *list, const char *field, unsigned *bits,
+                            struct ctrl_kconfig *kc, struct diag *d)
 {
-    check_fields(k, in, "integrations", integrations_fields);
-    const json_t *fw = get(in, "frameworks", JSON_ARRAY);
-    if (!fw) {
-        k->cfg->jobs.frameworks = API_FW_BATCH_JOB;
-        return;
-    }
-    unsigned bits = 0, seen = 0;
-    size_t i;
+    unsigned out = 0, seen = 0;
+    size_t i, before = diag_count(d);
     const json_t *v;
-    json_array_foreach(fw, i, v) {
-        char *f = xasprintf("integrations.frameworks[%zu]", i);
+    json_array_foreach(list, i, v) {
+        char *f = xasprintf("%s[%zu]", field, i);
         const char *s = json_string_value(v);
         size_t j = 0;
         while (s && j < N_FRAMEWORKS && strcmp(frameworks[j].name, s))
             j++;
         if (!s)
-            diag_add(k->d, DIAG_TYPE_INVALID, f, NULL, "expected string");
+            diag_add(d, DIAG_TYPE_INVALID, f, NULL, "expected string");
         else if (j == N_FRAMEWORKS)
-            diag_addj(k->d, DIAG_NOT_SUPPORTED, f, v,
+            diag_addj(d, DIAG_NOT_SUPPORTED, f, v,
                       "supported values: \"batch/job\", \"ray.io/rayjob\", "
                       "\"jobset.x-k8s.io/jobset\", \"pod\" and Kueue's other frameworks");
         else if (seen & (1u << j))
-            diag_addj(k->d, DIAG_DUPLICATE, f, v, NULL);
-        else if (!frameworks[j].bit)
-            warn(k, f, "cueue has no such job kind; ignored");
+            diag_addj(d, DIAG_DUPLICATE, f, v, NULL);
+        else if (!frameworks[j].bit && kc) {
+            struct kctx k = {NULL, kc, d};
+            warn(&k, f, "cueue has no such job kind; ignored");
+        } else if (!frameworks[j].bit)
+            diag_addj(d, DIAG_NOT_SUPPORTED, f, v, "cueue has no such job kind");
         if (s && j < N_FRAMEWORKS) {
             seen |= 1u << j;
-            bits |= frameworks[j].bit;
+            out |= frameworks[j].bit;
         }
         xfree(f);
     }
-    k->cfg->jobs.frameworks = bits;
+    *bits = out;
+    return diag_count(d) == before ? 0 : CU_EINVAL;
+}
+
+static void integrations(struct kctx *k, const json_t *in)
+{
+    check_fields(k, in, "integrations", integrations_fields);
+    const json_t *fw = get(in, "frameworks", JSON_ARRAY);
+    k->cfg->jobs.frameworks = API_FW_BATCH_JOB;
+    if (fw)
+        ctrl_kconfig_frameworks(fw, "integrations.frameworks", &k->cfg->jobs.frameworks, k->kc,
+                                k->d);
 }
 
 /* resources: validated, not applied yet. */

@@ -55,6 +55,14 @@ int ctrl_kconfig_load(const char *text, size_t len, const char *source,
 int ctrl_kconfig_load_file(const char *path, struct ctrl_config *cfg, struct ctrl_kconfig *kc,
                            struct diag *d);
 
+/* Kueue's integrations.frameworks list (a JSON array, at field) into
+ * *bits (API_FW_*): an unknown name (DIAG_NOT_SUPPORTED), a non-string or
+ * a repeated one is a cause in d; a name Kueue knows but cueue has no kind
+ * for is a warning in kc, or with kc NULL (`cueue sim`) an error. Returns
+ * 0 or CU_EINVAL. */
+int ctrl_kconfig_frameworks(const json_t *list, const char *field, unsigned *bits,
+                            struct ctrl_kconfig *kc, struct diag *d);
+
 /* Free what kc owns. */
 void ctrl_kconfig_release(struct ctrl_kconfig *kc);
 

@@ -536,8 +536,9 @@ static int apply_owned(struct sim *s, json_t *o, int64_t run_for_ms, struct appl
     json_t *old = rc || !api_name(o) ? NULL : store_get(s->store, k->id, nsc, api_name(o));
     if (!rc && !old)
         prepare_create(s, k, o);
+    struct api_admit_env env = {.job_policy = &s->sc->cfg.jobs}; /* spec.controller */
     if (!rc)
-        rc = api_admit(k, o, old, nsc, &d);
+        rc = api_admit_in(k, o, old, nsc, &env, &d);
     if (rc && !*err) {
         *err = admit_error(k, o, rc, &d, where_text(s, wh));
     } else if (!rc) {
@@ -642,7 +643,9 @@ static int update_object(struct sim *s, const struct api_kind *k, const char *ns
     struct diag d;
     diag_init(&d);
     json_object_del(json_object_get(obj, "metadata"), "resourceVersion");
-    int rc = api_admit(k, obj, old, ns, &d);
+    /* Kueue's webhooks under the scenario's job policy (spec.controller) */
+    struct api_admit_env env = {.job_policy = &s->sc->cfg.jobs};
+    int rc = api_admit_in(k, obj, old, ns, &env, &d);
     if (rc)
         *err = admit_error(k, obj, rc, &d, where);
     else if ((rc = store_update(s->store, k->id, ns, obj, STORE_UPDATE_MAIN, NULL)))
