@@ -51,6 +51,47 @@ struct api_pod_policy {
     size_t n_host_path_prefixes;
 };
 
+/* Kueue's job frameworks (Configuration integrations.frameworks), as bits
+ * of api_job_policy.frameworks. */
+#define API_FW_BATCH_JOB (1u << 0) /* "batch/job" */
+#define API_FW_RAYJOB (1u << 1)    /* "ray.io/rayjob" */
+#define API_FW_JOBSET (1u << 2)    /* "jobset.x-k8s.io/jobset" */
+#define API_FW_POD (1u << 3)       /* "pod" (plain Pods) */
+
+/* Which jobs Kueue manages, from Kueue's Configuration
+ * (integrations.frameworks, manageJobsWithoutQueueName,
+ * managedJobsNamespaceSelector; `cueue server --config`, ctrl/kconfig.h).
+ * Read by admission (Kueue's job webhooks suspend a managed job on create)
+ * and by the job reconcilers (only managed jobs get a Workload). */
+struct api_job_policy {
+    unsigned frameworks;            /* API_FW_* bits */
+    bool manage_without_queue_name; /* manageJobsWithoutQueueName */
+    /* managedJobsNamespaceSelector, borrowed; NULL = every namespace but
+     * kube-system and kueue-system (Kueue's default selector) */
+    const struct api_label_selector *namespace_selector;
+};
+
+/* cueue's policy without --config: Jobs, RayJobs and JobSets with the
+ * queue-name label are managed; plain Pods are not (docs/server.md). */
+void api_job_policy_defaults(struct api_job_policy *p);
+/* The API_FW_* bit of a kind (0: not a job kind Kueue can manage). */
+unsigned api_job_framework(enum api_kind_id kind);
+/* Whether Kueue manages obj, of kind `kind`, under policy p (Kueue's
+ * jobframework.IsManaged rules): its framework is enabled; and it has a
+ * non-empty kueue.x-k8s.io/queue-name label, or manageJobsWithoutQueueName
+ * is on, it has no controller owner (a child of another job is the
+ * parent's business) and its namespace matches the selector. ns_obj is the
+ * stored Namespace (NULL when unknown: only its name, taken from obj, is
+ * matched, as the label kubernetes.io/metadata.name Kubernetes sets on
+ * every Namespace). */
+bool api_job_policy_manages(const struct api_job_policy *p, enum api_kind_id kind,
+                            const json_t *obj, const json_t *ns_obj);
+/* Whether obj's namespace matches p's managedJobsNamespaceSelector (ns_obj
+ * as above; without a selector: every namespace but kube-system and
+ * kueue-system). p must not be NULL. */
+bool api_job_policy_namespace_selected(const struct api_job_policy *p, const json_t *obj,
+                                       const json_t *ns_obj);
+
 struct api_admit_env {
     /* true when an object of this kind exists at ns/name (ns "" for
      * cluster-scoped kinds) */
@@ -59,6 +100,11 @@ struct api_admit_env {
     /* the server's pod policy; NULL = none allowed (no privileged
      * containers, no hostPath volumes) */
     const struct api_pod_policy *pod_policy;
+    /* the stored object (a new reference) or NULL; NULL callback = no
+     * lookups (the Namespace for managedJobsNamespaceSelector) */
+    json_t *(*get)(void *ctx, enum api_kind_id kind, const char *ns, const char *name);
+    /* which jobs Kueue manages; NULL = api_job_policy_defaults */
+    const struct api_job_policy *job_policy;
 };
 /* api_admit with lookups: on create of a Job or RayJob in a namespace other
  * than kube-system and kueue-system, a missing kueue.x-k8s.io/queue-name

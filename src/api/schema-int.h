@@ -97,11 +97,20 @@ void api__validate_pod_spec(struct api_vctx *c, const json_t *spec, const char *
 /* SetDefaults_PodSpec and friends, for core kinds only (CRDs such as
  * RayJob and Workload get no PodSpec defaults, as in Kubernetes). */
 void api__default_pod_spec(json_t *spec);
-/* Kueue's mutating webhook for jobs on create: default the queue-name and
- * priority-class labels from the "default" LocalQueue / WorkloadPriority-
- * Class when they exist (c->env lookups), then suspend a job that names a
- * queue. spec is the object holding `suspend`. */
+/* Kueue's mutating webhook for jobs on create, when the job's framework is
+ * enabled (c->env->job_policy): in a namespace the policy selects, default
+ * the queue-name and priority-class labels from the "default" LocalQueue /
+ * WorkloadPriorityClass when they exist (c->env lookups); then suspend the
+ * job when Kueue manages it (api_job_policy_manages: a queue name, or
+ * manageJobsWithoutQueueName). spec is the object holding `suspend`. */
 void api__kueue_job_defaults(struct api_vctx *c, json_t *spec);
+/* Kueue's pod webhook on create, when the policy (c->env->job_policy)
+ * lists "pod" and manages the Pod (api_job_policy_manages): label it
+ * kueue.x-k8s.io/managed=true and add the kueue.x-k8s.io/admission
+ * scheduling gate (ctrl/jobs/plainpod.c lifts it on admission). A managed
+ * Pod of a pod group (label kueue.x-k8s.io/pod-group-name) needs the
+ * annotation kueue.x-k8s.io/pod-group-total-count, a positive integer. */
+void api__kueue_pod_defaults(struct api_vctx *c);
 /* Kueue's queue-name label rules on a job: a valid DNS subdomain, and on
  * an update of a job that is not suspended, unchanged (not removed). */
 void api__validate_queue_name_label(struct api_vctx *c);

@@ -109,6 +109,7 @@ static void pod_defaults(struct api_vctx *c)
     api__default_pod_spec(spec);
     requests_from_limits(json_object_get(spec, "containers"));
     requests_from_limits(json_object_get(spec, "initContainers"));
+    api__kueue_pod_defaults(c);
 }
 
 /* Kubernetes allows a pod update to change only images, the active

@@ -3,6 +3,8 @@
  * (ObjectMeta, LabelSelector, conditions, taints, tolerations, node
  * selectors, affinity, resource lists) with their Kubernetes field rules.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/names.h"
@@ -275,22 +277,76 @@ const char *api__quantity_text(const json_t *v, char *buf, size_t len)
 
 void api__kueue_job_defaults(struct api_vctx *c, json_t *spec)
 {
-    static const char *const unmanaged[] = {"kube-system", "kueue-system", NULL};
-    const char *ns = jx_or_empty(JX_STR(c->obj, "metadata", "namespace"));
-    if (c->old || api__str_in(ns, unmanaged))
+    if (c->old)
         return;
     const struct api_admit_env *env = c->env;
-    if (env && env->exists && !JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name") &&
+    struct api_job_policy def;
+    const struct api_job_policy *p = env ? env->job_policy : NULL;
+    if (!p) {
+        api_job_policy_defaults(&def);
+        p = &def;
+    }
+    const char *ns = jx_or_empty(JX_STR(c->obj, "metadata", "namespace"));
+    json_t *nso = env && env->get && p->namespace_selector && ns[0]
+                      ? env->get(env->ctx, KIND_NAMESPACE, "", ns)
+                      : NULL;
+    if (!(p->frameworks & api_job_framework(c->kind->id))) {
+        json_decref(nso);
+        return;
+    }
+    bool selected = api_job_policy_namespace_selected(p, c->obj, nso);
+    if (selected && env && env->exists && !JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name") &&
         env->exists(env->ctx, KIND_LOCALQUEUE, ns, "default"))
         JX_SET_NEW(c->obj, json_string("default"), "metadata", "labels",
                    "kueue.x-k8s.io/queue-name");
-    if (env && env->exists &&
+    if (selected && env && env->exists &&
         !JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/priority-class") &&
         env->exists(env->ctx, KIND_WORKLOADPRIORITYCLASS, "", "default"))
         JX_SET_NEW(c->obj, json_string("default"), "metadata", "labels",
                    "kueue.x-k8s.io/priority-class");
-    if (JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/queue-name") && json_is_object(spec))
+    /* Kueue's job webhooks create a managed job suspended */
+    if (api_job_policy_manages(p, c->kind->id, c->obj, nso) && json_is_object(spec))
         json_object_set_new(spec, "suspend", json_true());
+    json_decref(nso);
+}
+
+void api__kueue_pod_defaults(struct api_vctx *c)
+{
+    const struct api_admit_env *env = c->env;
+    const struct api_job_policy *p = env ? env->job_policy : NULL;
+    if (c->old || !p || !(p->frameworks & API_FW_POD))
+        return;
+    const char *ns = jx_or_empty(JX_STR(c->obj, "metadata", "namespace"));
+    json_t *nso = env->get && p->namespace_selector && ns[0]
+                      ? env->get(env->ctx, KIND_NAMESPACE, "", ns)
+                      : NULL;
+    bool managed = api_job_policy_manages(p, KIND_POD, c->obj, nso);
+    json_decref(nso);
+    if (!managed)
+        return;
+    if (JX_STR(c->obj, "metadata", "labels", "kueue.x-k8s.io/pod-group-name")) {
+        /* Kueue's pod webhook: a group's Pods say how many it has */
+        const char *n = JX_STR(c->obj, "metadata", "annotations",
+                               "kueue.x-k8s.io/pod-group-total-count");
+        char *end = NULL;
+        long v = n ? strtol(n, &end, 10) : 0;
+        if (!n)
+            api__diag_str(c->d, DIAG_REQUIRED,
+                          "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]", NULL,
+                          "required for a Pod with the label kueue.x-k8s.io/pod-group-name");
+        else if (!*n || *end || v < 1 || v > INT32_MAX)
+            api__diag_str(c->d, DIAG_INVALID,
+                          "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]", n,
+                          "must be a positive integer");
+    }
+    JX_SET_NEW(c->obj, json_string("true"), "metadata", "labels", "kueue.x-k8s.io/managed");
+    json_t *spec = json_object_get(c->obj, "spec");
+    json_t *gates = json_object_get(spec, "schedulingGates");
+    if (!json_is_array(gates)) {
+        gates = json_array();
+        json_object_set_new(spec, "schedulingGates", gates);
+    }
+    json_array_append_new(gates, json_pack("{s:s}", "name", "kueue.x-k8s.io/admission"));
 }
 
 void api__validate_queue_name_label(struct api_vctx *c)

@@ -9,6 +9,7 @@
 
 #include "api/decode.h"
 #include "api/names.h"
+#include "api/object.h"
 #include "api/schema-int.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
@@ -88,9 +89,17 @@ static const struct api_schema s_rayjob = {
     .type = SCH_OBJECT,
     ROOT_FIELDS(F("spec", &s_rayjob_spec), F("status", &s_rayjob_status))};
 
-static bool is_managed(const json_t *obj)
+static bool has_queue_label(const json_t *obj)
 {
     return JX_STR(obj, "metadata", "labels", QUEUE_LABEL) != NULL;
+}
+
+/* Kueue manages the RayJob (its webhook's rules apply): a queue name, or
+ * manageJobsWithoutQueueName, with ray.io/rayjob among the frameworks
+ * (api_job_policy_manages; the Namespace's labels are not looked up). */
+static bool is_managed(const struct api_vctx *c, const json_t *obj)
+{
+    return api_job_policy_manages(c->env ? c->env->job_policy : NULL, KIND_RAYJOB, obj, NULL);
 }
 
 static void rayjob_defaults(struct api_vctx *c)
@@ -283,9 +292,9 @@ static void rayjob_validate(struct api_vctx *c)
 {
     const json_t *spec = json_object_get(c->obj, "spec");
     validate_kuberay(c, spec);
-    if (is_managed(c->obj))
+    if (is_managed(c, c->obj))
         validate_kueue(c, spec);
-    if (is_managed(c->obj) || (c->old && is_managed(c->old)))
+    if (has_queue_label(c->obj) || (c->old && has_queue_label(c->old)))
         api__validate_queue_name_label(c);
 }
 

@@ -13,6 +13,7 @@ void ctrl__nodepool_register(struct ctrl *c);
 void ctrl__job_register(struct ctrl *c);
 void ctrl__rayjob_register(struct ctrl *c);
 void ctrl__jobset_register(struct ctrl *c);
+void ctrl__plainpod_register(struct ctrl *c); /* jobs/plainpod.c */
 void ctrl__workload_register(struct ctrl *c);
 void ctrl__scheduler_register(struct ctrl *c);
 void ctrl__provisioning_register(struct ctrl *c);

@@ -101,6 +101,7 @@ void ctrl_config_defaults(struct ctrl_config *cfg)
     cfg->scale_down_unneeded_ms = 10 * 60 * 1000;
     cfg->provisioning_max_wait_ms = 7LL * 24 * 3600 * 1000;
     cfg->booking_duration_ms = 10 * 60 * 1000;
+    api_job_policy_defaults(&cfg->jobs);
     cfg->wait_for_pods_ready = true;
     cfg->pods_ready_timeout_ms = 30 * 60 * 1000;
     cfg->pods_ready_block_admission = false;
@@ -136,6 +137,7 @@ int ctrl_new(const struct ctrl_opts *opts, struct ctrl **out)
     ctrl__job_register(c);
     ctrl__rayjob_register(c);
     ctrl__jobset_register(c);
+    ctrl__plainpod_register(c);
     ctrl__workload_register(c);
     ctrl__scheduler_register(c);
     ctrl__provisioning_register(c);

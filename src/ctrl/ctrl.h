@@ -16,6 +16,7 @@
  *   nodepool    NodePool status; local provider; Node objects
  *   job         batch/v1 Job -> Workload; start/stop on admission; Pods; status
  *   rayjob      ray.io/v1 RayJob -> Workload (head, worker groups, submitter)
+ *   plainpod    Kueue's pod integration: a gated plain Pod -> Workload
  *   workload    Workload conditions, eviction/requeue/backoff, Finished
  *   scheduler   feeds the admission engine and applies its decisions
  *   provisioning Kueue's ProvisioningRequest admission check
@@ -31,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "api/object.h"
 #include "engine/engine.h"
 #include "exec/exec.h"
 #include "store/store.h"
@@ -77,6 +79,11 @@ struct ctrl_config {
      * ports, so the KubeRay operator gives each Ray pod its own block of
      * ports (jobs/ray.c, docs/controllers.md "Ports"). */
     bool pods_have_own_ip;
+    /* Which jobs Kueue manages (integrations.frameworks,
+     * manageJobsWithoutQueueName, managedJobsNamespaceSelector of Kueue's
+     * Configuration, ctrl/kconfig.h); api_job_policy_defaults. The
+     * selector is borrowed: it outlives the control plane. */
+    struct api_job_policy jobs;
     struct eng_config engine;
 };
 

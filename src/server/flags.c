@@ -207,6 +207,12 @@ static const struct flag_def flags[] = {
          "$XDG_STATE_HOME/cueue,\nelse ~/.local/state/cueue"),
     FLAG("listen", "ADDR", set_string, listen, "address to listen on (default 127.0.0.1)"),
     FLAG("port", "N", set_port, port, "port (default 6443; 0 = pick a free one and print it)"),
+    FLAG("config", "FILE", set_string, kueue_config,
+         "Kueue's own Configuration file (config.kueue.x-k8s.io/\n"
+         "v1beta1): waitForPodsReady, fairSharing, integrations.\n"
+         "frameworks, manageJobsWithoutQueueName... as the Kueue\n"
+         "manager reads it (docs/server.md); fields cueue does not\n"
+         "honour are named in warnings, bad ones stop the server"),
     FLAG("scale-down-unneeded-time", "DUR", set_duration, scale_down_ms,
          "idle time before a node is removed (default 10m)"),
     FLAG("provisioning-max-wait", "DUR", set_duration, provisioning_max_wait_ms,

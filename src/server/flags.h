@@ -42,6 +42,7 @@ struct srv_flags {
     bool anonymous;              /* --anonymous: no tokens (loopback --listen only) */
     bool tls;                    /* HTTPS; always true without --anonymous */
     struct srv_limits limits;    /* srv_limits_defaults, then the --max-* flags */
+    const char *kueue_config;    /* --config: Kueue's Configuration file, or NULL */
 };
 
 /* Parse argv (argv[0] is the verb, "server") into *f, which it initialises

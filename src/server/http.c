@@ -643,6 +643,7 @@ int srv_start(const struct srv_opts *opts, struct srv **out, char *err, size_t e
     s->clock = opts->clock ? opts->clock : clk_real();
     s->state_dir = xstrdup(opts->state_dir);
     s->pod_policy = opts->pod_policy;
+    s->job_policy = opts->job_policy;
     s->exec = opts->exec;
     s->listen_addr = xstrdup(addr);
     s->port = port;

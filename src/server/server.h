@@ -23,6 +23,7 @@ struct exec;
 struct sbuf;
 struct srv;
 struct api_pod_policy;
+struct api_job_policy;
 struct srv_tokens;
 
 /* Entry point of `cueue server [flags]` (argv[0] is "server"). Returns the
@@ -88,6 +89,9 @@ struct srv_opts {
     /* borrowed, must outlive the server; NULL = no privileged pods, no
      * hostPath volumes (api/object.h) */
     const struct api_pod_policy *pod_policy;
+    /* borrowed, must outlive the server; which jobs Kueue manages (the
+     * job webhooks' suspend on create); NULL = api_job_policy_defaults */
+    const struct api_job_policy *job_policy;
     const struct srv_limits *limits; /* copied; NULL = srv_limits_defaults */
     struct srv_tokens *tokens; /* borrowed (srv_tokens_open); NULL = no
                                   authentication: every request is admin */

@@ -20,6 +20,7 @@
 #include "api/meta.h"
 #include "api/object.h"
 #include "ctrl/ctrl.h"
+#include "ctrl/kconfig.h"
 #include "api/schema.h"
 #include "exec/exec.h"
 #include "provider/catalog.h"
@@ -134,7 +135,27 @@ struct running {
     struct rng rng;
 };
 
-static int open_all(const struct srv_flags *f, struct running *rn, char *err, size_t errlen)
+/* --config: Kueue's Configuration into *cfg (after its defaults, before
+ * the flags); warnings go to stderr. Returns 0, or 2 after printing the
+ * errors (the server does not start). */
+static int load_kueue_config(const char *path, struct ctrl_config *cfg, struct ctrl_kconfig *kc)
+{
+    struct diag d;
+    diag_init(&d);
+    int rc = ctrl_kconfig_load_file(path, cfg, kc, &d);
+    for (size_t i = 0; i < kc->n_warnings; i++)
+        fprintf(stderr, "cueue server: warning: --config %s: %s\n", path, kc->warnings[i]);
+    for (size_t i = 0; rc && i < d.n; i++) { /* every problem, one line each */
+        char *why = diag_cause_string(&d.items[i]);
+        fprintf(stderr, "cueue server: invalid --config %s: %s\n", path, why);
+        xfree(why);
+    }
+    diag_release(&d);
+    return rc ? 2 : 0;
+}
+
+static int open_all(const struct srv_flags *f, const struct ctrl_config *cfg,
+                    struct running *rn, char *err, size_t errlen)
 {
     char *db = xasprintf("%s/cueue.db", f->state_dir);
     /* CUEUE_STORE_HISTORY: events kept for watch resume (tests shrink it to
@@ -151,8 +172,8 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
      * (ctrl_new registers the same catalog again) */
     api_set_machine_catalog(prov_api_catalog());
     seed_first_start(rn->store, &rn->rng, !f->no_default_pool);
-    struct ctrl_opts co = {.store = rn->store, .clock = clk_real(), .rng = &rn->rng};
-    ctrl_config_defaults(&co.config);
+    struct ctrl_opts co = {.store = rn->store, .clock = clk_real(), .rng = &rn->rng,
+                           .config = *cfg};
     co.config.state_dir = f->state_dir;
     if (f->scale_down_ms >= 0)
         co.config.scale_down_unneeded_ms = f->scale_down_ms;
@@ -207,6 +228,7 @@ static int open_all(const struct srv_flags *f, struct running *rn, char *err, si
                          .state_dir = f->state_dir, .store = rn->store, .ctrl = rn->ctrl,
                          .clock = clk_real(), .pod_policy = &f->pods, .exec = rn->exec,
                          .limits = &f->limits, .tokens = rn->tokens,
+                         .job_policy = &cfg->jobs,
                          .tls = f->tls ? &rn->tls : NULL};
     rc = srv_start(&o, &rn->srv, err, errlen);
     if (rc || !f->dash.addr)
@@ -346,6 +368,14 @@ int srv_main(int argc, char **argv)
     }
     if (f.log_level >= 0)
         log_set_level((enum log_level)f.log_level);
+    struct ctrl_config cfg;
+    ctrl_config_defaults(&cfg);
+    struct ctrl_kconfig kc = {0};
+    if (f.kueue_config && load_kueue_config(f.kueue_config, &cfg, &kc)) {
+        ctrl_kconfig_release(&kc);
+        srv_flags_release(&f);
+        return 2;
+    }
     /* block the stop signals in every thread created from here on */
     sigset_t set;
     stop_signals(&set);
@@ -360,7 +390,7 @@ int srv_main(int argc, char **argv)
     if (srv__mkdirs(f.state_dir, err, sizeof(err)) ||
         srv__secure_state(f.state_dir, err, sizeof(err)) ||
         srv__lock_state(f.state_dir, &lock_fd, err, sizeof(err)) ||
-        open_all(&f, &rn, err, sizeof(err))) {
+        open_all(&f, &cfg, &rn, err, sizeof(err))) {
         fprintf(stderr, "cueue server: %s\n", err);
     } else {
         char *url = srv__base_url(f.listen, srv_port(rn.srv), f.tls);
@@ -400,6 +430,7 @@ int srv_main(int argc, char **argv)
         status = 1;
     if (lock_fd >= 0)
         close(lock_fd);
+    ctrl_kconfig_release(&kc); /* after close_all: the control plane borrowed it */
     srv_flags_release(&f);
     return status;
 }

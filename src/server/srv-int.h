@@ -57,6 +57,7 @@ struct srv {
     struct clk *clock;
     char *state_dir;          /* owned; may be NULL */
     const struct api_pod_policy *pod_policy; /* borrowed (srv_opts) */
+    const struct api_job_policy *job_policy; /* borrowed (srv_opts) */
     struct exec *exec;        /* borrowed; NULL = logs by exec_log_path */
     char *listen_addr;        /* owned */
     uint16_t port;

@@ -208,9 +208,14 @@ static bool only_unknown_fields(const struct diag *d)
     return true;
 }
 
+static json_t *store_lookup(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
+{
+    return store_get((struct store *)ctx, kind, ns && *ns ? ns : NULL, name);
+}
+
 static bool store_has(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
 {
-    json_t *o = store_get((struct store *)ctx, kind, ns && *ns ? ns : NULL, name);
+    json_t *o = store_lookup(ctx, kind, ns, name);
     json_decref(o);
     return o != NULL;
 }
@@ -222,8 +227,9 @@ static int admit_once(struct srv_req *q, const struct api_kind *k, json_t *obj,
 {
     if (status)
         return api_admit_status(k, obj, old, d);
-    struct api_admit_env env = {.exists = store_has, .ctx = q->srv->store,
-                                .pod_policy = q->srv->pod_policy};
+    struct api_admit_env env = {.exists = store_has, .get = store_lookup, .ctx = q->srv->store,
+                                .pod_policy = q->srv->pod_policy,
+                                .job_policy = q->srv->job_policy};
     return api_admit_in(k, obj, old, ns, &env, d);
 }
 

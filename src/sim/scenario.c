@@ -16,6 +16,7 @@
 #include "api/patch.h"
 #include "api/decode.h"
 #include "api/object.h"
+#include "ctrl/kconfig.h"
 #include "sim/sim-int.h"
 #include "util/err.h"
 #include "util/timefmt.h"
@@ -218,7 +219,8 @@ static void decode_controller(const json_t *c, const char *base, struct ctrl_con
     static const char *const keys[] = {"waitForPodsReady", "scaleDownUnneededTime",
                                        "provisioningMaxWait", "bookingDuration",
                                        "fairSharing", "admitOneHeadPerClusterQueue",
-                                       "quotaCheckStrategy", "flavorFallback", NULL};
+                                       "quotaCheckStrategy", "flavorFallback",
+                                       "integrations", "manageJobsWithoutQueueName", NULL};
     only_keys(c, base, keys, d);
     json_t *v;
     char *f;
@@ -247,6 +249,19 @@ static void decode_controller(const json_t *c, const char *base, struct ctrl_con
             xfree(f);
         }
     }
+    if ((v = member(c, base, "integrations", JSON_OBJECT, "object", d))) {
+        /* Kueue's Configuration's integrations.frameworks (ctrl/kconfig.h) */
+        f = path_key(base, "integrations");
+        static const char *const ikeys[] = {"frameworks", NULL};
+        only_keys(v, f, ikeys, d);
+        json_t *fw = member(v, f, "frameworks", JSON_ARRAY, "array", d);
+        char *ff = path_key(f, "frameworks");
+        if (fw)
+            ctrl_kconfig_frameworks(fw, ff, &cfg->jobs.frameworks, NULL, d);
+        xfree(ff);
+        xfree(f);
+    }
+    bool_member(c, base, "manageJobsWithoutQueueName", &cfg->jobs.manage_without_queue_name, d);
     if ((v = member(c, base, "flavorFallback", JSON_OBJECT, "object", d))) {
         f = path_key(base, "flavorFallback");
         decode_fallback(v, f, cfg, d);

@@ -359,12 +359,83 @@ static bool fake_exists(void *ctx, enum api_kind_id kind, const char *ns, const 
     return found;
 }
 
+/* Kueue's pod webhook under a policy listing "pod": a Pod with a queue
+ * name is labelled managed and gated; a Pod a Job owns, one without a
+ * queue name, and every Pod under the default policy are left alone; a
+ * Pod of a group needs a positive pod-group-total-count. */
+static void test_plain_pod_gating_by_policy(void **state)
+{
+    (void)state;
+    struct api_job_policy pol;
+    api_job_policy_defaults(&pol);
+    pol.frameworks |= API_FW_POD;
+    struct api_admit_env env = {.job_policy = &pol};
+    const struct api_kind *k = api_kind_get(KIND_POD);
+    const char *head = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n";
+    const char *body = "spec:\n  restartPolicy: Never\n  containers: [{name: c, image: i}]\n";
+    struct diag d;
+    diag_init(&d);
+    char *text = xasprintf("%s  labels: {kueue.x-k8s.io/queue-name: q}\n%s", head, body);
+    json_t *o = doc_of(text);
+    assert_int_equal(api_admit_in(k, o, NULL, "team", &env, &d), 0);
+    assert_string_equal(JX_STR(o, "metadata", "labels", "kueue.x-k8s.io/managed"), "true");
+    assert_int_equal(json_array_size(JX_GET(o, "spec", "schedulingGates")), 1);
+    assert_string_equal(JX_STR(json_array_get(JX_GET(o, "spec", "schedulingGates"), 0), "name"),
+                        "kueue.x-k8s.io/admission");
+    json_decref(o);
+    /* the default policy (no --config) leaves plain Pods alone */
+    o = doc_of(text);
+    struct api_admit_env def_env = {0};
+    assert_int_equal(api_admit_in(k, o, NULL, "team", &def_env, &d), 0);
+    assert_null(JX_GET(o, "spec", "schedulingGates"));
+    assert_null(JX_STR(o, "metadata", "labels", "kueue.x-k8s.io/managed"));
+    json_decref(o);
+    xfree(text);
+    /* a Job's Pod (controller owner) is its Job's business */
+    text = xasprintf("%s  labels: {kueue.x-k8s.io/queue-name: q}\n  ownerReferences:\n"
+                     "  - {apiVersion: batch/v1, kind: Job, name: j, uid: u, controller: true}\n%s",
+                     head, body);
+    o = doc_of(text);
+    assert_int_equal(api_admit_in(k, o, NULL, "team", &env, &d), 0);
+    assert_null(JX_GET(o, "spec", "schedulingGates"));
+    json_decref(o);
+    xfree(text);
+    /* no queue name: not managed */
+    text = xasprintf("%s%s", head, body);
+    o = doc_of(text);
+    assert_int_equal(api_admit_in(k, o, NULL, "team", &env, &d), 0);
+    assert_null(JX_GET(o, "spec", "schedulingGates"));
+    json_decref(o);
+    xfree(text);
+    assert_int_equal(d.n, 0);
+    /* a group's Pod without a usable total count */
+    static const char *const counts[] = {NULL, "\"0\"", "\"three\""};
+    for (int i = 0; i < 3; i++) {
+        char *ann = counts[i] ? xasprintf("  annotations: {kueue.x-k8s.io/pod-group-total-count: %s}\n",
+                                          counts[i])
+                              : xstrdup("");
+        text = xasprintf("%s  labels: {kueue.x-k8s.io/queue-name: q, "
+                         "kueue.x-k8s.io/pod-group-name: g}\n%s%s", head, ann, body);
+        o = doc_of(text);
+        diag_init(&d);
+        assert_int_equal(api_admit_in(k, o, NULL, "team", &env, &d), CU_EINVAL);
+        assert_int_equal(d.n, 1);
+        assert_string_equal(d.items[0].field,
+                            "metadata.annotations[kueue.x-k8s.io/pod-group-total-count]");
+        assert_int_equal(d.items[0].type, i == 0 ? DIAG_REQUIRED : DIAG_INVALID);
+        diag_release(&d);
+        json_decref(o);
+        xfree(text);
+        xfree(ann);
+    }
+}
+
 static void test_default_local_queue_and_priority_class(void **state)
 {
     (void)state;
     char *have = xasprintf("%d:team/default;%d:/default;", (int)KIND_LOCALQUEUE,
                            (int)KIND_WORKLOADPRIORITYCLASS);
-    struct api_admit_env env = {fake_exists, have, NULL};
+    struct api_admit_env env = {.exists = fake_exists, .ctx = have};
     const char *job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n"
                       "  template:\n    spec:\n      restartPolicy: Never\n"
                       "      containers: [{name: c}]\n";
@@ -764,7 +835,7 @@ static void test_pod_policy_host_path_and_privileged(void **state)
     const struct api_kind *k = api_kind_get(KIND_POD);
     const char *const prefixes[] = {"/data/", "/scratch"};
     struct api_pod_policy pol = {true, prefixes, 2};
-    struct api_admit_env env = {NULL, NULL, &pol};
+    struct api_admit_env env = {.pod_policy = &pol};
     const char *const cases[][2] = {
         {"/data", NULL},
         {"/data/x/y", NULL},
@@ -1011,6 +1082,7 @@ int main(void)
         cmocka_unit_test(test_job_defaults_and_generated_selector),
         cmocka_unit_test(test_kueue_suspends_managed_jobs),
         cmocka_unit_test(test_default_local_queue_and_priority_class),
+        cmocka_unit_test(test_plain_pod_gating_by_policy),
         cmocka_unit_test(test_job_update_rules),
         cmocka_unit_test(test_status_dropped_on_create_kept_on_update),
         cmocka_unit_test(test_status_subresource_rules),

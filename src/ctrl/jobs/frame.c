@@ -211,8 +211,8 @@ static void copy_annotations(const json_t *job, json_t *wl)
     }
 }
 
-static json_t *build_workload(struct ctrl *c, const struct jobs_frame *f, const json_t *job,
-                              const struct jobs_podsets *ps, const char *name)
+json_t *jobs_build_workload(struct ctrl *c, const json_t *job, const struct jobs_podsets *ps,
+                            const char *name)
 {
     const char *ns = api_namespace(job);
     json_t *wl = api_object_new(api_kind_api_version(api_kind_get(KIND_WORKLOAD)), "Workload",
@@ -246,7 +246,6 @@ static json_t *build_workload(struct ctrl *c, const struct jobs_frame *f, const 
         if (v >= 1)
             json_object_set_new(spec, "maximumExecutionTimeSeconds", json_integer(v));
     }
-    (void)f;
     return wl;
 }
 
@@ -338,7 +337,7 @@ static void ensure_slice(struct ctrl *c, struct jobs_frame *f, const json_t *job
         char *extra = f->in->name_extra ? f->in->name_extra(job) : NULL;
         char *name = kq_workload_name(f->in->kind, f->in->group, api_name(job),
                                       jx_or_empty(api_uid(job)), extra);
-        json_t *slice = build_workload(c, f, job, &ps, name);
+        json_t *slice = jobs_build_workload(c, job, &ps, name);
         api_set_annotation(slice, "kueue.x-k8s.io/workload-slice-replacement-for", ref);
         const char *chain = api_annotation(wl, KQ_SLICE_NAME_ANNOTATION);
         api_set_annotation(slice, KQ_SLICE_NAME_ANNOTATION, chain ? chain : api_name(wl));
@@ -406,7 +405,7 @@ static bool ensure_workload(struct ctrl *c, struct jobs_frame *f, int rid, const
         xfree(name);
         return wrote;
     }
-    json_t *wl = build_workload(c, f, job, &ps, name);
+    json_t *wl = jobs_build_workload(c, job, &ps, name);
     int rc = store_create(ctrl_store(c), KIND_WORKLOAD, api_namespace(job), wl, NULL);
     if (rc == 0)
         ctrl_event(c, job, "Normal", "CreatedWorkload", "Created Workload: %s/%s",
@@ -720,6 +719,21 @@ static bool step_with_workload(struct ctrl *c, struct jobs_frame *f, int rid, co
     return wrote;
 }
 
+/* Whether Kueue manages job (ctrl_config.jobs: its framework enabled, a
+ * queue name or manageJobsWithoutQueueName in a selected namespace). */
+static bool manages(struct ctrl *c, struct jobs_frame *f, const json_t *job)
+{
+    const struct api_job_policy *p = &ctrl_cfg(c)->jobs;
+    if (jobs_is_managed(job) && (p->frameworks & api_job_framework(f->in->kind_id)))
+        return true; /* the common case: no Namespace lookup */
+    json_t *ns = p->namespace_selector
+                     ? store_get(ctrl_store(c), KIND_NAMESPACE, NULL, api_namespace(job))
+                     : NULL;
+    bool ok = api_job_policy_manages(p, f->in->kind_id, job, ns);
+    json_decref(ns);
+    return ok;
+}
+
 bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const json_t *job)
 {
     if (api_is_deleting(job))
@@ -731,7 +745,7 @@ bool jobs_frame_reconcile(struct ctrl *c, struct jobs_frame *f, int rid, const j
         return false;
     if (default_queue(c, f, rid, job))
         return true;
-    if (!jobs_is_managed(job))
+    if (!manages(c, f, job))
         return false;
     json_t *wl = find_workload(c, f, job);
     if (!wl)

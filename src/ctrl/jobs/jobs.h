@@ -42,6 +42,14 @@ void jobs_podsets_release(struct jobs_podsets *p);
 void jobs_podsets_add(struct jobs_podsets *p, const char *name, int32_t count,
                       int32_t min_count, json_t *tmpl);
 
+/* The Workload for job (Kueue's jobframework ConstructWorkload): named
+ * name, controlled by job (kueue.x-k8s.io/job-uid label, resource-in-use
+ * finalizer), with the pod sets ps, the job's queue-name label as
+ * spec.queueName, its WorkloadPriorityClass resolved, its provisioning and
+ * elastic annotations. New reference. */
+json_t *jobs_build_workload(struct ctrl *c, const json_t *job, const struct jobs_podsets *ps,
+                            const char *name);
+
 struct jobs_integration {
     const char *kind;  /* "Job" */
     const char *group; /* "batch" */
