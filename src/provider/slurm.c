@@ -76,6 +76,31 @@ static bool is_ready(uint32_t st)
                    NODE_STATE_POWERING_UP | NODE_STATE_INVALID_REG));
 }
 
+static const char *state_word(uint32_t st)
+{
+    if (st & NODE_STATE_POWERED_DOWN)
+        return "powered down";
+    if (st & NODE_STATE_POWERING_UP)
+        return "powering up";
+    if (st & (NODE_STATE_POWERING_DOWN | NODE_STATE_POWER_DOWN))
+        return "powering down";
+    if (st & NODE_STATE_NO_RESPOND)
+        return "not responding";
+    if (st & NODE_STATE_FAIL)
+        return "failing";
+    uint32_t base = st & NODE_STATE_BASE;
+    if (st & NODE_STATE_DRAIN)
+        return base == NODE_STATE_IDLE || base == NODE_STATE_DOWN ? "drained" : "draining";
+    switch (base) {
+    case NODE_STATE_IDLE: return "idle";
+    case NODE_STATE_ALLOCATED: return "allocated";
+    case NODE_STATE_MIXED: return "mixed";
+    case NODE_STATE_DOWN: return "down";
+    case NODE_STATE_FUTURE: return "future";
+    default: return "unknown";
+    }
+}
+
 void prov_slurm_node_from_info(const struct node_info *n, struct prov_slurm_node *out)
 {
     memset(out, 0, sizeof(*out));
@@ -92,6 +117,7 @@ void prov_slurm_node_from_info(const struct node_info *n, struct prov_slurm_node
     }
     xfree(f);
     out->ready = is_ready(n->node_state);
+    out->state = state_word(n->node_state);
     out->cloud = (n->node_state & NODE_STATE_CLOUD) != 0;
     out->powered_down = (n->node_state & NODE_STATE_POWERED_DOWN) != 0;
     out->reason = n->reason && *n->reason ? xstrdup(n->reason) : NULL;

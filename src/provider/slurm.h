@@ -1,7 +1,7 @@
 /*
  * provider/slurm: a Slurm partition's nodes as cueue sees them, read through
- * libslurm (never by parsing sinfo/scontrol output): the building block of
- * the `slurm` provider (docs/slurm.md). Not wired into node pools yet.
+ * libslurm (never by parsing sinfo/scontrol output): what a NodePool of
+ * provider slurm has as Nodes (ctrl/nodes/slurmpool.c, docs/slurm.md).
  *
  * A Slurm node maps to a Node: CPUs -> cpu, RealMemory (MiB) -> memory,
  * GRES counts tpu -> google.com/tpu and gpu -> nvidia.com/gpu, features ->
@@ -31,6 +31,10 @@ struct prov_slurm_node {
     bool cloud;              /* State=CLOUD (power saving can start it) */
     bool powered_down;
     char *reason;            /* why down or drained, else NULL */
+    const char *state;       /* a word for a person (static): "idle",
+                                "allocated", "mixed", "drained", "draining",
+                                "down", "not responding", "powered down",
+                                "powering up", ... */
 };
 
 /* Fill *out from one libslurm node record (borrowed). Strings are copied
