@@ -58,4 +58,26 @@ int64_t prov_slurm_gres_count(const char *gres, const char *name);
 int prov_slurm_partition_nodes(const char *partition, struct prov_slurm_node **out, size_t *n,
                                char *err, size_t errlen);
 
+/* ---- reading partitions off the caller's thread ---- */
+
+/* A reader that keeps the nodes of every partition asked for fresh on a
+ * thread of its own (prov_slurm_partition_nodes blocks up to slurmctld's
+ * MessageTimeout, about 10 s, when slurmctld does not answer): each
+ * partition asked for within the last PROV_SLURM_READER_KEEP_S seconds is
+ * read again PROV_SLURM_READ_PERIOD_MS after its previous read ended. */
+#define PROV_SLURM_READ_PERIOD_MS 1000
+#define PROV_SLURM_READER_KEEP_S 60
+
+struct prov_slurm_reader;
+/* A new reader; its thread starts on the first get. Free with
+ * prov_slurm_reader_free (which waits for a read in progress). */
+struct prov_slurm_reader *prov_slurm_reader_new(void);
+/* The latest read of partition, never blocking on the network: 0 with a
+ * copy of its nodes in *out, *n (free as prov_slurm_partition_nodes'); 1
+ * when it was never read yet (the read is under way: ask again); or the
+ * last read's error (CU_ENOTFOUND, CU_EIO) with its reason in err. */
+int prov_slurm_reader_get(struct prov_slurm_reader *r, const char *partition,
+                          struct prov_slurm_node **out, size_t *n, char *err, size_t errlen);
+void prov_slurm_reader_free(struct prov_slurm_reader *r);
+
 #endif

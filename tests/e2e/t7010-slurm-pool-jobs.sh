@@ -8,7 +8,10 @@
 # 4-pod Job of the seed's shape; each pod runs as a Slurm job on the node
 # it is bound to, reads its ConfigMap volume, gets its rank variables, and
 # ends with its exit code; `cueue logs` shows its output. Deleting a
-# running Job cancels its Slurm jobs (SIGTERM first), leaving none.
+# running Job cancels its Slurm jobs (SIGTERM first), leaving none; a
+# kill -9 of the server while jobs run loses none and runs none twice;
+# slurmctld stopped makes the pool Ready=False (the server keeps answering)
+# until it is back.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admission-lib.sh"
 require_tools envsubst jq curl squeue scontrol
@@ -119,4 +122,16 @@ wait_until 30 none_left; check "its Slurm jobs end: none is left pending or runn
 gone() { [[ -z $(C get pods -l batch.kubernetes.io/job-name=sleeper -o name) ]]; }
 wait_until 30 gone; check "the Job's pods are gone"
 is "$(ls "$M" | sort | tr '\n' ' ')" "term-0 term-1 term-2 term-3 " "every pod's process got SIGTERM first (its trap ran)"
+
+# ---- slurmctld goes away and comes back ----
+ctld=$(cat "$SL/run/slurmctld.pid")
+kill "$ctld"; wait_until 20 sh -c "! kill -0 $ctld 2>/dev/null"; check "slurmctld stopped (by its PID)"
+wait_until 40 output_is SlurmUnavailable ready_reason od; check "the pool is Ready=False, reason SlurmUnavailable"
+like "$(C get nodepool od -o json | jq -r '.status.conditions[] | select(.type == "Ready") | .message')" \
+  "cannot reach slurmctld" "…saying slurmctld cannot be reached"
+is "$(C get nodes -l cloud.google.com/gke-nodepool=od -o name | wc -l)" 4 "…its Nodes are kept, and the server answers"
+slurmctld -f "$SLURM_CONF" >>"$T_DIR/up.log" 2>&1; check "slurmctld restarted"
+wait_until 20 test -s "$SL/run/slurmctld.pid" && cat "$SL/run/slurmctld.pid" >>"$SL/pids"
+wait_until 40 output_is Running ready_reason od; check "…and the pool is Ready again"
+stop_server; check "the server stops cleanly (exit status 0: under ASan, nothing leaked)"
 done_testing

@@ -19,6 +19,7 @@
 #include "api/meta.h"
 #include "api/schema.h"
 #include "provider/catalog.h"
+#include "provider/slurm.h"
 #include "ctrl/nodes/nodes.h"
 #include "util/err.h"
 #include "util/jsonx.h"
@@ -155,7 +156,11 @@ static void slurm_pool(struct ctrl *c, struct nodes_ctx *ctx, const json_t *obj,
         ctrl_enqueue_at(c, ctx->rid_pool, NULL, p->name, now + NODES_SLURM_REFRESH_MS);
     }
     char msg[512];
-    int rc = nodes_slurm_sync(c, obj, p, msg, sizeof(msg));
+    int rc = nodes_slurm_sync(c, ctx, obj, p, msg, sizeof(msg));
+    if (rc == 1) { /* the first read is under way */
+        ctrl_enqueue_at(c, ctx->rid_pool, NULL, p->name, now + 200);
+        return;
+    }
     if (rc == 0) {
         write_status(c, obj, "True", "Running", "node pool is running");
         return;
@@ -224,6 +229,7 @@ static void ctx_free(void *self)
     json_decref(ctx->pool_retry_at);
     json_decref(ctx->provreqs);
     json_decref(ctx->slurm_refresh_at);
+    prov_slurm_reader_free(ctx->slurm_reader);
     if (ctx->own_prov)
         ctx->own_prov->ops->free(ctx->own_prov);
     xfree(ctx);

@@ -1,10 +1,12 @@
 /*
  * nodes/slurmpool: the Nodes of a NodePool of provider slurm (docs/slurm.md).
  * Such a pool has exactly its Slurm partition's nodes, read through libslurm
- * (provider/slurm.c) each time the node-pool reconciler passes and at least
- * every NODES_SLURM_REFRESH_MS: a node the partition gains becomes a Node of
- * the same name, one it loses is deleted, and each Node's allocatable,
- * labels and readiness follow Slurm's record of it.
+ * (provider/slurm.c) by a reader thread (an unanswering slurmctld blocks
+ * its reads for seconds, never the control loop), and applied each time the
+ * node-pool reconciler passes, at least every NODES_SLURM_REFRESH_MS: a node
+ * the partition gains becomes a Node of the same name, one it loses is
+ * deleted, and each Node's allocatable, labels and readiness follow Slurm's
+ * record of it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -151,12 +153,14 @@ static void sync_one(struct ctrl *c, const json_t *pool_obj, const struct prov_p
     json_decref(old);
 }
 
-int nodes_slurm_sync(struct ctrl *c, const json_t *pool_obj, const struct prov_pool *p,
-                     char *msg, size_t msglen)
+int nodes_slurm_sync(struct ctrl *c, struct nodes_ctx *ctx, const json_t *pool_obj,
+                     const struct prov_pool *p, char *msg, size_t msglen)
 {
     struct prov_slurm_node *sns = NULL;
     size_t n = 0;
-    int rc = prov_slurm_partition_nodes(p->slurm_partition, &sns, &n, msg, msglen);
+    if (!ctx->slurm_reader)
+        ctx->slurm_reader = prov_slurm_reader_new();
+    int rc = prov_slurm_reader_get(ctx->slurm_reader, p->slurm_partition, &sns, &n, msg, msglen);
     if (rc != 0)
         return rc;
     json_t *keep = json_object();
