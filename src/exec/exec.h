@@ -330,6 +330,12 @@ struct exec *exec_oci_new(const char *state_dir, const char *runtime, char *err,
  * /etc/slurm/slurm.conf); its RPCs run on the executor's own thread, never
  * in start/stop/poll. Free with ops->free. */
 struct exec *exec_slurm_new(const char *state_dir, struct exec *inner);
+/* What ops->free does with the Slurm jobs of pods it follows: false (the
+ * default) leaves them to run, for the next server to adopt; true cancels
+ * them (`cueue server --stop-pods-on-exit`, tests, the demo), as
+ * exec_local_set_stop_on_free does for local pods. Pass only an
+ * exec_slurm_new() result. */
+void exec_slurm_set_stop_on_free(struct exec *x, bool stop);
 /* True when node (a Node object, may be NULL) is a Slurm node: its
  * spec.providerID starts with "slurm://". */
 bool exec_slurm_node(const json_t *node);

@@ -80,6 +80,7 @@ struct exec_slurm {
     struct sj *jobs;
     struct exec_reports out;
     bool warned_unreachable;
+    bool stop_on_free;     /* free cancels the jobs still running */
 };
 
 static struct exec_slurm *to_sl(struct exec *x) { return (struct exec_slurm *)x; }
@@ -739,6 +740,10 @@ static void sl_free(struct exec *x)
     pthread_mutex_unlock(&s->mu);
     if (s->thread_started)
         pthread_join(s->thread, NULL);
+    for (struct sj *j = s->jobs; s->stop_on_free && j; j = j->next)
+        if (j->job_id && j->phase != SJ_DONE && slurm_kill_job(j->job_id, SIGKILL, 0) != 0)
+            log_warn("slurm", "cannot cancel Slurm job %u: %s", j->job_id,
+                     slurm_strerror(slurm_get_errno()));
     while (s->jobs) {
         struct sj *j = s->jobs;
         s->jobs = j->next;
@@ -769,6 +774,11 @@ static const struct exec_ops slurm_ops = {
 static void forward_notify(void *ctx)
 {
     notify(ctx);
+}
+
+void exec_slurm_set_stop_on_free(struct exec *x, bool stop)
+{
+    to_sl(x)->stop_on_free = stop;
 }
 
 struct exec *exec_slurm_new(const char *state_dir, struct exec *inner)

@@ -133,5 +133,8 @@ is "$(C get nodes -l cloud.google.com/gke-nodepool=od -o name | wc -l)" 4 "…it
 slurmctld -f "$SLURM_CONF" >>"$T_DIR/up.log" 2>&1; check "slurmctld restarted"
 wait_until 20 test -s "$SL/run/slurmctld.pid" && cat "$SL/run/slurmctld.pid" >>"$SL/pids"
 wait_until 40 output_is Running ready_reason od; check "…and the pool is Ready again"
+job_yaml last 'echo started; while :; do sleep 0.2; done' 5 | C apply -f - >/dev/null
+wait_until 60 running_n last; check "a last Job's 4 pods run"
 stop_server; check "the server stops cleanly (exit status 0: under ASan, nothing leaked)"
+wait_until 20 none_left; check "--stop-pods-on-exit (start_server's) cancelled its Slurm jobs"
 done_testing
