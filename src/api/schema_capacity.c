@@ -75,8 +75,10 @@ static const struct api_schema s_nodepool = {
     .type = SCH_OBJECT,
     ROOT_FIELDS(
         FR("spec",
-           OBJ(FR("config",
-                  OBJ(FR("machineType", SCH(.type = SCH_STRING, .max_length = 63)),
+           /* config.machineType is required of every pool but a Slurm one
+            * (validate_machine, validate_slurm) */
+           OBJ(F("config",
+                  OBJ(F("machineType", SCH(.type = SCH_STRING, .max_length = 63)),
                       F("flexStart", S_BOOL),
                       F("reservationAffinity",
                         OBJ(F("consumeReservationType",
@@ -96,7 +98,9 @@ static const struct api_schema s_nodepool = {
                                           ENUM("Immediate", "Delayed", "Stockout"),
                                           .default_json = "\"Immediate\"")),
                             F("delaySeconds", S_NONNEG_INT64)))),
-               F("scaleDownUnneededSeconds", S_NONNEG_INT64))),
+               F("scaleDownUnneededSeconds", S_NONNEG_INT64),
+               F("provider", SCH(.type = SCH_STRING, ENUM("local", "slurm"))),
+               F("slurm", OBJ(F("partition", SCH(.type = SCH_STRING, .max_length = 255)))))),
         F("status", OBJ(F("observedGeneration", S_NONNEG_INT64),
                         F("nodeCount", S_NONNEG_INT32), F("readyNodeCount", S_NONNEG_INT32),
                         F("conditions", S_CONDITIONS))))};
@@ -196,9 +200,51 @@ static void validate_provisioning_rules(struct api_vctx *c, const json_t *spec)
                       (long long)json_integer_value(max));
 }
 
+/* A pool of provider slurm is a Slurm partition's nodes (docs/slurm.md): the
+ * partition gives their number and shape, so the machine, topology and
+ * autoscaling fields have no meaning there; queued provisioning on Slurm
+ * CLOUD nodes is not done yet. */
+static void validate_slurm(struct api_vctx *c, const json_t *spec)
+{
+    const char *part = JX_STR(spec, "slurm", "partition");
+    if (!part || !part[0])
+        diag_add(c->d, DIAG_REQUIRED, "spec.slurm.partition", NULL,
+                 "a pool of provider slurm names the Slurm partition whose nodes it has");
+    const char *shape = "the partition's nodes give the pool's size and shape";
+    const struct {
+        const char *field;
+        const json_t *v;
+        const char *why;
+    } unused[] = {
+        {"spec.config.machineType", JX_GET(spec, "config", "machineType"), shape},
+        {"spec.placementPolicy.tpuTopology", JX_GET(spec, "placementPolicy", "tpuTopology"),
+         shape},
+        {"spec.autoscaling.enabled", JX_GET(spec, "autoscaling", "enabled"), shape},
+        {"spec.initialNodeCount", JX_GET(spec, "initialNodeCount"), shape},
+        {"spec.queuedProvisioning.enabled", JX_GET(spec, "queuedProvisioning", "enabled"),
+         "queued provisioning on Slurm CLOUD nodes is not supported yet (docs/slurm.md)"},
+    };
+    for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
+        const json_t *v = unused[i].v;
+        bool set = v && !json_is_false(v) && !(json_is_integer(v) && !json_integer_value(v)) &&
+                   !(json_is_string(v) && !json_string_value(v)[0]);
+        if (set)
+            diag_add(c->d, DIAG_FORBIDDEN, unused[i].field, NULL,
+                     "must not be set when spec.provider is slurm: %s", unused[i].why);
+    }
+}
+
 static void nodepool_validate(struct api_vctx *c)
 {
     const json_t *spec = json_object_get(c->obj, "spec");
+    const char *prov = JX_STR(spec, "provider");
+    if (prov && !strcmp(prov, "slurm")) {
+        validate_slurm(c, spec);
+        return;
+    }
+    if (JX_STR(spec, "slurm", "partition"))
+        diag_add(c->d, DIAG_FORBIDDEN, "spec.slurm", NULL,
+                 "only for spec.provider slurm");
     validate_machine(c, spec);
     validate_provisioning_rules(c, spec);
 }

@@ -509,6 +509,8 @@ struct cli_np_flags {
     const char *capacity;             /* immediate|delay:30s|stockout */
     const char *node_labels;          /* k=v,k2=v2 */
     const char *node_taints;          /* k=v:Effect,... */
+    const char *provider;             /* local|slurm */
+    const char *partition;            /* Slurm partition */
 };
 /* Initialise every field to unset. */
 void cli__np_flags_init(struct cli_np_flags *f);
@@ -522,7 +524,8 @@ void cli__np_flags_init(struct cli_np_flags *f);
  * --enable-queued-provisioning -> spec.queuedProvisioning.enabled,
  * --flex-start -> spec.config.flexStart, --capacity -> spec.capacity
  * {mode Immediate|Delayed|Stockout, delaySeconds}, --node-labels ->
- * spec.config.labels, --node-taints -> spec.config.taints. Semantic rules
+ * spec.config.labels, --node-taints -> spec.config.taints, --provider ->
+ * spec.provider (local|slurm), --partition -> spec.slurm.partition. Semantic rules
  * are the server's; only the flags' own syntax is checked here (counts are
  * 0..CLI_NP_MAX_NODES). Returns a
  * new object, or NULL with a message naming the flag in err. */

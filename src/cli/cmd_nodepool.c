@@ -40,6 +40,9 @@ static const char help[] =
     "  --[no-]flex-start               flex-start capacity\n"
     "  --node-labels K=V,...           extra node labels\n"
     "  --node-taints K=V:EFFECT,...    extra node taints\n"
+    "  --provider local|slurm          where the nodes come from (default local;\n"
+    "                                  slurm: a Slurm partition's nodes, docs/slurm.md)\n"
+    "  --partition NAME                the Slurm partition (--provider=slurm)\n"
     "  --capacity MODE                 cueue's local provider: immediate, stockout,\n"
     "                                  or delay:DURATION (e.g. delay:30s)\n"
     "Accepted and ignored (one local cluster): --cluster, --location, --zone,\n"
@@ -60,7 +63,7 @@ static const char help[] =
 enum {
     OPT_MACHINE = 256, OPT_TOPOLOGY, OPT_RESERVATION, OPT_AUTOSCALING, OPT_NO_AUTOSCALING,
     OPT_NUM, OPT_MIN, OPT_MAX, OPT_QUEUED, OPT_NO_QUEUED, OPT_FLEX, OPT_NO_FLEX, OPT_CAPACITY,
-    OPT_LABELS, OPT_TAINTS, OPT_FORMAT, OPT_ASYNC, OPT_IGNORED,
+    OPT_LABELS, OPT_TAINTS, OPT_PROVIDER, OPT_PARTITION, OPT_FORMAT, OPT_ASYNC, OPT_IGNORED,
 };
 
 static const struct option opts[] = {
@@ -79,6 +82,8 @@ static const struct option opts[] = {
     {"capacity", required_argument, NULL, OPT_CAPACITY},
     {"node-labels", required_argument, NULL, OPT_LABELS},
     {"node-taints", required_argument, NULL, OPT_TAINTS},
+    {"provider", required_argument, NULL, OPT_PROVIDER},
+    {"partition", required_argument, NULL, OPT_PARTITION},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"async", no_argument, NULL, OPT_ASYNC},
     {"cluster", required_argument, NULL, OPT_IGNORED},
@@ -104,7 +109,7 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
     struct np_opts *o = st;
     struct cli_np_flags *f = &o->f;
     (void)c;
-    o->spec_flags |= code >= OPT_MACHINE && code <= OPT_TAINTS;
+    o->spec_flags |= code >= OPT_MACHINE && code <= OPT_PARTITION;
     switch (code) {
     case OPT_MACHINE: f->machine_type = arg; break;
     case OPT_TOPOLOGY: f->tpu_topology = arg; break;
@@ -121,6 +126,8 @@ static int on_opt(struct cli_ctx *c, void *st, int code, const char *arg)
     case OPT_CAPACITY: f->capacity = arg; break;
     case OPT_LABELS: f->node_labels = arg; break;
     case OPT_TAINTS: f->node_taints = arg; break;
+    case OPT_PROVIDER: f->provider = arg; break;
+    case OPT_PARTITION: f->partition = arg; break;
     case OPT_FORMAT: o->format = arg; break;
     case OPT_ASYNC: o->async = true; break;
     default: break; /* gcloud placement flags and --quiet: ignored */
@@ -155,7 +162,13 @@ static int print_pools(struct cli_ctx *c, const json_t *pools, const char *forma
     cli__table_rowv(&t, "NAME", "MACHINE_TYPE", "TPU_TOPOLOGY", "NODES", "AUTOSCALING",
                     "QUEUED_PROVISIONING", "FLEX_START", "CAPACITY");
     json_array_foreach(pools, i, p) {
-        char nodes[32], scale[64];
+        char nodes[32], scale[64], machine[320];
+        const char *part = JX_STR(p, "spec", "slurm", "partition");
+        if (part) /* a Slurm pool: the partition's nodes */
+            snprintf(machine, sizeof(machine), "slurm:%s", part);
+        else
+            snprintf(machine, sizeof(machine), "%s",
+                     jx_or_empty(JX_STR(p, "spec", "config", "machineType")));
         snprintf(nodes, sizeof(nodes), "%lld", (long long)JX_INT(p, 0, "status", "nodeCount"));
         if (JX_BOOL(p, false, "spec", "autoscaling", "enabled"))
             snprintf(scale, sizeof(scale), "%lld-%lld",
@@ -163,8 +176,7 @@ static int print_pools(struct cli_ctx *c, const json_t *pools, const char *forma
                      (long long)JX_INT(p, 0, "spec", "autoscaling", "maxNodeCount"));
         else
             snprintf(scale, sizeof(scale), "off");
-        cli__table_rowv(&t, JX_STR(p, "metadata", "name"),
-                        JX_STR(p, "spec", "config", "machineType"),
+        cli__table_rowv(&t, JX_STR(p, "metadata", "name"), machine,
                         JX_STR(p, "spec", "placementPolicy", "tpuTopology"), nodes, scale,
                         JX_BOOL(p, false, "spec", "queuedProvisioning", "enabled") ? "True"
                                                                                   : "False",

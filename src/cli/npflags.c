@@ -186,6 +186,10 @@ json_t *cli__nodepool_from_flags(const char *name, const struct cli_np_flags *f,
         JX_SET_NEW(obj, json_string(f->machine_type), "spec", "config", "machineType");
     if (f->tpu_topology)
         JX_SET_NEW(obj, json_string(f->tpu_topology), "spec", "placementPolicy", "tpuTopology");
+    if (f->provider)
+        JX_SET_NEW(obj, json_string(f->provider), "spec", "provider");
+    if (f->partition)
+        JX_SET_NEW(obj, json_string(f->partition), "spec", "slurm", "partition");
     set_tristate(obj, f->flex_start, "config", "flexStart");
     set_tristate(obj, f->autoscaling, "autoscaling", "enabled");
     set_tristate(obj, f->queued_provisioning, "queuedProvisioning", "enabled");

@@ -43,6 +43,8 @@ struct exec_pod {
      * to the host directory (pods run without containers, see docs). */
     const struct exec_env *mounts; /* name = mountPath, value = host dir */
     size_t n_mounts;
+    const json_t *node;      /* the Node the pod is bound to, or NULL (the
+                                Slurm executor runs pods of Slurm Nodes) */
 };
 
 /* One file of a staged volume. Borrowed. */
@@ -302,6 +304,50 @@ void exec_local_set_stop_on_free(struct exec *x, bool stop);
  * no namespaces, no writable cgroup, no bridge): the caller falls back to
  * exec_local_new. */
 struct exec *exec_oci_new(const char *state_dir, const char *runtime, char *err, size_t errlen);
+
+/* ---- the Slurm executor (`cueue server`, docs/slurm.md) ---- */
+
+/* Pods bound to a Node of a Slurm node pool (exec_slurm_node) run as Slurm
+ * batch jobs through libslurm; every other pod goes to inner (the local or
+ * OCI executor, owned from here: freed with the result). One job per pod
+ * (name cueue-<uid>), pinned to its node (req_nodes) in the node's
+ * partition (label slurm.cueue.dev/partition), one task with the pod's
+ * cpu request (whole CPUs, rounded up) per task, its memory request per
+ * node and exec_slurm_tres per node; the batch script is exec_slurm_script
+ * of the container's command (after $(VAR) expansion and the mountPath
+ * rewrites, as the local executor does), its environment the container's
+ * and exec_pod.env on top of PATH and HOME; stdout and stderr appended to
+ * exec_log_path, so the sandbox (state_dir) must be on a file system the
+ * Slurm nodes share. A pod with init containers or more than one container
+ * is refused (CU_EINVAL). Job phase -> reports: PENDING nothing, RUNNING
+ * EXEC_RUNNING, COMPLETED with 0 EXEC_SUCCEEDED, anything else
+ * EXEC_FAILED with the exit code (128+signal when killed; OUT_OF_MEMORY:
+ * reason OOMKilled). stop: SIGTERM to the batch script and its steps, the
+ * job cancelled (SIGKILL) after the grace period, or at once while it is
+ * pending. The job id is recorded in <sandbox>/slurm-job ("submitting"
+ * before the submit); adopt follows it after a restart (see slurm.c).
+ * libslurm is first used on the first Slurm pod (SLURM_CONF, else
+ * /etc/slurm/slurm.conf); its RPCs run on the executor's own thread, never
+ * in start/stop/poll. Free with ops->free. */
+struct exec *exec_slurm_new(const char *state_dir, struct exec *inner);
+/* What ops->free does with the Slurm jobs of pods it follows: false (the
+ * default) leaves them to run, for the next server to adopt; true cancels
+ * them (`cueue server --stop-pods-on-exit`, tests, the demo), as
+ * exec_local_set_stop_on_free does for local pods. Pass only an
+ * exec_slurm_new() result. */
+void exec_slurm_set_stop_on_free(struct exec *x, bool stop);
+/* True when node (a Node object, may be NULL) is a Slurm node: its
+ * spec.providerID starts with "slurm://". */
+bool exec_slurm_node(const json_t *node);
+/* The per-node GRES a container asks for, as libslurm's tres_per_node
+ * text: google.com/tpu N -> "gres:tpu:N", nvidia.com/gpu N ->
+ * "gres:gpu:N", comma-separated (requests, else limits); NULL when none.
+ * Caller frees. */
+char *exec_slurm_tres(const json_t *container);
+/* The batch script that runs argv (NULL-terminated, each word quoted for
+ * sh) in cwd (NULL = the job's working directory): "#!/bin/sh", "cd CWD ||
+ * exit 1", "exec ARGV...". Caller frees. */
+char *exec_slurm_script(char *const *argv, const char *cwd);
 
 /* ---- the simulated executor (`cueue sim`) ---- */
 

@@ -148,6 +148,22 @@ int prov_pool_from_json(const json_t *pool, struct prov_pool *p, struct diag *d)
     const json_t *spec = JX_GET(pool, "spec");
     p->name = xstrdup(jx_or_empty(api_name(pool)));
     p->uid = xstrdup(jx_or_empty(api_uid(pool)));
+    const char *provider = JX_STR(spec, "provider");
+    if (provider && !strcmp(provider, "slurm")) {
+        const char *part = JX_STR(spec, "slurm", "partition");
+        if (!part || !part[0])
+            diag_add(d, DIAG_REQUIRED, "spec.slurm.partition", NULL, NULL);
+        p->slurm_partition = xstrdup(jx_or_empty(part));
+        p->unit = 1;
+        p->scale_down_unneeded_ms = -1;
+        api_labels_from_json(JX_GET(spec, "config", "labels"), &p->labels);
+        decode_taints(JX_GET(spec, "config", "taints"), p, d);
+        if (diag_count(d) != before) {
+            prov_pool_release(p);
+            return CU_EINVAL;
+        }
+        return 0;
+    }
     decode_machine(spec, p, d);
     decode_scaling(spec, p, d);
     decode_provisioning(spec, p, d);
@@ -166,6 +182,7 @@ void prov_pool_release(struct prov_pool *p)
         return;
     XFREE(p->name);
     XFREE(p->uid);
+    XFREE(p->slurm_partition);
     api_labels_release(&p->labels);
     for (size_t i = 0; i < p->n_taints; i++)
         api_taint_release(&p->taints[i]);

@@ -45,9 +45,14 @@ struct prov_pool {
     struct api_labels labels;       /* config.labels */
     struct api_taint *taints;       /* config.taints */
     size_t n_taints;
+    /* spec.provider slurm: the pool's nodes are this Slurm partition's
+     * (spec.slurm.partition, docs/slurm.md); machine is then NULL and the
+     * size/shape fields are unused. NULL for the local provider. */
+    char *slurm_partition;
 };
 
-/* Decode and check a NodePool object (borrowed). Returns 0, or CU_EINVAL
+/* Decode and check a NodePool object (borrowed). A pool of provider slurm
+ * needs only spec.slurm.partition (machine stays NULL). Returns 0, or CU_EINVAL
  * with every broken rule in d (field paths as in the object, e.g.
  * "spec.config.machineType"); *out is then released. Release with
  * prov_pool_release. */

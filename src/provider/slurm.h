@@ -1,7 +1,7 @@
 /*
  * provider/slurm: a Slurm partition's nodes as cueue sees them, read through
- * libslurm (never by parsing sinfo/scontrol output): the building block of
- * the `slurm` provider (docs/slurm.md). Not wired into node pools yet.
+ * libslurm (never by parsing sinfo/scontrol output): what a NodePool of
+ * provider slurm has as Nodes (ctrl/nodes/slurmpool.c, docs/slurm.md).
  *
  * A Slurm node maps to a Node: CPUs -> cpu, RealMemory (MiB) -> memory,
  * GRES counts tpu -> google.com/tpu and gpu -> nvidia.com/gpu, features ->
@@ -31,6 +31,10 @@ struct prov_slurm_node {
     bool cloud;              /* State=CLOUD (power saving can start it) */
     bool powered_down;
     char *reason;            /* why down or drained, else NULL */
+    const char *state;       /* a word for a person (static): "idle",
+                                "allocated", "mixed", "drained", "draining",
+                                "down", "not responding", "powered down",
+                                "powering up", ... */
 };
 
 /* Fill *out from one libslurm node record (borrowed). Strings are copied
@@ -53,5 +57,27 @@ int64_t prov_slurm_gres_count(const char *gres, const char *name);
  * on the network (slurmctld's RPC timeout). */
 int prov_slurm_partition_nodes(const char *partition, struct prov_slurm_node **out, size_t *n,
                                char *err, size_t errlen);
+
+/* ---- reading partitions off the caller's thread ---- */
+
+/* A reader that keeps the nodes of every partition asked for fresh on a
+ * thread of its own (prov_slurm_partition_nodes blocks up to slurmctld's
+ * MessageTimeout, about 10 s, when slurmctld does not answer): each
+ * partition asked for within the last PROV_SLURM_READER_KEEP_S seconds is
+ * read again PROV_SLURM_READ_PERIOD_MS after its previous read ended. */
+#define PROV_SLURM_READ_PERIOD_MS 1000
+#define PROV_SLURM_READER_KEEP_S 60
+
+struct prov_slurm_reader;
+/* A new reader; its thread starts on the first get. Free with
+ * prov_slurm_reader_free (which waits for a read in progress). */
+struct prov_slurm_reader *prov_slurm_reader_new(void);
+/* The latest read of partition, never blocking on the network: 0 with a
+ * copy of its nodes in *out, *n (free as prov_slurm_partition_nodes'); 1
+ * when it was never read yet (the read is under way: ask again); or the
+ * last read's error (CU_ENOTFOUND, CU_EIO) with its reason in err. */
+int prov_slurm_reader_get(struct prov_slurm_reader *r, const char *partition,
+                          struct prov_slurm_node **out, size_t *n, char *err, size_t errlen);
+void prov_slurm_reader_free(struct prov_slurm_reader *r);
 
 #endif

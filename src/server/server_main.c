@@ -208,6 +208,10 @@ static int open_all(const struct srv_flags *f, const struct ctrl_config *cfg,
         rn->exec = exec_local_new(f->state_dir);
     if (rn->exec)
         exec_local_set_stop_on_free(rn->exec, f->stop_pods_on_exit);
+    if (rn->exec) { /* pods on Slurm pools' nodes run as Slurm jobs (docs/slurm.md) */
+        rn->exec = exec_slurm_new(f->state_dir, rn->exec);
+        exec_slurm_set_stop_on_free(rn->exec, f->stop_pods_on_exit);
+    }
     co.exec = rn->exec;
     if (ctrl_new(&co, &rn->ctrl)) {
         snprintf(err, errlen, "cannot create the control plane");

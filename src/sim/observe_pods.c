@@ -168,7 +168,9 @@ static char *too_big(const json_t *np, const struct pod_group *g)
     struct diag d;
     diag_init(&d);
     char *out = NULL;
-    if (!prov_pool_from_json(np, &pool, &d)) {
+    if (!prov_pool_from_json(np, &pool, &d) && !pool.machine) { /* a Slurm pool */
+        prov_pool_release(&pool);
+    } else if (pool.machine) {
         struct prov_node_shape shape;
         prov_node_shape(pool.machine, &shape);
         const char *res = NULL;

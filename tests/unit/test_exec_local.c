@@ -69,7 +69,7 @@ static void test_security_context_honoured_or_refused(void **state)
     json_t *pod = probe_pod(f, "Never", json_pack("[s,s]", "out", "hi"));
     json_t *spec = json_object_get(pod, "spec");
     json_t *ctr = json_array_get(json_object_get(spec, "containers"), 0);
-    struct exec_pod ep = {"default", "sec", "sec", pod, NULL, NULL, 0, NULL, 0};
+    struct exec_pod ep = {"default", "sec", "sec", pod, NULL, NULL, 0, NULL, 0, NULL};
     char err[256];
     /* its own uid: honoured */
     json_object_set_new(spec, "securityContext",

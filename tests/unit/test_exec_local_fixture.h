@@ -165,7 +165,7 @@ static inline json_t *probe_pod(struct fx *f, const char *policy, json_t *args)
 static inline int start(struct fx *f, const char *uid, json_t *pod, const struct exec_env *env,
                         size_t n_env, const struct exec_env *mounts, size_t n_mounts)
 {
-    struct exec_pod ep = {"default", uid, uid, pod, NULL, env, n_env, mounts, n_mounts};
+    struct exec_pod ep = {"default", uid, uid, pod, NULL, env, n_env, mounts, n_mounts, NULL};
     char err[256];
     return f->x->ops->start(f->x, &ep, err, sizeof(err));
 }

@@ -34,7 +34,7 @@ static int read_status(struct fx *f, const char *uid, struct lx_status *st)
 
 static int adopt(struct fx *f, const char *uid)
 {
-    struct exec_pod ep = {"default", uid, uid, NULL, NULL, NULL, 0, NULL, 0};
+    struct exec_pod ep = {"default", uid, uid, NULL, NULL, NULL, 0, NULL, 0, NULL};
     return f->x->ops->adopt(f->x, &ep);
 }
 

@@ -7,12 +7,15 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <slurm/slurm.h>
 
 #include "provider/slurm.h"
+#include "util/err.h"
 
 static void gres_counts_sum_types_and_ignore_suffixes(void **state)
 {
@@ -89,12 +92,36 @@ static void drained_down_and_powered_down_nodes_are_not_ready(void **state)
     prov_slurm_node_release(&n);
 }
 
+/* The reader never blocks: the first get says "not read yet" (1), a later
+ * one the read's result; here no configuration (a read that fails at once). */
+static void reader_answers_without_blocking(void **state)
+{
+    (void)state;
+    setenv("SLURM_CONF", "/nonexistent/slurm.conf", 1);
+    struct prov_slurm_reader *r = prov_slurm_reader_new();
+    struct prov_slurm_node *nodes = NULL;
+    size_t n = 0;
+    char err[512] = "";
+    int rc = prov_slurm_reader_get(r, "on-demand", &nodes, &n, err, sizeof(err));
+    assert_true(rc == 1 || rc == CU_EIO); /* the thread may already have read */
+    for (int i = 0; i < 500 && rc == 1; i++) { /* its thread reads at once */
+        usleep(10000);
+        rc = prov_slurm_reader_get(r, "on-demand", &nodes, &n, err, sizeof(err));
+    }
+    assert_int_equal(rc, CU_EIO);
+    assert_null(nodes);
+    assert_int_equal(n, 0);
+    assert_non_null(strstr(err, "cannot read the Slurm configuration /nonexistent/slurm.conf"));
+    prov_slurm_reader_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gres_counts_sum_types_and_ignore_suffixes),
         cmocka_unit_test(a_node_record_maps_to_allocatable_labels_and_readiness),
         cmocka_unit_test(drained_down_and_powered_down_nodes_are_not_ready),
+        cmocka_unit_test(reader_answers_without_blocking),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

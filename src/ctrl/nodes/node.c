@@ -31,6 +31,8 @@ void nodes_pool_labels(const struct prov_pool *p, struct api_labels *out)
     for (size_t i = 0; i < p->labels.n; i++)
         api_labels_set(out, p->labels.items[i].key, p->labels.items[i].value);
     api_labels_set(out, LABEL_NODEPOOL, p->name);
+    if (!p->machine) /* a Slurm pool: its nodes' labels are Slurm's (slurmpool.c) */
+        return;
     api_labels_set(out, LABEL_INSTANCE_TYPE, p->machine->name);
     api_labels_set(out, LABEL_MACHINE_FAMILY, p->machine->family);
     if (p->tpu) {
@@ -64,7 +66,7 @@ void nodes_pool_taints(const struct prov_pool *p, struct api_taint **out, size_t
     *n = 0;
     if (p->tpu)
         taint_push(out, n, "google.com/tpu", "present", "NoSchedule");
-    if (p->machine->gpu)
+    if (p->machine && p->machine->gpu)
         taint_push(out, n, "nvidia.com/gpu", "present", "NoSchedule");
     if (p->queued)
         taint_push(out, n, LABEL_QUEUED, "true", "NoSchedule");

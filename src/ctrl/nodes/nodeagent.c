@@ -254,10 +254,13 @@ static int adopt_pod(struct ctrl *c, struct agent *a, const json_t *pod)
         return CU_ENOTFOUND;
     const char *state_dir = ctrl_cfg(c)->state_dir;
     char *sandbox = exec_sandbox_dir(x, state_dir, api_uid(pod));
+    json_t *node = store_get(ctrl_store(c), KIND_NODE, NULL,
+                             jx_or_empty(JX_STR(pod, "spec", "nodeName")));
     struct exec_pod ep = {api_namespace(pod), api_name(pod), api_uid(pod), pod, sandbox,
-                          NULL, 0, NULL, 0};
+                          NULL, 0, NULL, 0, node};
     int rc = x->ops->adopt(x, &ep);
     xfree(sandbox);
+    json_decref(node);
     if (rc == 0)
         track(a, pod);
     return rc == 0 || rc == CU_EEXIST ? rc : CU_ENOTFOUND;
@@ -344,7 +347,7 @@ static void start_pod(struct ctrl *c, struct agent *a, const json_t *pod, const 
     } else {
         struct exec *x = ctrl_exec(c);
         struct exec_pod ep = {api_namespace(pod), api_name(pod), api_uid(pod), run.pod,
-                              run.sandbox, run.env, run.n_env, run.mounts, run.n_mounts};
+                              run.sandbox, run.env, run.n_env, run.mounts, run.n_mounts, node};
         int src = x->ops->start(x, &ep, msg, sizeof(msg));
         if (src != 0) {
             json_t *cur = store_get(ctrl_store(c), KIND_POD, api_namespace(pod), api_name(pod));

@@ -19,7 +19,9 @@
 #include "api/meta.h"
 #include "api/schema.h"
 #include "provider/catalog.h"
+#include "provider/slurm.h"
 #include "ctrl/nodes/nodes.h"
+#include "util/err.h"
 #include "util/jsonx.h"
 #include "util/xalloc.h"
 
@@ -58,6 +60,7 @@ static void pool_gone(struct ctrl *c, struct nodes_ctx *ctx, const char *name)
     json_decref(names);
     nodes_pending_drop(ctx, name, NULL);
     json_object_del(ctx->pool_retry_at, name);
+    json_object_del(ctx->slurm_refresh_at, name);
 }
 
 static void count_nodes(struct store *s, const char *pool, int *total, int *ready)
@@ -138,6 +141,43 @@ static void keep_floor(struct ctrl *c, struct nodes_ctx *ctx, const json_t *obj,
     }
 }
 
+/* A Slurm pool: its Nodes are its partition's, read now and again every
+ * NODES_SLURM_REFRESH_MS (one timer pending per pool). An unreachable
+ * slurmctld or a missing partition leaves the Nodes as they were and makes
+ * the pool Ready=False with the reason (an event when it first happens). */
+static void slurm_pool(struct ctrl *c, struct nodes_ctx *ctx, const json_t *obj,
+                       const struct prov_pool *p)
+{
+    int64_t now = ctrl_now(c);
+    json_t *due = json_object_get(ctx->slurm_refresh_at, p->name);
+    if (!due || json_integer_value(due) <= now) {
+        json_object_set_new(ctx->slurm_refresh_at, p->name,
+                            json_integer(now + NODES_SLURM_REFRESH_MS));
+        ctrl_enqueue_at(c, ctx->rid_pool, NULL, p->name, now + NODES_SLURM_REFRESH_MS);
+    }
+    char msg[512];
+    int rc = nodes_slurm_sync(c, ctx, obj, p, msg, sizeof(msg));
+    if (rc == 1) { /* the first read is under way */
+        ctrl_enqueue_at(c, ctx->rid_pool, NULL, p->name, now + 200);
+        return;
+    }
+    if (rc == 0) {
+        write_status(c, obj, "True", "Running", "node pool is running");
+        return;
+    }
+    const char *reason = rc == CU_ENOTFOUND ? "SlurmPartitionNotFound" : "SlurmUnavailable";
+    const char *was = NULL;
+    size_t i;
+    json_t *cond;
+    json_array_foreach(JX_GET(obj, "status", "conditions"), i, cond) {
+        if (!strcmp(jx_or_empty(JX_STR(cond, "type")), "Ready"))
+            was = JX_STR(cond, "reason");
+    }
+    if (!was || strcmp(was, reason))
+        ctrl_event(c, obj, "Warning", reason, "%s", msg);
+    write_status(c, obj, "False", reason, msg);
+}
+
 static void pool_reconcile(struct ctrl *c, void *self, const char *ns, const char *name)
 {
     (void)ns;
@@ -155,6 +195,9 @@ static void pool_reconcile(struct ctrl *c, void *self, const char *ns, const cha
         char *msg = diag_summary(&d);
         write_status(c, obj, "False", "InvalidSpec", msg);
         xfree(msg);
+    } else if (p.slurm_partition) {
+        slurm_pool(c, ctx, obj, &p);
+        prov_pool_release(&p);
     } else {
         keep_floor(c, ctx, obj, &p);
         write_status(c, obj, "True", "Running", "node pool is running");
@@ -185,6 +228,8 @@ static void ctx_free(void *self)
     json_decref(ctx->idle_since);
     json_decref(ctx->pool_retry_at);
     json_decref(ctx->provreqs);
+    json_decref(ctx->slurm_refresh_at);
+    prov_slurm_reader_free(ctx->slurm_reader);
     if (ctx->own_prov)
         ctx->own_prov->ops->free(ctx->own_prov);
     xfree(ctx);
@@ -208,6 +253,7 @@ void ctrl__nodepool_register(struct ctrl *c)
     ctx->idle_since = json_object();
     ctx->pool_retry_at = json_object();
     ctx->provreqs = json_object();
+    ctx->slurm_refresh_at = json_object();
     ctx->rid_pool = ctrl_register(c, &pool_ops, ctx);
     ctx->rid_autoscaler = ctx->rid_binder = ctx->rid_agent = -1;
 }

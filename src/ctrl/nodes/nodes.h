@@ -41,6 +41,9 @@
 #define FINALIZER_POD "cueue.dev/pod-process"
 #define LABEL_KUEUE_TAS "kueue.x-k8s.io/tas"          /* pods of a TAS pod set */
 #define ANNOT_KUEUE_WORKLOAD "kueue.x-k8s.io/workload" /* their Workload's name */
+#define LABEL_SLURM_PARTITION "slurm.cueue.dev/partition"
+#define NODES_SLURM_FEATURE_PREFIX "feature.slurm.cueue.dev/"
+#define NODES_SLURM_REFRESH_MS 2000 /* a Slurm pool's Nodes follow the last read this often */
 
 #define NODES_RETRY_MS (60 * 1000) /* stockout / missing-room retry period */
 
@@ -140,6 +143,32 @@ int nodes_delete(struct ctrl *c, const json_t *names);
 /* Names of the Nodes of a pool (new array, sorted). */
 json_t *nodes_of_pool(struct store *s, const char *pool);
 
+/* ---- Slurm pools (nodes/slurmpool.c, docs/slurm.md) ---- */
+
+struct prov_slurm_node;
+struct prov_slurm_reader;
+struct nodes_ctx;
+/* The Node for Slurm node sn of pool p (spec.provider slurm): named as in
+ * Slurm; labels = the pool's config.labels, cloud.google.com/gke-nodepool,
+ * kubernetes.io/hostname, slurm.cueue.dev/partition and
+ * feature.slurm.cueue.dev/<feature>=true per Slurm feature (a feature that
+ * makes no valid label key is left out); allocatable = capacity = CPUs,
+ * RealMemory, pods 110, GRES tpu -> google.com/tpu and gpu ->
+ * nvidia.com/gpu; a node that takes no new work (down, drained, ...) is
+ * Ready=False (reason SlurmNodeNotReady, Slurm's reason in the message)
+ * and spec.unschedulable. old (the stored Node or NULL) keeps the Ready
+ * condition's transition time. Pure; new reference. */
+json_t *nodes_slurm_node_json(const struct prov_pool *p, const struct prov_slurm_node *sn,
+                              const json_t *old, int64_t now_ms);
+/* Make pool p's Nodes its Slurm partition's as ctx's reader last read them
+ * (prov_slurm_reader_get: never blocks): create, update, delete. Returns
+ * 0; 1 when the partition was not read yet (nothing changed: ask again
+ * soon); or CU_ENOTFOUND (no such partition) / CU_EIO (slurmctld
+ * unreachable, no configuration) with the reason in msg, the Nodes then
+ * left as they were. */
+int nodes_slurm_sync(struct ctrl *c, struct nodes_ctx *ctx, const json_t *pool_obj,
+                     const struct prov_pool *p, char *msg, size_t msglen);
+
 /* ---- shared state (nodepool.c) ---- */
 
 /* A provider request in flight. */
@@ -160,6 +189,8 @@ struct nodes_ctx {
     json_t *pool_retry_at;   /* pool name -> ms of the next stockout retry */
     json_t *provreqs;        /* "ns/name" -> in-memory request state */
     int64_t scale_timer_at;  /* the earliest "scale" timer pending, 0 = none */
+    json_t *slurm_refresh_at; /* Slurm pool name -> ms of its pending refresh timer */
+    struct prov_slurm_reader *slurm_reader; /* made for the first Slurm pool */
 };
 
 /* The node reconcilers' shared state (owned by the nodepool reconciler). */

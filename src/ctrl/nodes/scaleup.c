@@ -29,8 +29,12 @@ void nodes_pools_load(struct store *s, struct nodes_pools *out)
         diag_init(&d);
         struct nodes_pool_item *it = &out->items[out->n];
         if (!api_is_deleting(obj) && prov_pool_from_json(obj, &it->pool, &d) == 0) {
-            it->obj = json_incref(obj);
-            out->n++;
+            if (it->pool.slurm_partition) { /* its partition sizes it (slurmpool.c) */
+                prov_pool_release(&it->pool);
+            } else {
+                it->obj = json_incref(obj);
+                out->n++;
+            }
         }
         diag_release(&d);
     }
