@@ -5,10 +5,12 @@ SHELL := /bin/bash
 JOBS ?= $(shell nproc)
 BUILD ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 20
 PREFIX ?= /usr/local
 
 .PHONY: all deps build asan demo test unit e2e e2e-oci-many conformance bench bench-check golden-update \
-	lint install clean crash-test
+	lint install clean crash-test fuzz
 
 all: build
 
@@ -20,6 +22,10 @@ $(BUILD)/Makefile: CMakeLists.txt | deps
 
 $(ASAN_BUILD)/Makefile: CMakeLists.txt | deps
 	cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DCUEUE_SANITIZE=ON >/dev/null
+
+$(FUZZ_BUILD)/Makefile: CMakeLists.txt | deps
+	cmake -S . -B $(FUZZ_BUILD) -DCMAKE_C_COMPILER=clang-14 -DCMAKE_BUILD_TYPE=Debug \
+		-DCUEUE_FUZZ=ON >/dev/null
 
 build: deps $(BUILD)/Makefile
 	@$(MAKE) --no-print-directory -C $(BUILD) -j$(JOBS)
@@ -48,6 +54,13 @@ install: deps $(BUILD)/Makefile
 test: build asan
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j$(JOBS) -LE valgrind
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) -L 'valgrind|plain'
+
+# libFuzzer (clang-14, build-fuzz/): each harness of tests/fuzz for
+# FUZZ_SECONDS (default 20), niced; crashes land in build-fuzz/crashes/
+# (tests/fuzz/README.md). `make test` replays the committed corpora only.
+fuzz: deps $(FUZZ_BUILD)/Makefile
+	@$(MAKE) --no-print-directory -C $(FUZZ_BUILD) -j$(JOBS) fuzzers
+	@./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
 unit: asan
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j$(JOBS) -L unit
@@ -87,4 +100,4 @@ lint: deps
 	@./scripts/lint.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

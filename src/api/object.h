@@ -43,12 +43,22 @@ int api_admit(const struct api_kind *k, json_t *obj, const json_t *old, const ch
  * read the store (a LocalQueue named "default" in the job's namespace, a
  * WorkloadPriorityClass named "default"). Borrowed for the call. */
 /* What the server lets pods do beyond Kubernetes' own rules (docs/security.md,
- * "What a pod may do"): privileged containers, and hostPath volumes under
- * the given prefixes (borrowed strings). */
+ * "What a pod may do"): privileged containers, hostPath volumes under
+ * the given prefixes (borrowed strings), and the users pods run as. */
 struct api_pod_policy {
     bool allow_privileged;
     const char *const *host_path_prefixes;
     size_t n_host_path_prefixes;
+    /* Users (api_pod_run_as). switch_user: the server runs as root and
+     * runs each container as its securityContext's runAsUser/runAsGroup,
+     * else as pod_uid/pod_gid (--pod-user, default 65534:65534); uid or
+     * gid 0 only with allow_root (--allow-root-pods). !switch_user: pods
+     * run as the server's server_uid/server_gid and may not ask for other
+     * ones. */
+    bool switch_user;
+    bool allow_root;
+    uint32_t pod_uid, pod_gid;
+    uint32_t server_uid, server_gid;
 };
 
 /* Kueue's job frameworks (Configuration integrations.frameworks), as bits
@@ -91,6 +101,39 @@ bool api_job_policy_manages(const struct api_job_policy *p, enum api_kind_id kin
  * kueue-system). p must not be NULL. */
 bool api_job_policy_namespace_selected(const struct api_job_policy *p, const json_t *obj,
                                        const json_t *ns_obj);
+
+/* At most this many supplementary groups per container (the sandbox
+ * group, the pod's supplementalGroups and fsGroup). */
+#define API_RUN_AS_MAX_GROUPS 32
+
+/* Who one container runs as. */
+struct api_run_as {
+    bool switch_user;   /* false: the server's own user (nothing to change) */
+    uint32_t uid, gid;
+    uint32_t groups[API_RUN_AS_MAX_GROUPS]; /* supplementary groups */
+    size_t n_groups;
+    uint32_t sandbox_gid; /* the group owning the pod's sandbox: fsGroup,
+                             else the pod-level runAsGroup, else pod_gid */
+};
+
+/* Resolve who container ctr (an element of spec.containers or
+ * spec.initContainers) of pod spec `spec` runs as under policy pol
+ * (Kubernetes: the container's securityContext.runAsUser/runAsGroup win
+ * over the pod's spec.securityContext). When pol->switch_user: uid =
+ * runAsUser, else pol->pod_uid; gid = runAsGroup, else pol->pod_gid;
+ * groups = sandbox_gid (the group that owns the pod's sandbox), the
+ * pod's supplementalGroups and fsGroup. pol NULL: no server policy (cueue sim, unit tests): only
+ * the uid/gid 0 rule applies and out->switch_user is false.
+ * Returns 0 with *out, or 1 with *field set to the offending field
+ * ("runAsUser", "runAsGroup", "supplementalGroups" or "fsGroup"), *in_ctr
+ * true when it is the container's (else the pod's securityContext) and
+ * the reason (Kubernetes Forbidden style, without the field) in why:
+ * uid/gid 0 without pol->allow_root; a uid/gid other than the server's
+ * when !pol->switch_user; a value outside 0..2147483647; too many
+ * groups. */
+int api_pod_run_as(const struct api_pod_policy *pol, const json_t *spec, const json_t *ctr,
+                   struct api_run_as *out, const char **field, bool *in_ctr, char *why,
+                   size_t whylen);
 
 struct api_admit_env {
     /* true when an object of this kind exists at ns/name (ns "" for

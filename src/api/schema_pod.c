@@ -11,7 +11,9 @@
  * "..", and item paths and subPaths are relative; privileged containers
  * and hostPath volumes need the server's leave (struct api_pod_policy in
  * api_admit_env; without an env, as in `cueue sim` and the unit tests,
- * both are refused).
+ * both are refused); so do runAsUser/runAsGroup 0, and a server that is
+ * not root refuses a runAsUser/runAsGroup other than its own
+ * (api_pod_run_as).
  */
 #include <stdio.h>
 #include <string.h>
@@ -337,6 +339,41 @@ static void validate_security_context(struct api_vctx *c, const json_t *ct, cons
     xfree(f);
 }
 
+/* Who each container runs as (api_pod_run_as): a field the server cannot
+ * honour is refused here, naming it, rather than failing the pod at
+ * start. A pod-level field is reported once. */
+static void validate_run_as(struct api_vctx *c, const json_t *spec, const char *path)
+{
+    const struct api_pod_policy *pol = c->env ? c->env->pod_policy : NULL;
+    const char *const lists[] = {"initContainers", "containers"};
+    bool pod_reported = false;
+    for (int l = 0; l < 2; l++) {
+        size_t i;
+        json_t *ct;
+        json_array_foreach(json_object_get(spec, lists[l]), i, ct) {
+            struct api_run_as ra;
+            const char *field;
+            bool in_ctr;
+            char why[256];
+            if (!api_pod_run_as(pol, spec, ct, &ra, &field, &in_ctr, why, sizeof(why)) ||
+                (!in_ctr && pod_reported))
+                continue;
+            pod_reported |= !in_ctr;
+            char *f = in_ctr ? api__path("%s.%s[%zu].securityContext.%s", path, lists[l], i,
+                                         field)
+                             : api__path("%s.securityContext.%s", path, field);
+            const json_t *v = in_ctr ? JX_GET(ct, "securityContext", field)
+                                     : JX_GET(spec, "securityContext", field);
+            if (!strncmp(why, "must be between", 15) && json_is_integer(v))
+                api__diag_int(c->d, DIAG_INVALID, f, (int64_t)json_integer_value(v), "%s",
+                              why);
+            else
+                diag_add(c->d, DIAG_FORBIDDEN, f, NULL, "%s", why);
+            xfree(f);
+        }
+    }
+}
+
 /* mountPath, subPath and subPathExpr of each mount; workingDir. */
 static void validate_container_paths(struct api_vctx *c, const json_t *ct, const char *base)
 {
@@ -477,6 +514,7 @@ void api__validate_pod_spec(struct api_vctx *c, const json_t *spec, const char *
     validate_containers(c, spec, "containers", path);
     validate_containers(c, spec, "initContainers", path);
     validate_volumes(c, spec, path);
+    validate_run_as(c, spec, path);
     char *f = api__path("%s.resources", path);
     validate_resources(c, json_object_get(spec, "resources"), f);
     xfree(f);

@@ -285,6 +285,22 @@ void exec_local_set_restart_backoff(struct exec *x, int64_t base_ms);
  * (`cueue server --stop-pods-on-exit`, tests, the demo). Pass only an
  * exec_local_new() result. */
 void exec_local_set_stop_on_free(struct exec *x, bool stop);
+/* Who the local (and OCI) executor's pods run as: pol (borrowed; it must
+ * outlive the executor) is the server's pod policy, resolved per container
+ * by api_pod_run_as. With pol->switch_user (a root server) each container
+ * runs as its runAsUser/runAsGroup or pol's default user, with its
+ * supplementary groups, and each pod's sandbox (cwd, volumes, metrics
+ * file) is <sandbox_root>/<uid>, owned by root and the pod's group
+ * (sandbox_root is made mode 0711: searchable, not listable), while the
+ * supervisor's files and the logs stay in the private state directory.
+ * NULL (the default) = every pod runs as the server's own user, in
+ * <state_dir>/pods/<uid>, and a runAsUser/runAsGroup other than the
+ * server's fails the pod at start. Call before the first pod starts.
+ * 0, or CU_EIO with the reason in err (sandbox_root not absolute or not
+ * made). */
+struct api_pod_policy;
+int exec_local_set_pod_policy(struct exec *x, const struct api_pod_policy *pol,
+                              const char *sandbox_root, char *err, size_t errlen);
 
 /* ---- the OCI executor (`cueue server --runtime=oci`) ---- */
 

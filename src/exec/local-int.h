@@ -73,8 +73,18 @@
 /* A container's PATH when the server has none. */
 #define LX_DEFAULT_PATH "/usr/local/bin:/usr/bin:/bin"
 
+/* Who a container runs as when it is not the supervisor's own user. */
+#define LX_MAX_GROUPS 32
+struct lx_user {
+    bool set;       /* false: the supervisor's user (nothing changes) */
+    uint32_t uid, gid;
+    uint32_t groups[LX_MAX_GROUPS]; /* supplementary groups (setgroups) */
+    size_t n_groups;
+};
+
 /* What one container runs. All strings owned. */
 struct lx_cmd {
+    struct lx_user user; /* set by the executor (api_pod_run_as) */
     char *name;
     bool init;     /* an initContainer */
     char **argv;   /* NULL-terminated; NULL when error is set */
@@ -156,7 +166,8 @@ struct lx_spec {
 
 /* The spec as compact JSON text (caller frees): {"uid", "sandbox",
  * "restartPolicy", "restartBackoffMs", "containers": [{"name", "init",
- * "argv", "env", "cwd", "startError", "log", "reasonFile"}]}. */
+ * "argv", "env", "cwd", "startError", "log", "reasonFile", "user":
+ * {"uid", "gid", "groups"} (only when user.set)}]}. */
 char *lx_spec_dump(const struct lx_spec *spec);
 /* Parse text (len bytes, need not be NUL-terminated) written by
  * lx_spec_dump into *spec (release with lx_spec_release; zeroed first).
@@ -243,6 +254,15 @@ bool lx_read_line(const char *path, char *buf, size_t len);
  * supervisor program /x/cueue-pod-supervisor is missing (No such file or
  * directory): it is built and installed next to cueue ..."). */
 char *lx_sup_program(const char *dir, char *err, size_t errlen);
+/* Start cmd's process (the supervisor does, for each container): path
+ * with cmd->argv/envp, stdin /dev/null, stdout and stderr on logfd, its
+ * own session, default signals, nothing else open; when cmd->user.set,
+ * as that user: supplementary groups set, then the gid, then the uid
+ * (all before chdir to cmd->cwd and the exec, so both are checked as the
+ * pod's user). Returns 0 with *pid, or an errno value (the child's, from
+ * chdir, the id changes or exec, when it got that far). */
+int lx_spawn_container(const char *path, const struct lx_cmd *cmd, int logfd, int *pid);
+
 /* Start the supervisor of pod directory dir: program (lx_sup_program) with
  * the pod's lock file taken here and handed over on LX_LOCK_FD, spec_text
  * in a memfd on LX_SPEC_FD, its own session, stdin/stdout/stderr

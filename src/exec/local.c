@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <poll.h>
 #include <pthread.h>
@@ -37,6 +38,7 @@
 #include <unistd.h>
 #include <uthash.h>
 
+#include "api/object.h"
 #include "exec/local-int.h"
 #include "util/clock.h"
 #include "util/err.h"
@@ -90,6 +92,8 @@ struct exec_local {
     int64_t backoff_ms;
     bool stop_on_free;
     struct lx_hooks hooks;  /* all NULL: a plain local executor */
+    const struct api_pod_policy *pod_policy; /* borrowed; NULL = pods run as the server's user */
+    char *sandbox_root;    /* pods' sandboxes <root>/<uid> (users switched), NULL = in <dir> */
     pthread_mutex_t mu;
     pthread_t thread;
     int wake_fd, ino_fd;
@@ -173,7 +177,8 @@ static bool refresh_status(struct lx_pod *p)
 static json_t *read_metrics(const char *path, char **text_out)
 {
     *text_out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* no symlinks: a pod that runs as another user may write here */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0)
         return NULL;
     off_t size = lseek(fd, 0, SEEK_END);
@@ -636,12 +641,12 @@ static struct lx_pod *pod_new(struct exec_local *l, const char *uid, const char 
  * else of the server's environment (its credentials, tokens, proxies stay
  * with it). The pod's own env and the node agent's come on top.
  * NULL-terminated; caller frees each string and the array. */
-static char **base_env(void)
+static char **base_env(uid_t uid)
 {
     const char *path = getenv("PATH");
     struct passwd pwd, *pw = NULL;
     char buf[4096];
-    if (getpwuid_r(geteuid(), &pwd, buf, sizeof(buf), &pw) != 0)
+    if (getpwuid_r(uid, &pwd, buf, sizeof(buf), &pw) != 0)
         pw = NULL;
     char **env = xcalloc(3, sizeof(*env));
     env[0] = xasprintf("PATH=%s", path && path[0] ? path : LX_DEFAULT_PATH);
@@ -649,16 +654,23 @@ static char **base_env(void)
     return env;
 }
 
-/* The supervisor's spec for pod (lx_spec_dump's text; caller frees). */
-static char *spec_text(struct exec_local *l, struct lx_pod *p, const struct exec_pod *pod)
+/* The supervisor's spec for pod (lx_spec_dump's text; caller frees); users
+ * (check_security's, one per container) are who the containers run as. */
+static char *spec_text(struct exec_local *l, struct lx_pod *p, const struct exec_pod *pod,
+                       const struct lx_user *users, size_t n_users)
 {
     struct exec_pod copy = *pod;
     struct exec_env *env = env_with_metrics(pod, p->metrics_path, &copy.n_env);
     copy.env = env;
     struct lx_spec spec = {.uid = p->uid, .sandbox = p->sandbox, .policy = policy_of(pod->pod),
                            .backoff_ms = l->backoff_ms};
-    char **env0 = base_env();
+    /* HOME: the pod's user's (its first main container's) */
+    size_t n_inits = json_array_size(JX_GET(pod->pod, "spec", "initContainers"));
+    const struct lx_user *u0 = n_inits < n_users ? &users[n_inits] : NULL;
+    char **env0 = base_env(u0 && u0->set ? (uid_t)u0->uid : geteuid());
     spec.cmds = lx_cmds_build(&copy, env0, p->sandbox, &spec.n);
+    for (size_t i = 0; i < spec.n && i < n_users; i++)
+        spec.cmds[i].user = users[i];
     for (char **e = env0; *e; e++)
         xfree(*e);
     xfree(env0);
@@ -680,45 +692,121 @@ static const json_t *sc_field(const json_t *pod, const json_t *ctr, const char *
     return v ? v : JX_GET(pod, "spec", "securityContext", name);
 }
 
-/* Can every container run as its securityContext asks? Pods run as the
- * server's user: runAsUser/runAsGroup other than the server's uid/gid
- * cannot be honoured, and runAsNonRoot refuses a pod that would run as
- * uid 0 (the kubelet's CreateContainerConfigError). 0 or CU_EFORBIDDEN
- * with the reason in err. */
-static int check_security(const struct exec_pod *pod, char *err, size_t errlen)
+/* Can every container run as its securityContext asks (api_pod_run_as
+ * under the server's policy; without one, pods run as the server's user
+ * and another runAsUser/runAsGroup cannot be honoured), and runAsNonRoot
+ * refuses a pod that would run as uid 0 (the kubelet's
+ * CreateContainerConfigError). Fills users[0..n) (initContainers first,
+ * n = their count plus the containers') and *sandbox_gid. 0 or
+ * CU_EFORBIDDEN with the reason in err. */
+static int check_security(const struct exec_local *l, const struct exec_pod *pod,
+                          struct lx_user *users, size_t n, gid_t *sandbox_gid, char *err,
+                          size_t errlen)
 {
+    const struct api_pod_policy own = {.server_uid = (uint32_t)geteuid(),
+                                       .server_gid = (uint32_t)getegid(), .allow_root = true};
+    const struct api_pod_policy *pol = l->pod_policy ? l->pod_policy : &own;
+    const json_t *spec = JX_GET(pod->pod, "spec");
     const char *const lists[] = {"initContainers", "containers"};
-    uid_t euid = geteuid();
-    gid_t egid = getegid();
-    for (int l = 0; l < 2; l++) {
+    size_t k = 0;
+    *sandbox_gid = (gid_t)getegid();
+    for (int li = 0; li < 2; li++) {
         size_t i;
         json_t *ctr;
-        json_array_foreach(JX_GET(pod->pod, "spec", lists[l]), i, ctr) {
+        json_array_foreach(JX_GET(spec, lists[li]), i, ctr) {
             const char *name = jx_or_empty(JX_STR(ctr, "name"));
-            const json_t *u = sc_field(pod->pod, ctr, "runAsUser");
-            const json_t *g = sc_field(pod->pod, ctr, "runAsGroup");
-            json_int_t uid = json_is_integer(u) ? json_integer_value(u) : (json_int_t)euid;
-            if (json_is_integer(u) && uid != (json_int_t)euid) {
-                snprintf(err, errlen, "container %s: runAsUser %lld cannot be honoured: cueue "
-                         "runs pods as the server's user (uid %u)", name, (long long)uid,
-                         (unsigned)euid);
+            struct api_run_as ra;
+            const char *field;
+            bool in_ctr;
+            char why[256];
+            if (api_pod_run_as(pol, spec, ctr, &ra, &field, &in_ctr, why, sizeof(why))) {
+                const json_t *v = in_ctr ? JX_GET(ctr, "securityContext", field)
+                                         : JX_GET(spec, "securityContext", field);
+                char val[32] = "";
+                if (json_is_integer(v))
+                    snprintf(val, sizeof(val), " %lld", (long long)json_integer_value(v));
+                snprintf(err, errlen, "container %s: %s%s cannot be honoured: %s", name, field,
+                         val, why);
                 return CU_EFORBIDDEN;
             }
-            if (json_is_integer(g) && json_integer_value(g) != (json_int_t)egid) {
-                snprintf(err, errlen, "container %s: runAsGroup %lld cannot be honoured: cueue "
-                         "runs pods as the server's group (gid %u)", name,
-                         (long long)json_integer_value(g), (unsigned)egid);
-                return CU_EFORBIDDEN;
-            }
+            uid_t uid = ra.switch_user ? (uid_t)ra.uid : geteuid();
             if (json_is_true(sc_field(pod->pod, ctr, "runAsNonRoot")) && uid == 0) {
                 snprintf(err, errlen, "container has runAsNonRoot and would run as root (uid 0) "
                          "(pod: \"%s/%s\", container: %s)", jx_or_empty(pod->ns),
                          jx_or_empty(pod->name), name);
                 return CU_EFORBIDDEN;
             }
+            if (k < n) {
+                struct lx_user *u = &users[k++];
+                memset(u, 0, sizeof(*u));
+                u->set = ra.switch_user;
+                u->uid = ra.uid;
+                u->gid = ra.gid;
+                for (size_t g = 0; g < ra.n_groups && g < LX_MAX_GROUPS; g++)
+                    u->groups[u->n_groups++] = ra.groups[g];
+                if (ra.switch_user)
+                    *sandbox_gid = (gid_t)ra.sandbox_gid;
+            }
         }
     }
     return 0;
+}
+
+/* nftw's callback for share_sandbox's volume walk: the group, and the
+ * group's read (and search) bit where the owner has it. */
+static _Thread_local gid_t walk_gid;
+static int share_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)ftw;
+    if (type == FTW_SL || type == FTW_SLN)
+        return 0; /* staged volumes have none; never follow one */
+    if (lchown(path, (uid_t)-1, walk_gid) == 0) {
+        mode_t m = st->st_mode & 07777;
+        m |= (m & S_IRUSR ? S_IRGRP : 0) | (m & S_IXUSR && type == FTW_D ? S_IXGRP : 0);
+        chmod(path, m & 0777);
+    }
+    return 0;
+}
+
+/* Open pod's sandbox to the users it runs as (a server that runs pods as
+ * another user, docs/security.md "Who a pod runs as"; the sandbox is then
+ * <sandbox_root>/<uid>, apart from the supervisor's files and logs in the
+ * state directory): the sandbox root:gid mode 02770 (every container of
+ * the pod has gid among its groups; files made there get the group), its
+ * volumes/ root:gid 0750, every configMap/secret volume's directory and files in
+ * group gid with the group read bit where the owner has it (Kubernetes'
+ * fsGroup ownership), every emptyDir 0777 (Kubernetes' mode for it).
+ * hostPath volumes are left as they are. A change that fails is logged:
+ * the pod then meets a permission error it can tell. */
+static void share_sandbox(const char *sandbox, const json_t *pod, gid_t gid)
+{
+    char *vols = xasprintf("%s/volumes", sandbox);
+    const char *const dirs[] = {sandbox, vols};
+    const mode_t modes[] = {02770, 0750};
+    for (int i = 0; i < 2; i++) {
+        if (chown(dirs[i], 0, gid) != 0 && errno != ENOENT)
+            log_warn("exec", "%s: cannot give it to group %u: %s", dirs[i], (unsigned)gid,
+                     strerror(errno));
+        else if (chmod(dirs[i], modes[i]) != 0 && errno != ENOENT)
+            log_warn("exec", "%s: chmod: %s", dirs[i], strerror(errno));
+    }
+    xfree(vols);
+    size_t i;
+    json_t *v;
+    json_array_foreach(JX_GET(pod, "spec", "volumes"), i, v) {
+        const char *name = JX_STR(v, "name");
+        if (!name || !exec_is_safe_relpath(name) || strchr(name, '/') || JX_GET(v, "hostPath"))
+            continue;
+        char *d = exec_volume_dir(sandbox, name);
+        if (JX_GET(v, "emptyDir")) {
+            if (chmod(d, 0777) != 0 && errno != ENOENT)
+                log_warn("exec", "%s: chmod: %s", d, strerror(errno));
+        } else {
+            walk_gid = gid;
+            nftw(d, share_entry, 16, FTW_PHYS);
+        }
+        xfree(d);
+    }
 }
 
 static int local_start(struct exec *x, const struct exec_pod *pod, char *err, size_t errlen)
@@ -732,15 +820,22 @@ static int local_start(struct exec *x, const struct exec_pod *pod, char *err, si
         snprintf(err, errlen, "pod %s has no containers", jx_or_empty(pod->name));
         return CU_EINVAL;
     }
-    int rc = check_security(pod, err, errlen);
-    if (rc != 0)
+    size_t n_users = json_array_size(JX_GET(pod->pod, "spec", "initContainers")) +
+                     json_array_size(JX_GET(pod->pod, "spec", "containers"));
+    struct lx_user *users = xcalloc(n_users, sizeof(*users));
+    gid_t sandbox_gid;
+    int rc = check_security(l, pod, users, n_users, &sandbox_gid, err, errlen);
+    if (rc != 0) {
+        xfree(users);
         return rc;
+    }
     pthread_mutex_lock(&l->mu);
     struct lx_pod *p;
     HASH_FIND_STR(l->pods, pod->uid, p);
     if (p) {
         pthread_mutex_unlock(&l->mu);
         snprintf(err, errlen, "pod %s is already running", pod->uid);
+        xfree(users);
         return CU_EEXIST;
     }
     char *dir = xasprintf("%s/pods/%s", l->state_dir, pod->uid);
@@ -750,11 +845,15 @@ static int local_start(struct exec *x, const struct exec_pod *pod, char *err, si
         pthread_mutex_unlock(&l->mu);
         snprintf(err, errlen, "pod %s already ran in its sandbox (%s): it is not started twice",
                  pod->uid, LX_STARTED_FILE);
+        xfree(users);
         return CU_EEXIST;
     }
     p = pod_new(l, pod->uid, pod->sandbox_dir);
     p->check_status = p->check_metrics = false; /* nothing there yet: inotify says when */
-    p->spec_text = spec_text(l, p, pod);
+    if (n_users && users[n_users - 1].set)
+        share_sandbox(p->sandbox, pod->pod, sandbox_gid);
+    p->spec_text = spec_text(l, p, pod, users, n_users);
+    xfree(users);
     unlink(p->status_path); /* a previous life's status is not this one's */
     p->spawn_pending = true;
     HASH_ADD_KEYPTR(hh, l->pods, p->uid, strlen(p->uid), p);
@@ -934,6 +1033,7 @@ static void local_free(struct exec *x)
     pthread_mutex_destroy(&l->mu);
     xfree(l->sup_program);
     xfree(l->state_dir);
+    xfree(l->sandbox_root);
     xfree(l);
 }
 
@@ -971,6 +1071,10 @@ static int local_remove(struct exec *x, const char *uid)
             l->hooks.done(l->hooks.ctx, uid, dir);
         if (nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
             rc = CU_EIO;
+        char *sb = l->sandbox_root ? xasprintf("%s/%s", l->sandbox_root, uid) : NULL;
+        if (sb && nftw(sb, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && errno != ENOENT)
+            rc = CU_EIO;
+        xfree(sb);
     }
     xfree(dir);
     return rc;
@@ -1062,6 +1166,67 @@ void lx_set_fork_server(struct exec *x, bool on)
     pthread_mutex_lock(&l->mu);
     l->use_forksrv = on;
     pthread_mutex_unlock(&l->mu);
+}
+
+static char *local_sandbox_dir(struct exec *x, const char *uid)
+{
+    struct exec_local *l = to_local(x);
+    return xasprintf("%s/%s", l->sandbox_root, uid);
+}
+
+static const struct exec_stage_ops local_stage_ops = {.sandbox_dir = local_sandbox_dir};
+
+/* The first directory on the way to path (path included) that others
+ * cannot search (no o+x), copied into bad; false when there is none. */
+static bool unsearchable_on_way(const char *path, char *bad, size_t len)
+{
+    char *p = xstrdup(path);
+    bool found = false;
+    for (char *s = p + 1; !found; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char save = *s;
+        *s = '\0';
+        struct stat st;
+        if (stat(p, &st) == 0 && !(st.st_mode & S_IXOTH)) {
+            snprintf(bad, len, "%s (mode %04o)", p, (unsigned)(st.st_mode & 07777));
+            found = true;
+        }
+        *s = save;
+        if (!save)
+            break;
+    }
+    xfree(p);
+    return found;
+}
+
+int exec_local_set_pod_policy(struct exec *x, const struct api_pod_policy *pol,
+                              const char *sandbox_root, char *err, size_t errlen)
+{
+    struct exec_local *l = to_local(x);
+    bool sw = pol && pol->switch_user;
+    if (sw && (!sandbox_root || sandbox_root[0] != '/' || exec_mkdir_p(sandbox_root) != 0 ||
+               chown(sandbox_root, 0, 0) != 0 || chmod(sandbox_root, 0711) != 0)) {
+        snprintf(err, errlen, "cannot make the pods' sandbox directory %s (mode 0711): %s",
+                 sandbox_root ? sandbox_root : "(none)",
+                 sandbox_root && sandbox_root[0] == '/' ? strerror(errno)
+                                                        : "an absolute path is needed");
+        return CU_EIO;
+    }
+    char bad[PATH_MAX + 32];
+    if (sw && unsearchable_on_way(sandbox_root, bad, sizeof(bad))) {
+        snprintf(err, errlen, "pods that run as other users cannot reach their sandboxes under "
+                 "%s: %s is not searchable by others (choose another --pod-sandboxes)",
+                 sandbox_root, bad);
+        return CU_EIO;
+    }
+    pthread_mutex_lock(&l->mu);
+    l->pod_policy = pol;
+    XFREE(l->sandbox_root);
+    l->sandbox_root = sw ? xstrdup(sandbox_root) : NULL;
+    l->base.stage_ops = sw ? &local_stage_ops : NULL;
+    pthread_mutex_unlock(&l->mu);
+    return 0;
 }
 
 void exec_local_set_stop_on_free(struct exec *x, bool stop)

@@ -58,7 +58,7 @@ static int dump_atomic(const json_t *v, const char *path, int mode)
 {
     char *text = jx_dumps(v);
     char *tmp = xasprintf("%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
     int rc = CU_EIO;
     if (fd >= 0) {
         /* no fsync: the file describes processes, which a machine crash
@@ -134,6 +134,14 @@ char *lx_spec_dump(const struct lx_spec *spec)
                             c->init, "argv", strv_json(c->argv), "env", strv_json(c->envp),
                             "cwd", c->cwd, "startError", c->error, "log", c->log_path,
                             "reasonFile", c->reason_file));
+        if (c->user.set) {
+            json_t *g = json_array();
+            for (size_t k = 0; k < c->user.n_groups; k++)
+                json_array_append_new(g, json_integer(c->user.groups[k]));
+            json_object_set_new(json_array_get(ctrs, i), "user",
+                                json_pack("{s:I,s:I,s:o}", "uid", (json_int_t)c->user.uid,
+                                          "gid", (json_int_t)c->user.gid, "groups", g));
+        }
     }
     json_t *v = json_pack("{s:s,s:s,s:s,s:I,s:o}", "uid", spec->uid, "sandbox", spec->sandbox,
                           "restartPolicy", policy_names[spec->policy], "restartBackoffMs",
@@ -178,6 +186,26 @@ int lx_spec_parse(const char *text, size_t len, struct lx_spec *spec, char *err,
             o->error = xasprintf("container %s has no command", o->name);
         o->log_path = dup_or_null(JX_STR(c, "log"));
         o->reason_file = dup_or_null(JX_STR(c, "reasonFile"));
+        const json_t *u = JX_GET(c, "user");
+        if (u) { /* a user the spec names but that does not parse runs nothing */
+            json_int_t uid = JX_INT(u, -1, "uid"), gid = JX_INT(u, -1, "gid");
+            const json_t *g = JX_GET(u, "groups");
+            o->user.set = true;
+            o->user.uid = (uint32_t)uid;
+            o->user.gid = (uint32_t)gid;
+            bool ok = uid >= 0 && uid <= INT32_MAX && gid >= 0 && gid <= INT32_MAX &&
+                      json_array_size(g) <= LX_MAX_GROUPS;
+            size_t k;
+            json_t *x;
+            json_array_foreach(g, k, x) {
+                ok = ok && json_is_integer(x) && json_integer_value(x) >= 0 &&
+                     json_integer_value(x) <= INT32_MAX;
+                if (ok)
+                    o->user.groups[o->user.n_groups++] = (uint32_t)json_integer_value(x);
+            }
+            if (!ok && !o->error)
+                o->error = xasprintf("container %s: the user to run as is not valid", o->name);
+        }
     }
     json_decref(v);
     return 0;

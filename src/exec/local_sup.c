@@ -41,6 +41,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -90,7 +91,7 @@ static void say(const struct sup *s, const char *fmt, ...)
     if (!opened) {
         opened = true;
         char *path = xasprintf("%s/%s", s->dir, LX_OUT_FILE);
-        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+        int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         xfree(path);
         if (fd >= 0 && fd != 2) {
             dup2(fd, 2); /* without O_CLOEXEC: containers get their own */
@@ -115,23 +116,97 @@ static void write_status(struct sup *s)
 
 /* ---- containers ---- */
 
+/* The child's side of lx_spawn_container with a user: an errno value
+ * when something failed before the exec (its caller reports it). */
+static int child_as_user(const char *path, const struct lx_cmd *cmd, int logfd)
+{
+    setsid();
+    for (int sig = 1; sig < NSIG; sig++)
+        signal(sig, SIG_DFL); /* SIGKILL/SIGSTOP and the reserved ones fail: fine */
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul < 0 || dup2(nul, 0) < 0 || dup2(logfd, 1) < 0 || dup2(logfd, 2) < 0)
+        return errno;
+    gid_t groups[LX_MAX_GROUPS];
+    for (size_t i = 0; i < cmd->user.n_groups; i++)
+        groups[i] = (gid_t)cmd->user.groups[i];
+    /* groups first, the gid next, the uid last: each needs the privilege
+     * the next one drops */
+    if (setgroups(cmd->user.n_groups, groups) || setgid((gid_t)cmd->user.gid) ||
+        setuid((uid_t)cmd->user.uid))
+        return errno;
+    if (chdir(cmd->cwd))
+        return errno;
+    if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC)) /* the error pipe stays until the exec */
+        return errno;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(path, cmd->argv, cmd->envp);
+    return errno;
+}
+
+int lx_spawn_container(const char *path, const struct lx_cmd *cmd, int logfd, int *pid_out)
+{
+    pid_t pid = 0;
+    if (!cmd->user.set) {
+        posix_spawn_file_actions_t fa;
+        posix_spawnattr_t at;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, logfd, 1);
+        posix_spawn_file_actions_adddup2(&fa, logfd, 2);
+        posix_spawn_file_actions_addchdir_np(&fa, cmd->cwd);
+        posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+        lx_spawn_attrs(&at);
+        int rc = posix_spawn(&pid, path, &fa, &at, cmd->argv, cmd->envp);
+        posix_spawnattr_destroy(&at);
+        posix_spawn_file_actions_destroy(&fa);
+        *pid_out = (int)pid;
+        return rc;
+    }
+    /* posix_spawn cannot change users: fork (the supervisor is single-
+     * threaded) and report the child's errno through a close-on-exec pipe
+     * (EOF = the exec happened), as posix_spawn does */
+    int pfd[2];
+    if (pipe2(pfd, O_CLOEXEC))
+        return errno;
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    pid = fork();
+    if (pid == 0) {
+        close(pfd[0]);
+        int e = child_as_user(path, cmd, logfd);
+        while (write(pfd[1], &e, sizeof(e)) < 0 && errno == EINTR) {}
+        _exit(127);
+    }
+    int e = pid < 0 ? errno : 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    close(pfd[1]);
+    if (pid > 0) {
+        int ce = 0;
+        ssize_t n;
+        while ((n = read(pfd[0], &ce, sizeof(ce))) < 0 && errno == EINTR) {}
+        if (n == (ssize_t)sizeof(ce)) {
+            e = ce ? ce : EIO;
+            waitpid(pid, NULL, 0);
+        }
+    }
+    close(pfd[0]);
+    *pid_out = (int)pid;
+    return e;
+}
+
 static int spawn_proc(const char *path, const struct lx_cmd *cmd, pid_t *pid)
 {
-    int logfd = open(cmd->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    /* no symlinks: a pod that runs as another user may write in the
+     * directory (it can make its own log file, not point ours elsewhere) */
+    int logfd = open(cmd->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (logfd < 0)
         return errno;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, logfd, 1);
-    posix_spawn_file_actions_adddup2(&fa, logfd, 2);
-    posix_spawn_file_actions_addchdir_np(&fa, cmd->cwd);
-    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-    lx_spawn_attrs(&at);
-    int rc = posix_spawn(pid, path, &fa, &at, cmd->argv, cmd->envp);
-    posix_spawnattr_destroy(&at);
-    posix_spawn_file_actions_destroy(&fa);
+    int p = 0;
+    int rc = lx_spawn_container(path, cmd, logfd, &p);
+    *pid = (pid_t)p;
     close(logfd);
     return rc;
 }

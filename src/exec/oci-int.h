@@ -77,6 +77,10 @@ struct oci_ctr_cfg {
     int64_t memory_limit_bytes; /* 0 = none */
     int64_t cpu_limit_milli;    /* 0 = none: cpu quota over a 100 ms period */
     int64_t cpu_request_milli;  /* 0 = none: cpu shares (v1) = weight (v2) */
+    /* process.user: uid/gid/additionalGids (0/0/none when not given) */
+    uint32_t uid, gid;
+    const uint32_t *groups;
+    size_t n_groups;
 };
 
 /* The OCI runtime config (runtime-spec 1.0) of one container: namespaces
@@ -85,8 +89,8 @@ struct oci_ctr_cfg {
  * /dev/shm, /dev/mqueue, /sys read-only, /tmp a private tmpfs, then binds;
  * linux.resources: memory.limit (and swap = limit: none beyond), cpu.quota/period (limit_milli * 100 per
  * 100000 us), cpu.shares (request_milli * 1024 / 1000, at least 2), the
- * devices allowed; Docker's default capabilities; masked /proc paths.
- * New reference. */
+ * devices allowed; Docker's default capabilities; masked /proc paths;
+ * process.user from uid, gid and groups (additionalGids). New reference. */
 json_t *oci_config_new(const struct oci_ctr_cfg *cfg);
 
 /* A container's limits from its resources (requests/limits.cpu,

@@ -349,6 +349,13 @@ static void bundle_one(struct oci *o, const struct pod_ctx *pc, struct lx_cmd *c
                               .hostname = pc->hostname, .netns_path = pc->netns,
                               .binds = binds, .n_binds = binds_of(pc, c->cwd, binds, 66),
                               .devices = pc->gpus->dev, .n_devices = pc->gpus->n};
+    if (c->user.set) { /* the runtime changes users inside; the shim stays root */
+        cfg.uid = c->user.uid;
+        cfg.gid = c->user.gid;
+        cfg.groups = c->user.groups;
+        cfg.n_groups = c->user.n_groups;
+        c->user.set = false;
+    }
     char *argv0 = c->argv[0];
     if (program)
         c->argv[0] = program;

@@ -137,9 +137,16 @@ json_t *oci_config_new(const struct oci_ctr_cfg *c)
     json_t *capset = json_pack("{s:O, s:O, s:O, s:O}", "bounding", caps, "effective", caps,
                                "permitted", caps, "inheritable", caps);
     json_decref(caps);
+    json_t *user = json_pack("{s:I, s:I}", "uid", (json_int_t)c->uid, "gid", (json_int_t)c->gid);
+    if (c->n_groups) {
+        json_t *g = json_array();
+        for (size_t i = 0; i < c->n_groups; i++)
+            json_array_append_new(g, json_integer(c->groups[i]));
+        json_object_set_new(user, "additionalGids", g);
+    }
     json_t *process = json_pack(
-        "{s:b, s:{s:i, s:i}, s:o, s:o, s:s, s:o, s:b}", "terminal", 0, "user", "uid", 0,
-        "gid", 0, "args", strv((const char *const *)c->argv), "env",
+        "{s:b, s:o, s:o, s:o, s:s, s:o, s:b}", "terminal", 0, "user", user,
+        "args", strv((const char *const *)c->argv), "env",
         strv((const char *const *)c->envp), "cwd", c->cwd && c->cwd[0] == '/' ? c->cwd : "/",
         "capabilities", capset, "noNewPrivileges", 0);
     return json_pack("{s:s, s:o, s:{s:s, s:b}, s:s, s:o, s:o}", "ociVersion", "1.0.2",

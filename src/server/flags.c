@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "server/srv-int.h"
 #include "server/statefiles.h"
@@ -111,6 +112,35 @@ static int allow_privileged(const struct flag_def *d, char *field, const char *v
 {
     struct srv_flags *f = (struct srv_flags *)(field - offsetof(struct srv_flags, pods));
     f->pods.allow_privileged = true;
+    return 0;
+}
+
+/* --allow-root-pods into the pod policy. */
+static int allow_root(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    struct srv_flags *f = (struct srv_flags *)(field - offsetof(struct srv_flags, pods));
+    f->pods.allow_root = true;
+    return 0;
+}
+
+/* --pod-user UID[:GID] (GID defaults to UID) into the pod policy; 0 needs
+ * --allow-root-pods too (checked after parsing: srv_flags_parse). */
+static int set_pod_user(const struct flag_def *d, char *field, const char *v, FILE *err)
+{
+    struct srv_flags *f = (struct srv_flags *)(field - offsetof(struct srv_flags, pods));
+    char *end;
+    errno = 0;
+    unsigned long u = strtoul(v, &end, 10), g = u;
+    bool ok = v[0] >= '0' && v[0] <= '9' && !errno && (*end == '\0' || *end == ':');
+    if (ok && *end == ':') {
+        const char *gs = end + 1;
+        g = strtoul(gs, &end, 10);
+        ok = gs[0] >= '0' && gs[0] <= '9' && !errno && !*end;
+    }
+    if (!ok || u > 2147483647UL || g > 2147483647UL)
+        return invalid(d, v, "UID or UID:GID, numbers from 0 to 2147483647", err);
+    f->pods.pod_uid = (uint32_t)u;
+    f->pods.pod_gid = (uint32_t)g;
     return 0;
 }
 
@@ -243,6 +273,21 @@ static const struct flag_def flags[] = {
     FLAG("allow-privileged-pods", NULL, allow_privileged, pods,
          "accept containers with securityContext.privileged\n"
          "(default: refused with a field error)"),
+    FLAG("pod-user", "UID[:GID]", set_pod_user, pods,
+         "when the server runs as root: the user (and group, default\n"
+         "the same number) pods run as when their securityContext\n"
+         "names none (default 65534:65534, nobody:nogroup; 0 only\n"
+         "with --allow-root-pods)"),
+    FLAG("pod-sandboxes", "DIR", set_dir, pod_sandboxes,
+         "when the server runs as root: where pods' sandboxes (their\n"
+         "working directory, volumes, metrics file) live, one\n"
+         "directory per pod owned by its group; DIR is made mode 0711\n"
+         "and must be reachable by the pods' users (default\n"
+         SRV_DEFAULT_POD_SANDBOXES "; the state directory stays private)"),
+    FLAG("allow-root-pods", NULL, allow_root, pods,
+         "when the server runs as root: accept runAsUser/runAsGroup\n"
+         "0 (default: refused with a field error; pods never run as\n"
+         "root unless they ask)"),
     FLAG("allow-host-path", "PREFIX", add_host_path, pods,
          "accept hostPath volumes under PREFIX (repeatable, up\n"
          "to 16; default: none)"),
@@ -348,6 +393,10 @@ static void defaults(struct srv_flags *f)
     f->dash.addr = xstrdup("127.0.0.1");
     f->dash.port = -1;
     srv_limits_defaults(&f->limits);
+    f->pods.pod_uid = f->pods.pod_gid = 65534; /* nobody:nogroup */
+    f->pods.server_uid = (uint32_t)geteuid();
+    f->pods.server_gid = (uint32_t)getegid();
+    f->pods.switch_user = geteuid() == 0;
 }
 
 int srv_flags_parse(struct srv_flags *f, int argc, char **argv, FILE *out, FILE *err)
@@ -384,6 +433,12 @@ int srv_flags_parse(struct srv_flags *f, int argc, char **argv, FILE *out, FILE 
                 argv[optind]);
         rc = 2;
     }
+    if (rc < 0 && (f->pods.pod_uid == 0 || f->pods.pod_gid == 0) && !f->pods.allow_root) {
+        fprintf(err, "cueue server: --pod-user %u:%u runs pods as root: that needs "
+                     "--allow-root-pods too\n", (unsigned)f->pods.pod_uid,
+                (unsigned)f->pods.pod_gid);
+        rc = 2;
+    }
     if (rc < 0 && !f->state_dir)
         f->state_dir = srv_default_state_dir();
     if (rc < 0 && !f->anonymous)
@@ -412,4 +467,5 @@ void srv_flags_release(struct srv_flags *f)
 {
     XFREE(f->state_dir);
     XFREE(f->dash.addr);
+    XFREE(f->pod_sandboxes);
 }

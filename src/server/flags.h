@@ -19,6 +19,10 @@
 #include "api/object.h"
 #include "server/server.h"
 
+/* Where a root server keeps the sandboxes of pods that run as other
+ * users (--pod-sandboxes). */
+#define SRV_DEFAULT_POD_SANDBOXES "/var/lib/cueue/sandboxes"
+
 struct srv_flags {
     char *state_dir;             /* owned; the default rule when not given */
     const char *listen;          /* borrowed from argv or a literal */
@@ -36,6 +40,7 @@ struct srv_flags {
     } dash;
     struct api_pod_policy pods;  /* host_path_prefixes points into host_paths */
     const char *host_paths[16];  /* borrowed from argv */
+    char *pod_sandboxes;         /* owned; NULL = SRV_DEFAULT_POD_SANDBOXES */
     const char *runtime;     /* "process" (default), "oci", "auto" (oci when usable) */
     const char *oci_runtime; /* runc/crun name or path, NULL = runc, else crun */
     int log_level;               /* enum log_level, or -1: not given */

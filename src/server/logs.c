@@ -191,7 +191,7 @@ static int log_run(struct log_stream *f, struct sbuf *out, bool block)
         if (atomic_load(&f->srv->stopping) || srv__client_gone(f->client_fd) || !f->limit)
             return 1;
         if (f->fd < 0 && f->follow)
-            f->fd = f->path ? open(f->path, O_RDONLY | O_CLOEXEC) : -1;
+            f->fd = f->path ? open(f->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1;
         if (read_piece(f, out) > 0)
             return 0;
         if (!f->follow)
@@ -273,7 +273,7 @@ void srv__handle_log(struct srv_req *q, struct srv_resp *r, struct srv_route *rt
         return;
     }
     char *path = srv__log_path(q->srv, jx_or_empty(api_uid(pod)), c);
-    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1; /* NULL: no file, as missing */
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) : -1; /* NULL: no file */
     const char *phase = JX_STR(pod, "status", "phase");
     if (fd < 0 && (!phase || !strcmp(phase, "Pending")) && !srv__qbool(q, "follow")) {
         srv__resp_statusf(r, 400, "BadRequest",

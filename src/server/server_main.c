@@ -206,8 +206,21 @@ static int open_all(const struct srv_flags *f, const struct ctrl_config *cfg,
     }
     if (!rn->exec)
         rn->exec = exec_local_new(f->state_dir);
-    if (rn->exec)
+    if (rn->exec) {
         exec_local_set_stop_on_free(rn->exec, f->stop_pods_on_exit);
+        int prc = exec_local_set_pod_policy(rn->exec, &f->pods,
+                                            f->pod_sandboxes ? f->pod_sandboxes
+                                                             : SRV_DEFAULT_POD_SANDBOXES,
+                                            err, errlen);
+        if (prc)
+            return prc;
+        if (f->pods.switch_user)
+            log_info("server", "pods run as uid %u gid %u unless their securityContext says "
+                     "otherwise (--pod-user%s); their sandboxes are under %s",
+                     (unsigned)f->pods.pod_uid, (unsigned)f->pods.pod_gid,
+                     f->pods.allow_root ? ", --allow-root-pods" : "",
+                     f->pod_sandboxes ? f->pod_sandboxes : SRV_DEFAULT_POD_SANDBOXES);
+    }
     if (rn->exec) { /* pods on Slurm pools' nodes run as Slurm jobs (docs/slurm.md) */
         rn->exec = exec_slurm_new(f->state_dir, rn->exec);
         exec_slurm_set_stop_on_free(rn->exec, f->stop_pods_on_exit);

@@ -306,6 +306,11 @@ void srv_fieldsel_release(struct srv_fieldsel *fs);
  * numbers and booleans compare by their JSON text. */
 bool srv_fieldsel_matches(const struct srv_fieldsel *fs, const json_t *obj);
 
+/* A resourceVersion query parameter (a watch's start): a decimal number
+ * that fits 64 bits, digits only (no sign, space or prefix), into *out.
+ * 0, or -1 when it is not one (*out untouched). Pure. */
+int srv_rv_parse(const char *rvs, uint64_t *out);
+
 /* A list filter: label and field selectors from the query string. */
 struct srv_filter {
     bool has_labels;

@@ -296,13 +296,22 @@ static void watch_start(struct watch *w, bool from_now)
  * ResourceVersionTooLarge (client-go re-lists on it). The store is the
  * source here, so there is nothing to wait for; starting there would skip
  * every change in between. Returns 0, or -1 after answering r. */
-static int parse_start_rv(struct srv_req *q, struct srv_resp *r, const char *rvs,
-                          uint64_t *start)
+int srv_rv_parse(const char *rvs, uint64_t *out)
 {
     char *end = NULL;
     errno = 0;
     unsigned long long v = rvs[0] >= '0' && rvs[0] <= '9' ? strtoull(rvs, &end, 10) : 0;
-    if (!end || *end || errno == ERANGE) {
+    if (!end || *end || errno == ERANGE)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_start_rv(struct srv_req *q, struct srv_resp *r, const char *rvs,
+                          uint64_t *start)
+{
+    uint64_t v;
+    if (srv_rv_parse(rvs, &v)) {
         srv__resp_statusf(r, 400, "BadRequest",
                           "invalid resource version \"%.64s\": resourceVersion must be a "
                           "decimal number from 0 to 18446744073709551615",
@@ -312,8 +321,8 @@ static int parse_start_rv(struct srv_req *q, struct srv_resp *r, const char *rvs
     uint64_t current = store_rv(q->srv->store);
     if (v > current) {
         char msg[128];
-        snprintf(msg, sizeof(msg), "Too large resource version: %llu, current: %llu", v,
-                 (unsigned long long)current);
+        snprintf(msg, sizeof(msg), "Too large resource version: %llu, current: %llu",
+                 (unsigned long long)v, (unsigned long long)current);
         json_t *details = json_pack("{s:[{s:s, s:s}], s:i}", "causes", "reason",
                                     "ResourceVersionTooLarge", "message",
                                     "Too large resource version", "retryAfterSeconds", 1);

@@ -5,7 +5,9 @@
 # What it gives:
 #   - a temp work dir ($T_DIR), removed on success, kept (and named) on failure;
 #   - start_server [flags...]: a `cueue server` on an ephemeral loopback port
-#     in a fresh state dir ($SRV_DIR), waited for with a timeout; sets
+#     in a fresh state dir ($SRV_DIR), waited for with a timeout (as root:
+#     pods' sandboxes in $T_DIR/sandboxes, $T_DIR searchable, and pods run
+#     as root unless T_POD_USERS=1); sets
 #     $SRV_URL, $SRV_PID, $SRV_LOG and exports KUBECONFIG and CUEUE_SERVER;
 #     stop_server (SIGTERM, waits, checks the exit status); both may be
 #     called again (restart with the same state dir: start_server --keep);
@@ -137,6 +139,15 @@ start_server() { # start_server [--keep] [server flags...]
   # pods run as host processes unless a test asks for isolation (T_RUNTIME=oci)
   # or for the server's own choice (T_RUNTIME=auto)
   pods+=("--runtime=${T_RUNTIME:-process}")
+  # as root: pods' sandboxes under $T_DIR/sandboxes ($T_DIR made searchable,
+  # 0711: not listable); pods run as root (--pod-user 0:0), so that they can
+  # write the test's files, unless the test sets T_POD_USERS=1 (the server's
+  # default: 65534, tests/e2e/t56*)
+  if [[ $(id -u) == 0 ]]; then
+    chmod 0711 "$T_DIR"
+    pods+=(--pod-sandboxes "$T_DIR/sandboxes")
+    [[ ${T_POD_USERS:-0} == 1 ]] || pods+=(--allow-root-pods --pod-user 0:0)
+  fi
   "$CUEUE_BIN" server --state-dir "$SRV_DIR" --port 0 "${pods[@]}" "$@" >"$SRV_LOG" 2>&1 &
   SRV_PID=$!
   if ! wait_until "$T_TIMEOUT" test -s "$SRV_DIR/server.url"; then

@@ -4,11 +4,15 @@
 # container and a hostPath volume are refused with 422 naming the field
 # (hostPath accepted under a --allow-host-path prefix); runAsNonRoot on a pod
 # that would run as root fails it with CreateContainerConfigError; a pod sees
-# PATH and HOME but nothing else of the server's environment.
+# PATH and HOME but nothing else of the server's environment, and a root
+# server runs it as 65534.
+T_POD_USERS=1 # the server's own default: pods never run as root by accident
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/admission-lib.sh"
 require_tools jq curl
-CUEUE_TEST_SECRET=s3cret start_server --allow-host-path "$T_DIR/shared"
+# as root, runAsUser 0 needs --allow-root-pods (t5600 tests it without)
+root_flag=(); [[ $(id -u) == 0 ]] && root_flag=(--allow-root-pods)
+CUEUE_TEST_SECRET=s3cret start_server --allow-host-path "$T_DIR/shared" "${root_flag[@]}"
 
 pod() { # pod NAME SPEC-YAML (indented for spec:)
   printf 'apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n  restartPolicy: Never\n%s\n' "$1" "$2" >"$T_DIR/$1.yaml"
@@ -67,5 +71,7 @@ log=$(C logs env)
 like "$log" $'PATH=/' "…sees a PATH"
 like "$log" $'HOME=/' "…and a HOME"
 like "$log" 'SECRET=unset' "…but nothing else of the server's environment"
-is "$(tail -1 <<<"$log")" "$uid" "…and runs as the server's user (uid $uid)"
+# a root server runs pods as 65534 (t5600), any other as itself
+want_uid=$uid; [[ $uid == 0 ]] && want_uid=65534
+is "$(tail -1 <<<"$log")" "$want_uid" "…and runs as uid $want_uid"
 done_testing

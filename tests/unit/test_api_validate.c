@@ -834,7 +834,8 @@ static void test_pod_policy_host_path_and_privileged(void **state)
     (void)state;
     const struct api_kind *k = api_kind_get(KIND_POD);
     const char *const prefixes[] = {"/data/", "/scratch"};
-    struct api_pod_policy pol = {true, prefixes, 2};
+    struct api_pod_policy pol = {.allow_privileged = true, .host_path_prefixes = prefixes,
+                                 .n_host_path_prefixes = 2};
     struct api_admit_env env = {.pod_policy = &pol};
     const char *const cases[][2] = {
         {"/data", NULL},

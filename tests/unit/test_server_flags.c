@@ -29,6 +29,55 @@ static int parse(struct srv_flags *f, const char *const *words, char **out_text,
     return rc;
 }
 
+/* Who pods run as: --pod-user UID[:GID] (GID = UID when not given), 0
+ * only with --allow-root-pods, --pod-sandboxes; the defaults. */
+static void test_pod_user_flags(void **state)
+{
+    (void)state;
+    struct srv_flags f;
+    char *o, *e;
+    static const char *const none[] = {NULL};
+    assert_int_equal(parse(&f, none, &o, &e), -1);
+    assert_int_equal(f.pods.pod_uid, 65534);
+    assert_int_equal(f.pods.pod_gid, 65534);
+    assert_false(f.pods.allow_root);
+    assert_null(f.pod_sandboxes);
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+    static const char *const some[] = {"--pod-user", "1234", "--pod-sandboxes", "/srv/sb", NULL};
+    assert_int_equal(parse(&f, some, &o, &e), -1);
+    assert_int_equal(f.pods.pod_uid, 1234);
+    assert_int_equal(f.pods.pod_gid, 1234);
+    assert_string_equal(f.pod_sandboxes, "/srv/sb");
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+    static const char *const root[] = {"--pod-user=0:0", "--allow-root-pods", NULL};
+    assert_int_equal(parse(&f, root, &o, &e), -1);
+    assert_int_equal(f.pods.pod_uid, 0);
+    assert_true(f.pods.allow_root);
+    srv_flags_release(&f);
+    free(o);
+    free(e);
+    static const char *const bad[][3] = {
+        {"--pod-user", "0", "needs --allow-root-pods too"},
+        {"--pod-user", "7:0", "needs --allow-root-pods too"},
+        {"--pod-user", "x", "invalid --pod-user \"x\""},
+        {"--pod-user", "1:", "invalid --pod-user \"1:\""},
+        {"--pod-user", "-1", "invalid --pod-user \"-1\""},
+        {"--pod-user", "2147483648", "invalid --pod-user"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *const words[] = {bad[i][0], bad[i][1], NULL};
+        assert_int_equal(parse(&f, words, &o, &e), 2);
+        assert_non_null(strstr(e, bad[i][2]));
+        srv_flags_release(&f);
+        free(o);
+        free(e);
+    }
+}
+
 static void test_every_flag_sets_its_field(void **state)
 {
     (void)state;
@@ -202,6 +251,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_flag_sets_its_field),
+        cmocka_unit_test(test_pod_user_flags),
         cmocka_unit_test(test_defaults_when_no_flag_is_given),
         cmocka_unit_test(test_limit_and_auth_flags),
         cmocka_unit_test(test_bad_flags_exit_2_naming_them),

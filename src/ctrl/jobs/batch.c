@@ -34,6 +34,7 @@
 
 #define JOB_DEFAULT_BACKOFF_LIMIT 6
 #define JOB_NAME_TRIES 5
+#define JOB_MAX_CREATES_PER_SYNC 500 /* per second; Kubernetes' MaxPodCreateDeletePerSync */
 
 struct batch_view {
     const json_t *job;
@@ -287,28 +288,79 @@ static int32_t delete_active(struct ctrl *c, const struct batch_view *v)
     return n;
 }
 
-/* Create the pods an unsuspended, unfinished Job lacks; returns how many. */
-static int32_t create_missing(struct ctrl *c, const struct batch_view *v, int32_t succeeded)
+/* One more pod may be created in this sync (see create_missing). */
+struct create_pace {
+    int32_t budget; /* creates left in this sync */
+    bool stopped;   /* the budget ran out or a create failed: sync again later */
+};
+
+static bool paced_create(struct ctrl *c, const struct batch_view *v, int32_t index,
+                         struct create_pace *p)
+{
+    if (p->stopped || p->budget == 0 || !create_pod(c, v, index)) {
+        p->stopped = true;
+        return false;
+    }
+    p->budget--;
+    return true;
+}
+
+/* Pods of the Job created in the current second (creationTimestamp has a
+ * second's resolution). */
+static int32_t created_this_second(const struct batch_view *v, int64_t now)
+{
+    int32_t n = 0;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(v->pods, i, pod) {
+        int64_t at = 0;
+        if (timefmt_parse(jx_or_empty(JX_STR(pod, "metadata", "creationTimestamp")), &at) == 0 &&
+            at >= now - now % 1000)
+            n++;
+    }
+    return n;
+}
+
+/* Create the pods an unsuspended, unfinished Job lacks; returns how many.
+ * Paced: at most JOB_MAX_CREATES_PER_SYNC per second (the number
+ * Kubernetes' Job controller creates per sync, its
+ * MaxPodCreateDeletePerSync; counted from the pods' creationTimestamps, so
+ * syncs that follow one another, a restart included, share it), and a
+ * failed create ends the creates (its slow start stops at the first
+ * error); either way the Job syncs again at the next second for the rest,
+ * so one Job with parallelism 100000 cannot flood the store and the
+ * machine in one go. */
+static int32_t create_missing(struct ctrl *c, int rid, const struct batch_view *v,
+                              int32_t succeeded)
 {
     int32_t active = v->active, created = 0;
+    int64_t now = ctrl_now(c);
+    int32_t recent = created_this_second(v, now);
+    struct create_pace pace = {recent < JOB_MAX_CREATES_PER_SYNC
+                                   ? JOB_MAX_CREATES_PER_SYNC - recent : 0, false};
     if (v->indexed) {
-        for (int32_t i = 0; i < v->completions && active < v->parallelism; i++) {
+        for (int32_t i = 0; i < v->completions && active < v->parallelism && !pace.stopped;
+             i++) {
             if (v->done[i] || v->running[i])
                 continue;
-            created += create_pod(c, v, i);
-            active++;
+            if (paced_create(c, v, i, &pace)) {
+                created++;
+                active++;
+            }
         }
-        return created;
-    }
-    int32_t want;
-    if (v->completions > 0) {
-        int32_t remaining = v->completions - succeeded;
-        want = remaining < v->parallelism ? remaining : v->parallelism;
     } else {
-        want = succeeded > 0 ? 0 : v->parallelism;
+        int32_t want;
+        if (v->completions > 0) {
+            int32_t remaining = v->completions - succeeded;
+            want = remaining < v->parallelism ? remaining : v->parallelism;
+        } else {
+            want = succeeded > 0 ? 0 : v->parallelism;
+        }
+        for (; active < want && paced_create(c, v, -1, &pace); active++)
+            created++;
     }
-    for (; active < want; active++)
-        created += create_pod(c, v, -1);
+    if (pace.stopped)
+        ctrl_enqueue_at(c, rid, v->ns, v->name, now - now % 1000 + 1000);
     return created;
 }
 
@@ -413,7 +465,7 @@ static void sync_running(struct ctrl *c, int rid, const struct batch_view *v, js
             ctrl_event(c, v->job, "Normal", "Completed", "Job completed");
         }
     } else {
-        active += create_missing(c, v, succeeded);
+        active += create_missing(c, rid, v, succeeded);
     }
     json_object_set_new(st, "active", json_integer(active < 0 ? 0 : active));
     json_object_set_new(st, "ready", json_integer(v->ready));
