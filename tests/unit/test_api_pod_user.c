@@ -165,7 +165,7 @@ static void test_admission_field_errors(void **state)
 {
     (void)state;
     const struct api_kind *k = api_kind_get(KIND_POD);
-    struct api_admit_env env = {NULL, NULL, &root_pol};
+    struct api_admit_env env = {.pod_policy = &root_pol};
     json_error_t e;
     json_t *pod = json_loads("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
                              "\"p\"},\"spec\":{\"securityContext\":{\"runAsUser\":0},"
