@@ -553,6 +553,12 @@ static int sl_start(struct exec *x, const struct exec_pod *pod, char *err, size_
     j->uid = xstrdup(pod->uid);
     j->sandbox = xstrdup(pod->sandbox_dir);
     j->log = exec_log_path(s->state_dir, pod->uid, cmds[0].name);
+    /* the log's directory (<state>/pods/<uid>): the sandbox may live
+     * elsewhere (--pod-sandboxes), and Slurm fails a job whose output file
+     * it cannot open */
+    char *log_dir = xasprintf("%s/pods/%s", s->state_dir, pod->uid);
+    exec_mkdir_p(log_dir);
+    xfree(log_dir);
     j->job_name = xasprintf("cueue-%s", pod->uid);
     j->script = exec_slurm_script(cmds[0].argv, cmds[0].cwd);
     j->env = cmds[0].envp;
@@ -781,11 +787,29 @@ void exec_slurm_set_stop_on_free(struct exec *x, bool stop)
     to_sl(x)->stop_on_free = stop;
 }
 
+/* The inner executor's sandboxes and staging (the local executor's
+ * --pod-sandboxes layout when pods switch users), for every pod: a Slurm
+ * job reads its files where the local executor would have put them. */
+static char *slurm_sandbox_dir(struct exec *x, const char *uid)
+{
+    struct exec_slurm *s = to_sl(x);
+    return exec_sandbox_dir(s->inner, s->state_dir, uid);
+}
+
+static int slurm_stage(struct exec *x, const char *uid, const char *sandbox,
+                       const struct exec_volume *vols, size_t n, char *err, size_t errlen)
+{
+    return exec_stage(to_sl(x)->inner, uid, sandbox, vols, n, err, errlen);
+}
+
+static const struct exec_stage_ops slurm_stage_ops = {.sandbox_dir = slurm_sandbox_dir,
+                                                      .stage = slurm_stage};
+
 struct exec *exec_slurm_new(const char *state_dir, struct exec *inner)
 {
     struct exec_slurm *s = xcalloc(1, sizeof(*s));
     s->base.ops = &slurm_ops;
-    s->base.stage_ops = NULL; /* pods' files where the local executor has them */
+    s->base.stage_ops = &slurm_stage_ops; /* pods' files where the local executor has them */
     s->inner = inner;
     s->state_dir = xstrdup(state_dir ? state_dir : ".");
     pthread_mutex_init(&s->mu, NULL);

@@ -87,7 +87,7 @@ for i in 0 1 2 3; do
   log=$(C logs "$pod" 2>&1)
   like "$log" "^pod=$pod index=$i rank=$i world=4 worker=$i hosts=localhost,localhost,localhost,localhost master=127.0.0.1 slurm_job=[0-9]+ slurm_node=$node pwd=/tmp$" \
     "pod $i: cueue logs shows its output: rank variables, its Slurm job, on its node, in its workingDir"
-  rec=$(cat "$SRV_DIR/pods/$uid/slurm-job")
+  rec=$(cat "$T_DIR/sandboxes/$uid/slurm-job")  # the pod sandbox (lib.sh: --pod-sandboxes)
   like "$rec" '^[0-9]+$' "pod $i: its Slurm job id is recorded in its sandbox"
   is "$rec" "$(sed -n 's/.*slurm_job=\([0-9]*\).*/\1/p' <<<"$log")" "…the id of the job that ran it"
 done
