@@ -67,6 +67,10 @@ static void test_seed_pools_carry_gke_labels_and_taints(void **state)
     assert_string_equal(api_label(n, "cloud.google.com/gke-tpu-topology"), "4x4");
     assert_string_equal(api_label(n, "node.kubernetes.io/instance-type"), "ct6e-standard-4t");
     assert_string_equal(api_label(n, "cloud.google.com/machine-family"), "ct6e");
+    /* Kueue TAS levels: the pool is one block and one sub-block */
+    assert_string_equal(api_label(n, "cloud.google.com/gce-topology-block"), "on-demand-pool-block");
+    assert_string_equal(api_label(n, "cloud.google.com/gce-topology-subblock"),
+                        "on-demand-pool-subblock");
     assert_null(api_label(n, "cloud.google.com/gke-queued"));
     assert_null(api_label(n, "cloud.google.com/gke-flex-start"));
     json_t *taints = JX_GET(n, "spec", "taints");

@@ -50,6 +50,18 @@ void nodes_pool_labels(const struct prov_pool *p, struct api_labels *out)
     if (p->flex_start)
         api_labels_set(out, LABEL_FLEX_START, "true");
     api_labels_set(out, LABEL_PROVISIONING, p->flex_start ? "flex-start" : "standard");
+    /* the topology levels Kueue TAS reads (docs/tas.md "Node labels"): a
+     * pool is one block and one sub-block (a TPU slice's hosts sit in one),
+     * unless the pool's own labels place it elsewhere */
+    char v[POOL_NAME_MAX + 16];
+    if (!api_labels_get(out, LABEL_TOPOLOGY_BLOCK)) {
+        snprintf(v, sizeof(v), "%s-block", p->name);
+        api_labels_set(out, LABEL_TOPOLOGY_BLOCK, v);
+    }
+    if (!api_labels_get(out, LABEL_TOPOLOGY_SUBBLOCK)) {
+        snprintf(v, sizeof(v), "%s-subblock", p->name);
+        api_labels_set(out, LABEL_TOPOLOGY_SUBBLOCK, v);
+    }
 }
 
 static void taint_push(struct api_taint **arr, size_t *n, const char *k, const char *v,

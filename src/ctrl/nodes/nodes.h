@@ -27,6 +27,10 @@
 #define LABEL_HOSTNAME "kubernetes.io/hostname"
 #define LABEL_TPU_ACCELERATOR "cloud.google.com/gke-tpu-accelerator"
 #define LABEL_TPU_TOPOLOGY "cloud.google.com/gke-tpu-topology"
+/* GKE's compact-placement topology labels (Kueue TAS levels); a local
+ * pool is one block holding one sub-block, both named after the pool */
+#define LABEL_TOPOLOGY_BLOCK "cloud.google.com/gce-topology-block"
+#define LABEL_TOPOLOGY_SUBBLOCK "cloud.google.com/gce-topology-subblock"
 #define LABEL_GPU_ACCELERATOR "cloud.google.com/gke-accelerator"
 #define LABEL_GPU_COUNT "cloud.google.com/gke-accelerator-count"
 #define LABEL_QUEUED "cloud.google.com/gke-queued"
