@@ -16,8 +16,10 @@ cmd_ok "block b1: a pool of 3 nodes" C nodepool create b1 --machine-type=n2-stan
   --node-labels=$BLOCK=b1
 cmd_ok "block b2: a pool of 4 nodes" C nodepool create b2 --machine-type=n2-standard-16 --num-nodes=4 \
   --node-labels=$BLOCK=b2
-nodes_ready() { [[ $(C get nodes -o json | jq '[.items[] | select(.metadata.labels["'$BLOCK'"])] | length') == 7 ]]; }
-wait_until "$T_TIMEOUT" nodes_ready; check "7 nodes carry the block label"
+nodes_ready() { [[ $(C get nodes -o json | jq '[.items[] | select(.metadata.labels["'$BLOCK'"] == "b1" or .metadata.labels["'$BLOCK'"] == "b2")] | length') == 7 ]]; }
+wait_until "$T_TIMEOUT" nodes_ready; check "7 nodes carry the block label their pool's --node-labels gives (b1, b2)"
+is "$(C get nodes -l cloud.google.com/gke-nodepool=default-pool -o json | jq -r '[.items[].metadata.labels["'$BLOCK'"]] | unique | join(",")')" \
+  default-pool-block "a pool without one is a block of its own (<pool>-block)"
 cmd_ok "Topology, TAS flavor, queues" C apply -f - <<YAML
 apiVersion: kueue.x-k8s.io/v1beta1
 kind: Topology
