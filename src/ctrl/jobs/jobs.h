@@ -184,7 +184,14 @@ bool jobs_collect_metrics(json_t *obj, const json_t *pods);
  * (a Pod's spec; borrowed), the first found in container order, or 0 when
  * none has that name. */
 int jobs_pod_named_port(const json_t *pod_spec, const char *name);
-/* Deterministic coordinator port for a job uid: 30000 + (sha1(uid) % 20000). */
+/* The host ports cueue hands to pods that share the host's network (the
+ * process executor): 12000-31999, below Linux's ephemeral range
+ * (ip_local_port_range, 32768-60999 by default), so that no outgoing
+ * connection of any program on the machine holds one when a pod binds it. */
+#define JOBS_HOST_PORT_BASE 12000
+#define JOBS_HOST_PORTS 20000
+/* Deterministic coordinator port for a job uid: JOBS_HOST_PORT_BASE +
+ * (sha1(uid) % JOBS_HOST_PORTS). */
 int jobs_master_port(const char *uid);
 
 /* ---- the Kubernetes Job controller (jobs/batch.c) ---- */

@@ -184,5 +184,6 @@ int jobs_pod_named_port(const json_t *pod_spec, const char *name)
 
 int jobs_master_port(const char *uid)
 {
-    return 30000 + (int)(sha1_u32(uid ? uid : "", uid ? strlen(uid) : 0) % 20000);
+    return JOBS_HOST_PORT_BASE +
+           (int)(sha1_u32(uid ? uid : "", uid ? strlen(uid) : 0) % JOBS_HOST_PORTS);
 }

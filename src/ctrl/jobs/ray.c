@@ -43,10 +43,10 @@
 
 #define RAY_SUBMITTER_BACKOFF_LIMIT 2
 /* Host-port blocks: RAY_PORT_BLOCKS blocks of RAY_PORT_BLOCK ports from
- * RAY_PORT_BASE (30000-49999, jobs_master_port's range too). */
-#define RAY_PORT_BASE 30000
+ * RAY_PORT_BASE (jobs.h's host port range, jobs_master_port's too). */
+#define RAY_PORT_BASE JOBS_HOST_PORT_BASE
 #define RAY_PORT_BLOCK 16
-#define RAY_PORT_BLOCKS 1250
+#define RAY_PORT_BLOCKS (JOBS_HOST_PORTS / RAY_PORT_BLOCK)
 
 const char *jobs_ray_mode(const json_t *rj)
 {
