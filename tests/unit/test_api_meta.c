@@ -9,13 +9,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
+
+#include "abort_check.h"
 
 #include "api/meta.h"
 #include "util/jsonx.h"
@@ -476,34 +475,32 @@ static void condition_times_read_back_alternating(void **state)
  * builds: a shared condition changed in place (a member added behind the
  * table's back) makes the next set that finds it abort instead of writing
  * it into another Workload. */
+#ifndef NDEBUG /* the body of a test that runs in debug builds only */
+static void set_over_stale_condition(void *arg)
+{
+    (void)arg;
+    const int64_t t = INT64_C(1767225600000);
+    json_t *a = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "kueue.x-k8s.io/v1beta1", "kind",
+                          "Workload", "metadata", "name", "a");
+    json_t *b = json_deep_copy(a);
+    json_t *c = json_deep_copy(a);
+    api_cond_set(a, "Admitted", "True", "Admitted", "The workload is admitted", t);
+    api_cond_set(b, "Admitted", "True", "Admitted", "The workload is admitted", t);
+    json_t *ca = json_array_get(JX_GET(a, "status", "conditions"), 0);
+    if (ca != json_array_get(JX_GET(b, "status", "conditions"), 0))
+        _exit(3); /* not shared: the table did not apply */
+    json_object_set_new(ca, "extra", json_true());
+    api_cond_set(c, "Admitted", "True", "Admitted", "The workload is admitted", t); /* must abort */
+}
+#endif
+
 static void stale_shared_condition_aborts_in_debug_builds(void **state)
 {
     (void)state;
 #ifdef NDEBUG
     skip(); /* the check is compiled in debug builds only (make test's ASan build) */
 #else
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        const int64_t t = INT64_C(1767225600000);
-        json_t *a = json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "kueue.x-k8s.io/v1beta1",
-                              "kind", "Workload", "metadata", "name", "a");
-        json_t *b = json_deep_copy(a);
-        json_t *c = json_deep_copy(a);
-        api_cond_set(a, "Admitted", "True", "Admitted", "The workload is admitted", t);
-        api_cond_set(b, "Admitted", "True", "Admitted", "The workload is admitted", t);
-        json_t *ca = json_array_get(JX_GET(a, "status", "conditions"), 0);
-        if (ca != json_array_get(JX_GET(b, "status", "conditions"), 0))
-            _exit(3); /* not shared: the table did not apply */
-        json_object_set_new(ca, "extra", json_true());
-        api_cond_set(c, "Admitted", "True", "Admitted", "The workload is admitted", t);
-        _exit(0); /* stale: must have aborted */
-    }
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFSIGNALED(st));
-    assert_int_equal(WTERMSIG(st), SIGABRT);
+    assert_child_aborts(set_over_stale_condition, NULL);
 #endif
 }
 

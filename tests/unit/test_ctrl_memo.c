@@ -8,12 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmocka.h>
+
+#include "abort_check.h"
 
 #include "api/meta.h"
 #include "api/object.h"
@@ -761,31 +760,29 @@ static void last_entry_answers_for_its_name_only(void **state)
  * changed in place behind the memo's back (its priority value, whose
  * identity the memo compares, now says 7) makes the next "same" abort
  * instead of feeding the engine the stale Workload. */
+#ifndef NDEBUG /* the body of a test that runs in debug builds only */
+static void hit_stale_entry(void *arg)
+{
+    (void)arg;
+    struct kq_memo *m = kq_memo_new();
+    json_t *v1 = decodable_workload();
+    if (!kq_memo_decode(m, v1, NULL))
+        _exit(3);
+    bool admitted = false;
+    if (!kq_memo_same(m, v1, &admitted)) /* fresh: the check passes */
+        _exit(4);
+    json_integer_set(JX_GET(v1, "spec", "priority"), 7);
+    kq_memo_same(m, v1, &admitted); /* stale: must abort */
+}
+#endif
+
 static void stale_entry_aborts_in_debug_builds(void **state)
 {
     (void)state;
 #ifdef NDEBUG
     skip(); /* the check is compiled in debug builds only (make test's ASan build) */
 #else
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        struct kq_memo *m = kq_memo_new();
-        json_t *v1 = decodable_workload();
-        if (!kq_memo_decode(m, v1, NULL))
-            _exit(3);
-        bool admitted = false;
-        if (!kq_memo_same(m, v1, &admitted)) /* fresh: the check passes */
-            _exit(4);
-        json_integer_set(JX_GET(v1, "spec", "priority"), 7);
-        kq_memo_same(m, v1, &admitted); /* stale: must abort */
-        _exit(0);
-    }
-    int st = 0;
-    assert_int_equal(waitpid(pid, &st, 0), pid);
-    assert_true(WIFSIGNALED(st));
-    assert_int_equal(WTERMSIG(st), SIGABRT);
+    assert_child_aborts(hit_stale_entry, NULL);
 #endif
 }
 
