@@ -208,18 +208,6 @@ static bool only_unknown_fields(const struct diag *d)
     return true;
 }
 
-static json_t *store_lookup(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
-{
-    return store_get((struct store *)ctx, kind, ns && *ns ? ns : NULL, name);
-}
-
-static bool store_has(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
-{
-    json_t *o = store_lookup(ctx, kind, ns, name);
-    json_decref(o);
-    return o != NULL;
-}
-
 /* One admission pass: the /status rules, or the main ones with the store
  * for Kueue's defaulting webhooks (default LocalQueue, priority class). */
 static int admit_once(struct srv_req *q, const struct api_kind *k, json_t *obj,
@@ -227,7 +215,7 @@ static int admit_once(struct srv_req *q, const struct api_kind *k, json_t *obj,
 {
     if (status)
         return api_admit_status(k, obj, old, d);
-    struct api_admit_env env = {.exists = store_has, .get = store_lookup, .ctx = q->srv->store,
+    struct api_admit_env env = {.exists = store_exists, .get = store_lookup, .ctx = q->srv->store,
                                 .pod_policy = q->srv->pod_policy,
                                 .job_policy = q->srv->job_policy};
     return api_admit_in(k, obj, old, ns, &env, d);

@@ -497,22 +497,10 @@ int sim_apply_precheck_memo(struct sim_precheck_memo *m, const json_t *manifest,
  * LocalQueue and WorkloadPriorityClass named "default", and run under the
  * scenario's job policy (spec.controller: integrations.frameworks,
  * manageJobsWithoutQueueName). */
-static json_t *store_lookup(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
-{
-    return store_get((struct store *)ctx, kind, ns && *ns ? ns : NULL, name);
-}
-
-static bool store_has(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
-{
-    json_t *o = store_lookup(ctx, kind, ns, name);
-    json_decref(o);
-    return o != NULL;
-}
-
 static int admit_in_store(struct sim *s, const struct api_kind *k, json_t *obj,
                           const json_t *old, const char *ns, struct diag *d)
 {
-    struct api_admit_env env = {.exists = store_has, .get = store_lookup, .ctx = s->store,
+    struct api_admit_env env = {.exists = store_exists, .get = store_lookup, .ctx = s->store,
                                 .job_policy = &s->sc->cfg.jobs};
     return api_admit_in(k, obj, old, ns, &env, d);
 }

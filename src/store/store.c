@@ -205,6 +205,18 @@ json_t *store_get(struct store *s, enum api_kind_id kind, const char *ns, const 
     return doc;
 }
 
+json_t *store_lookup(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
+{
+    return store_get(ctx, kind, ns, name);
+}
+
+bool store_exists(void *ctx, enum api_kind_id kind, const char *ns, const char *name)
+{
+    json_t *o = store_get(ctx, kind, ns, name);
+    json_decref(o);
+    return o != NULL;
+}
+
 json_t *store_list(struct store *s, enum api_kind_id kind, const char *ns, uint64_t *rv_out)
 {
     json_t *arr = json_array();

@@ -57,6 +57,12 @@ int store_close(struct store *s);
 /* The stored object, as a new reference, or NULL when absent. ns is NULL or
  * "" for cluster-scoped kinds. */
 json_t *store_get(struct store *s, enum api_kind_id kind, const char *ns, const char *name);
+/* store_get, and whether an object exists, with the store as a void *ctx:
+ * the lookups admission takes (api_admit_env's get and exists), shared by
+ * the API server and the simulator. ctx is a struct store *. store_lookup
+ * returns a new reference or NULL. */
+json_t *store_lookup(void *ctx, enum api_kind_id kind, const char *ns, const char *name);
+bool store_exists(void *ctx, enum api_kind_id kind, const char *ns, const char *name);
 
 /* All objects of a kind, in (namespace, name) order, restricted to namespace
  * ns when ns is non-NULL and non-empty. Returns a new JSON array of
