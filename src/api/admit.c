@@ -245,7 +245,7 @@ int api_admit_in(const struct api_kind *k, json_t *obj, const json_t *old, const
     return validate_phase(&c, ks, before);
 }
 
-void api_create_prepare(const struct api_kind *k, json_t *obj)
+void api_create_prepare(json_t *obj)
 {
     json_t *md = JX_OBJ(obj, "metadata");
     static const char *const keys[] = {"uid", "resourceVersion", "creationTimestamp",
@@ -253,7 +253,6 @@ void api_create_prepare(const struct api_kind *k, json_t *obj)
                                        "generation", "selfLink", "managedFields", NULL};
     for (const char *const *kk = keys; *kk; kk++)
         json_object_del(md, *kk);
-    (void)k;
 }
 
 void api_create_name(json_t *obj, const char *suffix)

@@ -177,7 +177,7 @@ int api_admit_in(const struct api_kind *k, json_t *obj, const json_t *old, const
  * Then api_admit_in with the store's lookups, then the store. obj is
  * changed in place; nothing is returned. */
 #define API_GENERATE_NAME_BASE_MAX 58 /* 63 - 5, Kubernetes' name generator */
-void api_create_prepare(const struct api_kind *k, json_t *obj);
+void api_create_prepare(json_t *obj);
 void api_create_name(json_t *obj, const char *suffix);
 void api_create_stamp(const struct api_kind *k, json_t *obj, const char *uid);
 /* A copy of the stored Namespace ns with status.phase Active (the API

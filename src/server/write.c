@@ -369,7 +369,7 @@ void srv__create_object(struct srv_req *q, struct srv_resp *r, const struct api_
     r->verb = SRV_VERB_CREATE;
     if (check_namespace(q, r, k, ns))
         return;
-    api_create_prepare(k, obj);
+    api_create_prepare(obj);
     bool generated = !JX_STR(obj, "metadata", "name") && JX_STR(obj, "metadata", "generateName");
     for (int i = 0;; i++) {
         bool last = !generated || i + 1 == GENERATE_NAME_ATTEMPTS;

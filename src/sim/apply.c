@@ -271,7 +271,7 @@ static int ensure_namespace(struct sim *s, const char *ns, struct apply_where *w
 static void prepare_create_with(const struct api_kind *k, json_t *obj, const char *suffix,
                                 const char *uid)
 {
-    api_create_prepare(k, obj);
+    api_create_prepare(obj);
     api_create_name(obj, suffix);
     api_create_stamp(k, obj, uid);
 }
