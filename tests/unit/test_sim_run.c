@@ -282,6 +282,30 @@ static void test_repeated_apply_matches_one_by_one(void **state)
  * names of 252 and 253 characters up to i = 99, and 254 at i = 100, which
  * the Workload name rule (a DNS subdomain, at most 253) rejects with the
  * API's message, after the 100 valid ones were created. */
+/* A patch the API's patch code cannot apply (a JSON patch whose test
+ * operation fails) stops the run with its message, naming the action, and
+ * leaves the object as it was. */
+static void test_a_patch_that_cannot_apply_stops_the_run(void **state)
+{
+    (void)state;
+    struct run r;
+    run_text(&r,
+             "apiVersion: cueue.dev/v1alpha1\nkind: Scenario\n"
+             "spec:\n  actions:\n"
+             "  - {at: 10s, patch: {kind: ClusterQueue, name: cq, json: [\n"
+             "      {op: test, path: /spec/queueingStrategy, value: StrictFIFO},\n"
+             "      {op: replace, path: /spec/queueingStrategy, value: StrictFIFO}]}}\n",
+             -1);
+    assert_int_not_equal(r.rc, 0);
+    assert_non_null(r.err);
+    assert_non_null(strstr(r.err, "spec.actions[0] (at 10s): ClusterQueue \"cq\": "
+                                  "the patch could not be applied: "));
+    json_t *cq = store_get(r.s->store, KIND_CLUSTERQUEUE, NULL, "cq");
+    assert_string_equal(JX_STR(cq, "spec", "queueingStrategy"), "BestEffortFIFO");
+    json_decref(cq);
+    run_release(&r);
+}
+
 static void test_repeated_apply_rejects_an_occurrence_whose_name_is_invalid(void **state)
 {
     (void)state;
@@ -480,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_index_substitution_copies_and_keeps_template),
         cmocka_unit_test(test_repeated_apply_matches_one_by_one),
         cmocka_unit_test(test_repeated_apply_rejects_an_occurrence_whose_name_is_invalid),
+        cmocka_unit_test(test_a_patch_that_cannot_apply_stops_the_run),
         cmocka_unit_test(test_capacity_for_a_missing_pool_is_a_warning),
         cmocka_unit_test(test_deleted_workloads_are_counted),
         cmocka_unit_test(test_changed_pending_message_is_recorded_again),
